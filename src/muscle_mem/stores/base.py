@@ -1,0 +1,122 @@
+"""The ``Store`` protocol: where trajectories live between runs and between processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+from muscle_mem.trajectory import Trajectory, Usage
+
+
+class StoreError(RuntimeError):
+    """A store cannot be opened or used (wrong URL, newer schema, unreachable server)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What changed for one task key since a revision: the engine's index applies it incrementally."""
+
+    revision: int
+    """The store's revision these changes bring the reader up to."""
+    added: tuple[Trajectory, ...] = ()
+    removed: frozenset[str] = field(default_factory=frozenset)
+    reset: bool = False
+    """True when ``since`` was too old to answer incrementally: ``added`` is then the full set."""
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """One line of a listing (the CLI's ``ls``), without loading the steps' values."""
+
+    id: str
+    task: str
+    tags: tuple[str, ...]
+    steps: int
+    created_at: float
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Rank:
+    """How a store orders eviction victims (lowest first).
+
+    ``priority``: by the stored ``Usage.priority`` (an index scan, O(log n)).
+    ``recency_attention``: by ``alpha / (1 + now - last_used) + beta * attention`` (the Attention-LRU
+    score of the second product document; not order-invariant in time, so a full vectorised scan).
+    """
+
+    kind: Literal["priority", "recency_attention"] = "priority"
+    alpha: float = 0.5
+    beta: float = 0.5
+    now: float = 0.0
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A durable (or not) collection of trajectories indexed by task key.
+
+    Implementations must be safe to use from several threads; the durable ones from several
+    processes too. Nothing read from a store is ever unpickled or evaluated.
+    """
+
+    def add(self, trajectory: Trajectory, usage: Usage | None = None) -> None:
+        """Store a new trajectory (its id is new) with its initial use statistics."""
+
+    def changes(self, task_key: str, since: int) -> Changes:
+        """Trajectories of ``task_key`` added, and ids removed, after revision ``since`` (0: all)."""
+        ...
+
+    def revision(self) -> int:
+        """A number that grows whenever any trajectory is added or removed, by any process."""
+        ...
+
+    def get(self, trajectory_id: str) -> Trajectory | None:
+        """One trajectory by id, or None."""
+        ...
+
+    def touch(
+        self, trajectory_id: str, *, now: float, saved_seconds: float, priority: float, attention: float
+    ) -> None:
+        """Record a hit: hits += 1, last_used = now, saved += saved_seconds, set priority and attention.
+
+        Use statistics only (a small update); the trajectory itself is not rewritten. No-op if absent.
+        """
+
+    def victims(self, count: int, rank: Rank, exclude: frozenset[str] = frozenset()) -> list[str]:
+        """The ids of the ``count`` lowest-ranked trajectories, skipping ``exclude``."""
+        ...
+
+    def expire(self, created_before: float) -> list[str]:
+        """Delete the trajectories created before a time (TTL); returns their ids."""
+        ...
+
+    def tasks(self) -> dict[str, str]:
+        """Every stored task key with its task text (for semantic matching)."""
+        ...
+
+    def nbytes(self) -> int:
+        """The stored size of all trajectories' records, in bytes (for byte capacity)."""
+        ...
+
+    def usage(self, trajectory_id: str) -> Usage | None:
+        """The use statistics of one trajectory, or None if it is not stored."""
+        ...
+
+    def remove(self, trajectory_ids: Iterable[str]) -> int:
+        """Delete trajectories; returns how many existed."""
+        ...
+
+    def summaries(self) -> Iterator[Summary]:
+        """Every stored trajectory, briefly, most recently used first."""
+        ...
+
+    def __len__(self) -> int:
+        """How many trajectories are stored."""
+        ...
+
+    def clear(self) -> None:
+        """Delete every trajectory."""
+
+    def close(self) -> None:
+        """Release connections and files; the store is unusable afterwards."""

@@ -1,0 +1,228 @@
+"""The data model: a trajectory is the ordered tool steps that once solved a task.
+
+Values inside the model are plain Python objects; :func:`to_record` and :func:`from_record`
+turn a trajectory into a JSON-compatible dict (through :mod:`muscle_mem.codec`) and back.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from muscle_mem import codec
+
+FORMAT_VERSION = 1
+
+PathKind = Literal["key", "attr", "item"]
+PathElement = tuple[PathKind, Any]
+TemplatePart = tuple[Literal["text", "param"], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One recorded argument: a constant, a param reference, a param template or an output reference."""
+
+    kind: Literal["static", "param", "template", "output"]
+    value: Any = None
+    """``static``: the value itself; ``template``: a tuple of :data:`TemplatePart`."""
+    param: str | None = None
+    """``param``: the name of the param whose value is passed."""
+    step: int | None = None
+    """``output``: the index of the earlier step whose output (or a part of it) is passed."""
+    path: tuple[PathElement, ...] = ()
+    """``output``: where inside that output the value sits (empty: the output itself)."""
+
+    @classmethod
+    def static(cls, value: Any) -> Arg:
+        return cls("static", value=value)
+
+    @classmethod
+    def of_param(cls, name: str) -> Arg:
+        return cls("param", param=name)
+
+    @classmethod
+    def template(cls, parts: tuple[TemplatePart, ...]) -> Arg:
+        return cls("template", value=parts)
+
+    @classmethod
+    def output(cls, step: int, path: tuple[PathElement, ...] = ()) -> Arg:
+        return cls("output", step=step, path=path)
+
+    def describe(self) -> str:
+        """A short human-readable form, as shown by the CLI."""
+        if self.kind == "static":
+            return repr(self.value)
+        if self.kind == "param":
+            return f"params[{self.param!r}]"
+        if self.kind == "template":
+            text = "".join(t if k == "text" else "{" + t + "}" for k, t in self.value)
+            return f"f{text!r}"
+        where = "".join(f"[{v!r}]" if k != "attr" else f".{v}" for k, v in self.path)
+        return f"step{self.step}.output{where}"
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a Check captured when a step was recorded, with the hash of its canonical encoding."""
+
+    value: Any
+    key: str
+
+    @classmethod
+    def capture(cls, value: Any) -> Snapshot:
+        """Wrap a freshly captured value (raises :class:`codec.CodecError` if it cannot be stored)."""
+        return cls(value=value, key=codec.fingerprint(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One tool call of a trajectory."""
+
+    tool: str
+    version: str
+    args: tuple[Arg, ...] = ()
+    kwargs: tuple[tuple[str, Arg], ...] = ()
+    pre: Snapshot | None = None
+    post: Snapshot | None = None
+    seconds: float = 0.0
+    """How long the tool body took when recorded."""
+
+    @property
+    def signature(self) -> str:
+        """Identity of the call itself (tool, version, arguments), independent of snapshots."""
+        return codec.fingerprint(
+            [self.tool, self.version, [_arg_record(a) for a in self.args], [[k, _arg_record(a)] for k, a in self.kwargs]]
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """The steps that solved one task, and the answer the agent gave."""
+
+    task_key: str
+    steps: tuple[Step, ...]
+    task: str = ""
+    tags: tuple[str, ...] = ()
+    result: Arg = field(default_factory=lambda: Arg.static(None))
+    agent_seconds: float = 0.0
+    """Wall time of the recorded run (replayed prefix plus agent)."""
+    created_at: float = field(default_factory=time.time)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def tools(self) -> frozenset[tuple[str, str]]:
+        """The (tool, version) pairs this trajectory needs."""
+        return frozenset((s.tool, s.version) for s in self.steps)
+
+
+@dataclass(slots=True)
+class Usage:
+    """How a stored trajectory has been used; updated without rewriting the trajectory."""
+
+    hits: int = 0
+    last_used: float = 0.0
+    saved_seconds: float = 0.0
+    priority: float = 0.0
+    """Eviction rank kept by order-invariant policies (lowest is evicted first)."""
+    attention: float = 0.0
+    """Semantic attention in [0, 1] (similarity of the trajectory's task to recent tasks)."""
+
+
+class RecordError(ValueError):
+    """A stored record is not a trajectory this version can read."""
+
+
+def _arg_record(arg: Arg) -> dict[str, Any]:
+    if arg.kind == "static":
+        return {"static": codec.encode(arg.value)}
+    if arg.kind == "param":
+        return {"param": arg.param}
+    if arg.kind == "template":
+        return {"template": [list(p) for p in arg.value]}
+    return {"output": arg.step, "path": [[k, codec.encode(v)] for k, v in arg.path]}
+
+
+def _arg_from(data: Mapping[str, Any]) -> Arg:
+    if "static" in data:
+        return Arg.static(codec.decode(data["static"]))
+    if "param" in data:
+        return Arg.of_param(str(data["param"]))
+    if "template" in data:
+        return Arg.template(tuple((str(k), str(t)) for k, t in data["template"]))  # type: ignore[misc]
+    if "output" in data:
+        path = tuple((k, codec.decode(v)) for k, v in data.get("path", []))
+        return Arg.output(int(data["output"]), path)
+    raise RecordError(f"unknown argument form: {sorted(data)}")
+
+
+def _snapshot_record(snap: Snapshot | None) -> dict[str, Any] | None:
+    return None if snap is None else {"key": snap.key, "data": codec.encode(snap.value)}
+
+
+def _snapshot_from(data: Mapping[str, Any] | None) -> Snapshot | None:
+    return None if data is None else Snapshot(value=codec.decode(data["data"]), key=str(data["key"]))
+
+
+def step_record(step: Step) -> dict[str, Any]:
+    """The JSON-compatible form of one step."""
+    return {
+        "tool": step.tool,
+        "version": step.version,
+        "args": [_arg_record(a) for a in step.args],
+        "kwargs": [[k, _arg_record(a)] for k, a in step.kwargs],
+        "pre": _snapshot_record(step.pre),
+        "post": _snapshot_record(step.post),
+        "seconds": step.seconds,
+    }
+
+
+def to_record(trajectory: Trajectory) -> dict[str, Any]:
+    """The JSON-compatible form of a trajectory (raises :class:`codec.CodecError` on unstorable values)."""
+    return {
+        "format": FORMAT_VERSION,
+        "id": trajectory.id,
+        "task_key": trajectory.task_key,
+        "task": trajectory.task,
+        "tags": list(trajectory.tags),
+        "steps": [step_record(s) for s in trajectory.steps],
+        "result": _arg_record(trajectory.result),
+        "agent_seconds": trajectory.agent_seconds,
+        "created_at": trajectory.created_at,
+    }
+
+
+def from_record(data: Mapping[str, Any]) -> Trajectory:
+    """Rebuild a trajectory from :func:`to_record`'s output; raises :class:`RecordError` if it can't."""
+    try:
+        version = data["format"]
+        if version != FORMAT_VERSION:
+            raise RecordError(f"trajectory format {version!r} is not supported (this version reads {FORMAT_VERSION})")
+        steps = tuple(
+            Step(
+                tool=str(s["tool"]),
+                version=str(s["version"]),
+                args=tuple(_arg_from(a) for a in s["args"]),
+                kwargs=tuple((str(k), _arg_from(a)) for k, a in s["kwargs"]),
+                pre=_snapshot_from(s["pre"]),
+                post=_snapshot_from(s["post"]),
+                seconds=float(s["seconds"]),
+            )
+            for s in data["steps"]
+        )
+        return Trajectory(
+            id=str(data["id"]),
+            task_key=str(data["task_key"]),
+            task=str(data["task"]),
+            tags=tuple(str(t) for t in data["tags"]),
+            steps=steps,
+            result=_arg_from(data["result"]),
+            agent_seconds=float(data["agent_seconds"]),
+            created_at=float(data["created_at"]),
+        )
+    except RecordError:
+        raise
+    except (KeyError, TypeError, ValueError, codec.CodecError) as exc:
+        raise RecordError(f"malformed trajectory record: {exc!r}") from exc
