@@ -25,9 +25,9 @@ TemplatePart = tuple[Literal["text", "param"], str]
 class Arg:
     """One recorded argument: a constant, a param reference, a param template or an output reference."""
 
-    kind: Literal["static", "param", "template", "output"]
+    kind: Literal["static", "param", "template", "output", "struct"]
     value: Any = None
-    """``static``: the value itself; ``template``: a tuple of :data:`TemplatePart`."""
+    """``static``: the value; ``template``: a tuple of :data:`TemplatePart`; ``struct``: see :meth:`struct`."""
     param: str | None = None
     """``param``: the name of the param whose value is passed."""
     step: int | None = None
@@ -51,6 +51,11 @@ class Arg:
     def output(cls, step: int, path: tuple[PathElement, ...] = ()) -> Arg:
         return cls("output", step=step, path=path)
 
+    @classmethod
+    def struct(cls, container: Literal["list", "tuple", "dict"], items: tuple[tuple[Any, Arg], ...]) -> Arg:
+        """A list, tuple or dict some of whose items are references (dict keys are static)."""
+        return cls("struct", value=(container, items))
+
     def describe(self) -> str:
         """A short human-readable form, as shown by the CLI."""
         if self.kind == "static":
@@ -60,6 +65,12 @@ class Arg:
         if self.kind == "template":
             text = "".join(t if k == "text" else "{" + t + "}" for k, t in self.value)
             return f"f{text!r}"
+        if self.kind == "struct":
+            container, items = self.value
+            inner = ", ".join(
+                f"{k!r}: {a.describe()}" if container == "dict" else a.describe() for k, a in items
+            )
+            return "{" + inner + "}" if container == "dict" else f"{container}([{inner}])"
         where = "".join(f"[{v!r}]" if k != "attr" else f".{v}" for k, v in self.path)
         return f"step{self.step}.output{where}"
 
@@ -94,7 +105,12 @@ class Step:
     def signature(self) -> str:
         """Identity of the call itself (tool, version, arguments), independent of snapshots."""
         return codec.fingerprint(
-            [self.tool, self.version, [_arg_record(a) for a in self.args], [[k, _arg_record(a)] for k, a in self.kwargs]]
+            [
+                self.tool,
+                self.version,
+                [_arg_record(a) for a in self.args],
+                [[k, _arg_record(a)] for k, a in self.kwargs],
+            ]
         )
 
 
@@ -142,6 +158,9 @@ def _arg_record(arg: Arg) -> dict[str, Any]:
         return {"param": arg.param}
     if arg.kind == "template":
         return {"template": [list(p) for p in arg.value]}
+    if arg.kind == "struct":
+        container, items = arg.value
+        return {"struct": container, "items": [[codec.encode(k), _arg_record(a)] for k, a in items]}
     return {"output": arg.step, "path": [[k, codec.encode(v)] for k, v in arg.path]}
 
 
@@ -152,6 +171,12 @@ def _arg_from(data: Mapping[str, Any]) -> Arg:
         return Arg.of_param(str(data["param"]))
     if "template" in data:
         return Arg.template(tuple((str(k), str(t)) for k, t in data["template"]))  # type: ignore[misc]
+    if "struct" in data:
+        items = tuple((codec.decode(k), _arg_from(a)) for k, a in data["items"])
+        container = data["struct"]
+        if container not in ("list", "tuple", "dict"):
+            raise RecordError(f"unknown struct container {container!r}")
+        return Arg.struct(container, items)
     if "output" in data:
         path = tuple((k, codec.decode(v)) for k, v in data.get("path", []))
         return Arg.output(int(data["output"]), path)
@@ -199,7 +224,9 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
     try:
         version = data["format"]
         if version != FORMAT_VERSION:
-            raise RecordError(f"trajectory format {version!r} is not supported (this version reads {FORMAT_VERSION})")
+            raise RecordError(
+                f"trajectory format {version!r} is not supported (this version reads {FORMAT_VERSION})"
+            )
         steps = tuple(
             Step(
                 tool=str(s["tool"]),

@@ -1,0 +1,14 @@
+"""muscle-mem: muscle memory for AI agents.
+
+Record the tool calls an agent makes, and replay them without the LLM when the same task comes back
+and every Check says the environment still matches.
+"""
+
+from muscle_mem.check import Check
+from muscle_mem.codec import Secret
+from muscle_mem.engine import Engine
+from muscle_mem.recording import Run, current_run
+from muscle_mem.result import Result
+
+__all__ = ["Check", "Engine", "Result", "Run", "Secret", "current_run"]
+__version__ = "0.2.0"

@@ -1,0 +1,392 @@
+"""``Engine``: wraps an agent, records its tool calls, and replays them when the task comes back."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from muscle_mem import codec
+from muscle_mem.check import Check
+from muscle_mem.index import Index, TaskIndex
+from muscle_mem.keys import Match, plain_params, task_key, task_text
+from muscle_mem.memory.bounds import Bounds
+from muscle_mem.memory.policies import Policy, make_policy
+from muscle_mem.metrics import Metrics
+from muscle_mem.recording import CURRENT_RUN, Run, build_trajectory
+from muscle_mem.replay import Ending, Replayer, drive, drive_async
+from muscle_mem.result import Result
+from muscle_mem.stores import Store, open_store
+from muscle_mem.tools import Tool, ToolRegistry, instrument, source_version
+from muscle_mem.trajectory import Trajectory, to_record
+
+logger = logging.getLogger("muscle_mem")
+
+F = TypeVar("F", bound=Callable[..., Any])
+_UNSET: Any = object()
+_MATCHES = ("exact", "tags", "semantic")
+DEFAULT_POLICY = "lru"
+
+
+class Engine:
+    """Wraps an agent with muscle memory.
+
+    >>> engine = Engine()                       # in memory; Engine("sqlite:///cache.db") persists
+    >>> @engine.tool(pre_check=Check.equal(read_page_title))
+    ... def click(selector: str): ...
+    >>> engine.set_agent(my_agent)
+    >>> result = engine("book a room for {name}", params={"name": "Ada"})
+    >>> result.hit, result.output, result.reason
+    """
+
+    def __init__(
+        self,
+        store: Store | str | None = None,
+        *,
+        match: Match = "exact",
+        similarity: float = 0.9,
+        capacity: int | None = None,
+        max_bytes: int | None = None,
+        policy: str | Policy | None = None,
+        ttl: float | None = None,
+        embedder: Any = None,
+    ) -> None:
+        if match not in _MATCHES:
+            raise ValueError(f"match must be one of {_MATCHES}, not {match!r}")
+        self.store: Store = open_store(store)
+        self.match: Match = match
+        self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
+        self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
+        self.metrics = Metrics()
+        self._matcher = _semantic_matcher(embedder, similarity) if match == "semantic" else None
+        self._index = Index(self.store)
+        self._registry = ToolRegistry()
+        self._agent: Callable[..., Any] | None = None
+        self._context: Any = _UNSET
+        self._finalized = False
+        self._active: dict[str, Replayer] = {}
+        self._lock = threading.Lock()
+
+    # builder methods
+
+    def set_agent(self, agent: Callable[..., Any]) -> Engine:
+        """The agent the engine hands a task to when it cannot replay it."""
+        if not callable(agent):
+            raise TypeError(f"the agent must be callable, got {type(agent).__name__}")
+        self._agent = agent
+        self._finalized = False
+        return self
+
+    def set_context(self, context: Any) -> Engine:
+        """The object re-injected as ``self`` into method tools at replay."""
+        self._context = context
+        self._finalized = False
+        return self
+
+    def finalize(self) -> Engine:
+        """Check that the engine has what it needs; raises ValueError saying what is missing."""
+        if self._agent is None:
+            raise ValueError("the engine has no agent to fall back to: call engine.set_agent(your_agent)")
+        if not len(self._registry):
+            raise ValueError("the engine has no tool: decorate tools with @engine.tool() or @engine.method()")
+        if self._context is _UNSET and self._registry.has_methods():
+            raise ValueError(
+                "the engine has method tools but no context to inject as self: call engine.set_context(obj)"
+            )
+        self._finalized = True
+        return self
+
+    # tool registration
+
+    def tool(
+        self,
+        pre_check: Check[Any] | None = None,
+        post_check: Check[Any] | None = None,
+        *,
+        name: str | None = None,
+        version: str | None = None,
+    ) -> Callable[[F], F]:
+        """Decorator instrumenting a function tool."""
+        return lambda fn: self._register(fn, name, version, pre_check, post_check, is_method=False)  # type: ignore[return-value]
+
+    function = tool
+
+    def method(
+        self,
+        pre_check: Check[Any] | None = None,
+        post_check: Check[Any] | None = None,
+        *,
+        name: str | None = None,
+        version: str | None = None,
+    ) -> Callable[[F], F]:
+        """Decorator instrumenting a method tool: ``self`` is not recorded and comes from ``set_context``."""
+        return lambda fn: self._register(fn, name, version, pre_check, post_check, is_method=True)  # type: ignore[return-value]
+
+    def register(
+        self,
+        fn: F,
+        *,
+        name: str | None = None,
+        version: str | None = None,
+        pre_check: Check[Any] | None = None,
+        post_check: Check[Any] | None = None,
+    ) -> F:
+        """Instrument a callable made at run time (for example another framework's tool)."""
+        return self._register(fn, name, version, pre_check, post_check, is_method=False)  # type: ignore[return-value]
+
+    def _register(
+        self,
+        fn: Callable[..., Any],
+        name: str | None,
+        version: str | None,
+        pre_check: Check[Any] | None,
+        post_check: Check[Any] | None,
+        *,
+        is_method: bool,
+    ) -> Callable[..., Any]:
+        if not callable(fn):
+            raise TypeError(f"a tool must be callable, got {type(fn).__name__}")
+        for check in (pre_check, post_check):
+            if check is not None and not isinstance(check, Check):
+                raise TypeError(f"pre_check and post_check must be Check objects, got {type(check).__name__}")
+        tool_name: str = name or getattr(fn, "__qualname__", None) or repr(fn)
+        tool = Tool(tool_name, fn, version or source_version(fn), is_method, pre_check, post_check)
+        self._registry.add(tool)
+        self._finalized = False
+        return instrument(tool, self)
+
+    # running tasks
+
+    def __call__(
+        self,
+        *args: Any,
+        tags: Sequence[str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Result:
+        """Solve a task: replay it if a stored trajectory is safe, else hand it to the agent."""
+        started = time.perf_counter()
+        run, replayer, task, reason = self._begin(args, kwargs, tags, params)
+        token = CURRENT_RUN.set(run)
+        try:
+            ending = (
+                drive(replayer.replay(task), _async_in_sync) if task is not None else Ending(reason=reason)
+            )
+            if ending.trajectory is not None:
+                return self._on_hit(run, ending, started)
+            assert self._agent is not None
+            run.recording = True
+            agent_started = time.perf_counter()
+            try:
+                output = self._agent(*args, **kwargs)
+                if inspect.isawaitable(output):
+                    if inspect.iscoroutine(output):
+                        output.close()
+                    raise TypeError("the agent is async: use `await engine.arun(...)`")
+            except BaseException:
+                self._on_agent_error(run, ending, agent_started)
+                raise
+            return self._on_miss(run, ending, output, agent_started, started)
+        finally:
+            CURRENT_RUN.reset(token)
+            self._end(run)
+
+    async def arun(
+        self,
+        *args: Any,
+        tags: Sequence[str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Result:
+        """:meth:`__call__` for async agents and async tools."""
+        started = time.perf_counter()
+        run, replayer, task, reason = self._begin(args, kwargs, tags, params)
+        token = CURRENT_RUN.set(run)
+        try:
+            ending = await drive_async(replayer.replay(task)) if task is not None else Ending(reason=reason)
+            if ending.trajectory is not None:
+                return self._on_hit(run, ending, started)
+            assert self._agent is not None
+            run.recording = True
+            agent_started = time.perf_counter()
+            try:
+                output = self._agent(*args, **kwargs)
+                if inspect.isawaitable(output):
+                    output = await _awaited(output)
+            except BaseException:
+                self._on_agent_error(run, ending, agent_started)
+                raise
+            return self._on_miss(run, ending, output, agent_started, started)
+        finally:
+            CURRENT_RUN.reset(token)
+            self._end(run)
+
+    def _begin(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        tags: Sequence[str] | None,
+        params: Mapping[str, Any] | None,
+    ) -> tuple[Run, Replayer, TaskIndex | None, str | None]:
+        if not self._finalized:
+            self.finalize()
+        if isinstance(tags, str):
+            raise TypeError("tags must be a sequence of strings, not a string")
+        tag_tuple = tuple(tags or ())
+        plain = plain_params(params)
+        key = task_key(args, kwargs, tag_tuple, plain, "tags" if self.match == "tags" else "exact")
+        run = Run(self, task_text(args, kwargs, plain), key, tag_tuple, params or {})
+        replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
+        with self._lock:
+            self._active[run.id] = replayer
+        try:
+            return run, replayer, self._lookup(run), None
+        except Exception as exc:
+            self.metrics.add("store_errors")
+            logger.exception("muscle_mem: store lookup failed; the agent handles this task")
+            return run, replayer, None, f"the store could not be read: {exc!r}"
+
+    def _lookup(self, run: Run) -> TaskIndex:
+        task = self._index.lookup(run.task_key)
+        if len(task) or self._matcher is None:
+            return task
+        similar = self._matcher.nearest(run.task, self.store.tasks())
+        if similar is None or similar == run.task_key:
+            return task
+        logger.debug("muscle_mem: task %r reuses the trajectories of a similar task", run.task)
+        return self._index.lookup(similar)
+
+    def _end(self, run: Run) -> None:
+        with self._lock:
+            self._active.pop(run.id, None)
+
+    def _on_hit(self, run: Run, ending: Ending, started: float) -> Result:
+        trajectory = ending.trajectory
+        assert trajectory is not None
+        elapsed = time.perf_counter() - started
+        saved = max(0.0, trajectory.agent_seconds - elapsed)
+        steps = len(run.calls)
+        self.metrics.hit(steps, saved)
+        try:
+            self._touch(trajectory, saved)
+        except Exception:
+            self.metrics.add("store_errors")
+            logger.exception(
+                "muscle_mem: could not update the use statistics of trajectory %s", trajectory.id
+            )
+        logger.debug("muscle_mem: hit, %d steps replayed from trajectory %s", steps, trajectory.id)
+        return Result(
+            hit=True, output=ending.answer, steps_replayed=steps, trajectory_id=trajectory.id, elapsed=elapsed
+        )
+
+    def _touch(self, trajectory: Trajectory, saved: float) -> None:
+        now = time.time()
+        usage = self.store.usage(trajectory.id)
+        if usage is None:
+            return
+        updated = self.policy.hit(usage, now, 1.0, saved)
+        self.store.touch(
+            trajectory.id,
+            now=now,
+            saved_seconds=saved,
+            priority=updated.priority,
+            attention=updated.attention,
+        )
+        self._index.lookup(trajectory.task_key).promote(trajectory.id)
+
+    def _on_agent_error(self, run: Run, ending: Ending, agent_started: float) -> None:
+        replayed = sum(c.replayed for c in run.calls)
+        self.metrics.miss(replayed, ending.reason, time.perf_counter() - agent_started)
+        logger.info("muscle_mem: the agent raised; nothing is stored for task %r", run.task)
+
+    def _on_miss(self, run: Run, ending: Ending, output: Any, agent_started: float, started: float) -> Result:
+        now = time.perf_counter()
+        replayed = sum(c.replayed for c in run.calls)
+        self.metrics.miss(replayed, ending.reason, now - agent_started)
+        stored_id = self._store(run, output, now - started)
+        logger.info("muscle_mem: miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
+        return Result(
+            hit=False,
+            output=output,
+            steps_replayed=replayed,
+            fallback=True,
+            reason=ending.reason,
+            trajectory_id=stored_id,
+            elapsed=time.perf_counter() - started,
+            stored=stored_id is not None,
+        )
+
+    def _store(self, run: Run, output: Any, seconds: float) -> str | None:
+        """Store what the run did; on any failure log why and store nothing (the answer is not lost)."""
+        if not run.calls:
+            logger.info("muscle_mem: the agent made no tool call for task %r; nothing to store", run.task)
+            return None
+        try:
+            trajectory = build_trajectory(run, output, seconds)
+            record = to_record(trajectory)
+        except codec.CodecError as exc:
+            logger.error("muscle_mem: cannot store the trajectory of task %r: %s", run.task, exc)
+            return None
+        if _leaks_secret(record, run.params):
+            logger.error(
+                "muscle_mem: the trajectory of task %r contains a secret param value outside a param "
+                "reference; it is not stored",
+                run.task,
+            )
+            return None
+        try:
+            now = time.time()
+            self.store.add(trajectory, self.policy.admit(now, 1.0))
+            self.metrics.add("stored")
+            evicted = self.bounds.enforce(self.store, now, self._protected())
+            if evicted:
+                self.metrics.add("evicted", len(evicted))
+        except Exception:
+            self.metrics.add("store_errors")
+            logger.exception("muscle_mem: could not write the trajectory of task %r to the store", run.task)
+            return None
+        return trajectory.id
+
+    def _protected(self) -> frozenset[str]:
+        with self._lock:
+            edges = [r.edge for r in self._active.values() if r.edge is not None]
+        return frozenset().union(*(e.trajectories for e in edges))
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Engine(store={self.store!r}, match={self.match!r}, tools={len(self._registry)})"
+
+
+def _async_in_sync(name: str) -> TypeError:
+    return TypeError(f"{name} is async: call the engine with `await engine.arun(...)`")
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+def _leaks_secret(record: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
+    secrets = [str(v.get()) for v in params.values() if isinstance(v, codec.Secret)]
+    if not secrets:
+        return False
+    text = json.dumps(record)
+    return any(s and (s in text or json.dumps(s)[1:-1] in text) for s in secrets)
+
+
+def _semantic_matcher(embedder: Any, similarity: float) -> Any:
+    from muscle_mem.embed import TaskMatcher, get_embedder
+
+    return TaskMatcher(get_embedder(embedder), similarity)

@@ -1,0 +1,161 @@
+"""The in-process index: the trajectories of each task merged into a prefix tree of steps.
+
+At each node, the possible next calls are grouped by signature (tool, version, arguments), so a
+pre-check is captured once per distinct call; within a group, snapshots of equality Checks are found
+by hash, so a hit costs the same with one stored trajectory or a hundred thousand. Every ordered
+mapping here keeps the most recently successful entry last.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from muscle_mem.stores.base import Store
+from muscle_mem.trajectory import Step, Trajectory
+
+
+@dataclass(eq=False, slots=True)
+class Node:
+    """A point reached after some steps: calls that may come next, and trajectories that end here."""
+
+    groups: dict[str, Group] = field(default_factory=dict)
+    ends: dict[str, Trajectory] = field(default_factory=dict)
+    """The trajectories complete at this node, by id."""
+
+
+@dataclass(eq=False, slots=True)
+class Edge:
+    """One recorded way of making a call: the step with its snapshots, leading to a node."""
+
+    step: Step
+    node: Node
+    trajectories: set[str] = field(default_factory=set)
+
+
+@dataclass(eq=False, slots=True)
+class Group:
+    """Edges that make the same call; they differ only in their snapshots."""
+
+    step: Step
+    edges: dict[tuple[str | None, str | None], Edge] = field(default_factory=dict)
+    by_pre: dict[str | None, dict[str | None, Edge]] = field(default_factory=dict)
+
+    def ordered(self, pre_key: str | None = None, *, keyed: bool = False) -> list[Edge]:
+        """Edges, most recent first: all of them, or (``keyed``) those whose pre snapshot hashes to a key."""
+        source = self.by_pre.get(pre_key, {}) if keyed else self.edges
+        return list(reversed(source.values()))
+
+
+def _keys(step: Step) -> tuple[str | None, str | None]:
+    return (step.pre.key if step.pre else None, step.post.key if step.post else None)
+
+
+class TaskIndex:
+    """The prefix tree of one task key, kept in step with the store through ``Store.changes``."""
+
+    def __init__(self) -> None:
+        self.root = Node()
+        self.revision = 0
+        self.lock = threading.Lock()
+        self._paths: dict[str, tuple[list[Edge], Node]] = {}
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def add(self, trajectory: Trajectory) -> None:
+        if trajectory.id in self._paths:
+            return
+        node, path = self.root, []
+        for step in trajectory.steps:
+            signature = step.signature
+            group = node.groups.get(signature)
+            if group is None:
+                group = node.groups[signature] = Group(step)
+            keys = _keys(step)
+            edge = group.edges.get(keys)
+            if edge is None:
+                edge = group.edges[keys] = Edge(step, Node())
+                group.by_pre.setdefault(keys[0], {})[keys[1]] = edge
+            edge.trajectories.add(trajectory.id)
+            path.append(edge)
+            node = edge.node
+        node.ends[trajectory.id] = trajectory
+        self._paths[trajectory.id] = (path, node)
+
+    def remove(self, trajectory_id: str) -> None:
+        found = self._paths.pop(trajectory_id, None)
+        if found is None:
+            return
+        path, end = found
+        end.ends.pop(trajectory_id, None)
+        parent = self.root
+        for edge in path:
+            edge.trajectories.discard(trajectory_id)
+            if not edge.trajectories:
+                group = parent.groups[edge.step.signature]
+                keys = _keys(edge.step)
+                del group.edges[keys]
+                siblings = group.by_pre[keys[0]]
+                del siblings[keys[1]]
+                if not siblings:
+                    del group.by_pre[keys[0]]
+                if not group.edges:
+                    del parent.groups[edge.step.signature]
+                return
+            parent = edge.node
+
+    def promote(self, trajectory_id: str) -> None:
+        """Mark a trajectory as the most recently successful one along its path."""
+        with self.lock:
+            found = self._paths.get(trajectory_id)
+            if found is None:
+                return
+            path, end = found
+            parent = self.root
+            for edge in path:
+                group = parent.groups.pop(edge.step.signature)
+                parent.groups[edge.step.signature] = group
+                keys = _keys(edge.step)
+                group.edges[keys] = group.edges.pop(keys)
+                siblings = group.by_pre.pop(keys[0])
+                siblings[keys[1]] = siblings.pop(keys[1])
+                group.by_pre[keys[0]] = siblings
+                parent = edge.node
+            end.ends[trajectory_id] = end.ends.pop(trajectory_id)
+
+
+class Index:
+    """Task indexes by task key, synchronised lazily with a store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._tasks: dict[str, TaskIndex] = {}
+        self._lock = threading.Lock()
+
+    def lookup(self, task_key: str) -> TaskIndex:
+        """The task's index, brought up to date with the store (other processes' writes included)."""
+        with self._lock:
+            task = self._tasks.get(task_key)
+            if task is None:
+                task = self._tasks[task_key] = TaskIndex()
+        revision = self.store.revision()
+        if task.revision == revision:
+            return task
+        with task.lock:
+            if task.revision != revision:
+                changes = self.store.changes(task_key, task.revision)
+                if changes.reset:
+                    for trajectory_id in list(task._paths):
+                        task.remove(trajectory_id)
+                for trajectory_id in changes.removed:
+                    task.remove(trajectory_id)
+                for trajectory in sorted(changes.added, key=lambda t: t.created_at):
+                    task.add(trajectory)
+                task.revision = max(task.revision, changes.revision)
+        return task
+
+    def forget(self, task_key: str) -> None:
+        """Drop a task's index (it is rebuilt from the store on next lookup)."""
+        with self._lock:
+            self._tasks.pop(task_key, None)

@@ -1,0 +1,108 @@
+"""Task keys and param templating.
+
+A task is identified by its tags and by the agent's arguments once every param value in them is
+replaced by the param's name: ``engine("fill the form for John", params={"name": "John"})`` and the
+same call for Jane are one task, ``fill the form for {name}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from muscle_mem import codec
+from muscle_mem.trajectory import TemplatePart
+
+Match = Literal["exact", "tags", "semantic"]
+MIN_TEMPLATE_LENGTH = 2
+"""A string param shorter than this is never substituted inside other strings."""
+
+
+def plain_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Param values with :class:`codec.Secret` wrappers removed."""
+    if not params:
+        return {}
+    return {k: v.get() if isinstance(v, codec.Secret) else v for k, v in params.items()}
+
+
+def split_template(text: str, params: Mapping[str, Any]) -> tuple[TemplatePart, ...] | None:
+    """``text`` as literal parts and param parts, or None if no string param occurs in it."""
+    needles = sorted(
+        ((v, k) for k, v in params.items() if isinstance(v, str) and len(v) >= MIN_TEMPLATE_LENGTH),
+        key=lambda item: -len(item[0]),
+    )
+    if not needles or not any(v in text for v, _ in needles):
+        return None
+    parts: list[TemplatePart] = []
+    literal_start = i = 0
+    while i < len(text):
+        for value, name in needles:
+            if text.startswith(value, i):
+                if literal_start < i:
+                    parts.append(("text", text[literal_start:i]))
+                parts.append(("param", name))
+                i += len(value)
+                literal_start = i
+                break
+        else:
+            i += 1
+    if literal_start < len(text):
+        parts.append(("text", text[literal_start:]))
+    return tuple(parts)
+
+
+def fill_template(parts: Sequence[TemplatePart], params: Mapping[str, Any]) -> str:
+    """The string a template stands for with these params (KeyError if one is missing)."""
+    return "".join(t if kind == "text" else str(params[t]) for kind, t in parts)
+
+
+def render(parts: Sequence[TemplatePart]) -> str:
+    """A template as readable text: ``fill the form for {name}``."""
+    return "".join(t if kind == "text" else "{" + t + "}" for kind, t in parts)
+
+
+def _templated(value: Any, params: Mapping[str, Any]) -> Any:
+    """A JSON-compatible form of an agent argument with param values replaced by their names."""
+    for name, param in params.items():
+        if type(param) is type(value) and param == value and not isinstance(value, bool | None):
+            return {"$param": name}
+    if isinstance(value, str):
+        parts = split_template(value, params)
+        return value if parts is None else {"$template": [list(p) for p in parts]}
+    if isinstance(value, list | tuple):
+        return [_templated(v, params) for v in value]
+    if isinstance(value, dict):
+        return {"$dict": [[_templated(k, params), _templated(v, params)] for k, v in value.items()]}
+    return codec.encode(value)
+
+
+def _readable(value: Any, params: Mapping[str, Any]) -> str:
+    if isinstance(value, str):
+        parts = split_template(value, params)
+        return value if parts is None else render(parts)
+    for name, param in params.items():
+        if type(param) is type(value) and param == value and not isinstance(value, bool | None):
+            return "{" + name + "}"
+    return repr(value)
+
+
+def task_text(args: Sequence[Any], kwargs: Mapping[str, Any], params: Mapping[str, Any]) -> str:
+    """The task as a person reads it, params shown as ``{name}``."""
+    shown = [_readable(a, params) for a in args]
+    shown += [f"{k}={_readable(v, params)}" for k, v in kwargs.items()]
+    return ", ".join(shown)
+
+
+def task_key(
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    tags: Sequence[str],
+    params: Mapping[str, Any],
+    match: Match = "exact",
+) -> str:
+    """The key under which trajectories of this task are stored and looked up."""
+    tag_part = sorted(set(tags))
+    if match == "tags":
+        return "tags:" + codec.fingerprint(tag_part)
+    shape = [tag_part, _templated(list(args), params), _templated(dict(sorted(kwargs.items())), params)]
+    return "task:" + codec.fingerprint(shape)

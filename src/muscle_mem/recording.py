@@ -1,0 +1,309 @@
+"""The run in progress: records tool calls, then turns them into a trajectory.
+
+Recording is kept cheap on the hot path (a context-variable read and an append per call); param
+templating and data-flow detection happen once, when the run is stored.
+
+Data flow. A tool argument equal to an earlier output of the same run, or to a value inside it (a
+dict item, an attribute, a list item, two levels deep), is stored as a reference to that output, so a
+replay passes the fresh value. To keep coincidences from turning constants into references:
+
+* booleans, None and floats are never references;
+* strings shorter than 4 characters are never references;
+* integers with ``abs(value) < 1000`` are references only when both ends look like ids: the value is
+  a whole tool output or sits under an id-like name (``id``, ``*_id``, ``*Id``), *and* the argument
+  receiving it has an id-like name (for the agent's final answer, the receiving side is not asked).
+
+A value equal to a param wins over an output reference (params are declared by the caller).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from muscle_mem import codec
+from muscle_mem.keys import split_template
+from muscle_mem.trajectory import Arg, PathElement, Snapshot, Step, Trajectory
+
+if TYPE_CHECKING:
+    from muscle_mem.tools import Tool
+
+CURRENT_RUN: ContextVar[Run | None] = ContextVar("muscle_mem_run", default=None)
+NOT_CAPTURED: Any = object()
+MIN_REFERENCE_STRING = 4
+MIN_REFERENCE_INT = 1000
+_MAX_INDEXED_PER_OUTPUT = 512
+
+
+def current_run() -> Run | None:
+    """The run in progress in this context (thread or asyncio task), or None outside a run."""
+    return CURRENT_RUN.get()
+
+
+@dataclass(slots=True)
+class Call:
+    """One tool call of a run, replayed by the engine or made by the agent."""
+
+    tool: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    output: Any
+    replayed: bool
+    seconds: float = 0.0
+    pre: Any = field(default=NOT_CAPTURED, repr=False)
+    post: Any = field(default=NOT_CAPTURED, repr=False)
+    step: Step | None = field(default=None, repr=False)
+    """For a replayed call: the stored step (its arguments as recorded, with references)."""
+    tool_ref: Tool | None = field(default=None, repr=False)
+
+
+class Run:
+    """A task being solved: what the engine replayed and what the agent did, in order."""
+
+    def __init__(
+        self, owner: object, task: str, task_key: str, tags: tuple[str, ...], params: Mapping[str, Any]
+    ) -> None:
+        self.id = uuid.uuid4().hex
+        self.owner = owner
+        self.task = task
+        self.task_key = task_key
+        self.tags = tags
+        self.params = dict(params)
+        self.calls: list[Call] = []
+        self.recording = False
+        self.depth = 0
+        self.problems: list[str] = []
+        """Why this run cannot be stored (an unserializable value, a capture that raised)."""
+
+    @property
+    def steps(self) -> list[Call]:
+        """The steps done so far, replayed ones included."""
+        return list(self.calls)
+
+    def _capture(self, tool: Tool, which: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        check = tool.pre_check if which == "pre" else tool.post_check
+        if check is None:
+            return NOT_CAPTURED
+        try:
+            return check.capture(*args, **kwargs)
+        except Exception as exc:
+            self.problems.append(f"{which}-check capture of tool {tool.name!r} raised {exc!r}")
+            return NOT_CAPTURED
+
+    def _append(
+        self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, **extra: Any
+    ) -> None:
+        recorded_args = args[1:] if tool.is_method else args
+        self.calls.append(Call(tool.name, recorded_args, kwargs, out, False, tool_ref=tool, **extra))
+
+    def record(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call a tool on the agent's behalf and record the call (a call that raises is not recorded)."""
+        pre = self._capture(tool, "pre", args, kwargs)
+        self.depth += 1
+        start = time.perf_counter()
+        try:
+            out = tool.fn(*args, **kwargs)
+        finally:
+            self.depth -= 1
+        seconds = time.perf_counter() - start
+        self._append(
+            tool, args, kwargs, out, seconds=seconds, pre=pre, post=self._capture(tool, "post", args, kwargs)
+        )
+        return out
+
+    async def record_async(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """:meth:`record` for an async tool."""
+        pre = await _resolved(self._capture(tool, "pre", args, kwargs))
+        self.depth += 1
+        start = time.perf_counter()
+        try:
+            out = await tool.fn(*args, **kwargs)
+        finally:
+            self.depth -= 1
+        seconds = time.perf_counter() - start
+        post = await _resolved(self._capture(tool, "post", args, kwargs))
+        self._append(tool, args, kwargs, out, seconds=seconds, pre=pre, post=post)
+        return out
+
+    def __repr__(self) -> str:
+        return f"Run(task={self.task!r}, tags={self.tags!r}, steps={len(self.calls)})"
+
+
+async def _resolved(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _id_like(name: object) -> bool:
+    if not isinstance(name, str):
+        return False
+    return name.lower() == "id" or name.lower().endswith("_id") or name.endswith(("Id", "ID"))
+
+
+def _reference_kind(value: Any) -> str | None:
+    """``"any"``: may be referenced anywhere; ``"id"``: only between id-like names; None: never."""
+    if value is None or isinstance(value, bool | float):
+        return None
+    if isinstance(value, str | bytes):
+        return "any" if len(value) >= MIN_REFERENCE_STRING else None
+    if isinstance(value, int):
+        return "any" if abs(value) >= MIN_REFERENCE_INT else "id"
+    if isinstance(value, uuid.UUID):
+        return "any"
+    return None
+
+
+def _children(value: Any) -> Iterator[tuple[PathElement, Any]]:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if isinstance(k, str | int):
+                yield ("key", k), v
+    elif isinstance(value, list | tuple) and not hasattr(value, "_fields"):
+        for i, v in enumerate(value):
+            yield ("item", i), v
+    elif hasattr(value, "_fields"):
+        for name in value._fields:
+            yield ("attr", name), getattr(value, name)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield ("attr", f.name), getattr(value, f.name)
+    elif hasattr(value, "model_fields") and not isinstance(value, type):
+        for name in type(value).model_fields:
+            yield ("attr", name), getattr(value, name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Origin:
+    step: int
+    path: tuple[PathElement, ...]
+    id_like: bool
+
+
+class _Provenance:
+    """Where the values of a run's outputs came from, for data-flow references."""
+
+    def __init__(self) -> None:
+        self._origins: dict[tuple[type, Any], _Origin] = {}
+
+    def add_output(self, step: int, output: Any) -> None:
+        budget = [_MAX_INDEXED_PER_OUTPUT]
+
+        def visit(value: Any, path: tuple[PathElement, ...], name: object, depth: int) -> None:
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+            if _reference_kind(value) is not None:
+                self._origins[(type(value), value)] = _Origin(step, path, not path or _id_like(name))
+            if depth < 2:
+                for element, child in _children(value):
+                    visit(child, (*path, element), element[1], depth + 1)
+
+        visit(output, (), None, 0)
+
+    def find(self, value: Any, receiver: str | None) -> _Origin | None:
+        kind = _reference_kind(value)
+        if kind is None:
+            return None
+        origin = self._origins.get((type(value), value))
+        if origin is None or (
+            kind == "id" and not (origin.id_like and (receiver is None or _id_like(receiver)))
+        ):
+            return None
+        return origin
+
+
+class _ArgBuilder:
+    """Turns live values into :class:`Arg` forms: params, templates, output references, constants."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.params = params
+        self.provenance = _Provenance()
+
+    def build(self, value: Any, receiver: str | None, where: str) -> Arg:
+        for name, param in self.params.items():
+            if (
+                type(param) is type(value)
+                and param == value
+                and value is not None
+                and not isinstance(value, bool)
+            ):
+                return Arg.of_param(name)
+        if isinstance(value, str):
+            parts = split_template(value, self.params)
+            if parts is not None:
+                return Arg.template(parts)
+        origin = self.provenance.find(value, receiver)
+        if origin is not None:
+            return Arg.output(origin.step, origin.path)
+        structured = self._struct(value, receiver, where)
+        if structured is not None:
+            return structured
+        try:
+            codec.encode(value)
+        except codec.CodecError as exc:
+            raise codec.CodecError(f"{where}: {exc}") from None
+        return Arg.static(value)
+
+    def _struct(self, value: Any, receiver: str | None, where: str) -> Arg | None:
+        if type(value) in (list, tuple):
+            items = tuple((i, self.build(v, receiver, f"{where}[{i}]")) for i, v in enumerate(value))
+            container = "list" if type(value) is list else "tuple"
+        elif type(value) is dict and all(isinstance(k, str | int) for k in value):
+            items = tuple((k, self.build(v, k, f"{where}[{k!r}]")) for k, v in value.items())
+            container = "dict"
+        else:
+            return None
+        if all(a.kind == "static" for _, a in items):
+            return None
+        return Arg.struct(container, items)  # type: ignore[arg-type]
+
+
+def _snapshot(value: Any, where: str) -> Snapshot | None:
+    if value is NOT_CAPTURED:
+        return None
+    try:
+        return Snapshot.capture(value)
+    except codec.CodecError as exc:
+        raise codec.CodecError(f"{where}: {exc}") from None
+
+
+def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
+    """The trajectory a finished run leaves; raises CodecError naming the tool and argument at fault."""
+    if run.problems:
+        raise codec.CodecError("; ".join(run.problems))
+    builder = _ArgBuilder(run.params)
+    steps: list[Step] = []
+    for index, call in enumerate(run.calls):
+        tool = call.tool_ref
+        where = f"step {index} (tool {call.tool!r})"
+        if call.step is not None:
+            args, kwargs = call.step.args, call.step.kwargs
+            version = call.step.version
+        else:
+            assert tool is not None
+            names = tool.parameter_names(len(call.args), tuple(call.kwargs))
+            args = tuple(
+                builder.build(v, names[i], f"{where} argument {names[i]!r}") for i, v in enumerate(call.args)
+            )
+            kwargs = tuple(
+                (k, builder.build(v, k, f"{where} argument {k!r}")) for k, v in call.kwargs.items()
+            )
+            version = tool.version
+        pre = _snapshot(call.pre, f"{where} pre-check snapshot")
+        post = _snapshot(call.post, f"{where} post-check snapshot")
+        steps.append(Step(call.tool, version, args, kwargs, pre, post, call.seconds))
+        builder.provenance.add_output(index, call.output)
+    answer = builder.build(result, None, "the agent's return value")
+    return Trajectory(
+        task_key=run.task_key,
+        task=run.task,
+        tags=run.tags,
+        steps=tuple(steps),
+        result=answer,
+        agent_seconds=agent_seconds,
+    )

@@ -1,0 +1,285 @@
+"""Choosing and executing the next safe step of a stored trajectory.
+
+The replay is a generator that yields the calls it needs made (captures and tool bodies) and
+receives their outcomes, so one piece of logic serves both the sync and the async engine.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import logging
+from collections.abc import Callable, Generator, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from muscle_mem import codec
+from muscle_mem.index import Edge, Group, Node, TaskIndex
+from muscle_mem.keys import fill_template
+from muscle_mem.recording import NOT_CAPTURED, Call, Run
+from muscle_mem.tools import Tool, ToolRegistry
+from muscle_mem.trajectory import Arg, Step, Trajectory
+
+logger = logging.getLogger("muscle_mem")
+
+_IMMUTABLE = (str, int, float, bool, bytes, type(None), tuple, frozenset)
+
+
+@dataclass(frozen=True, slots=True)
+class Invoke:
+    """A call the driver must make: ``fn(*args, **kwargs)``, awaiting the result if it is awaitable."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the driver sends back: the value returned, or the exception raised."""
+
+    value: Any = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How a replay ended: a full hit (the ``trajectory`` completed, its ``answer``), or why it stopped."""
+
+    trajectory: Trajectory | None = None
+    answer: Any = None
+    reason: str | None = None
+
+
+class UnresolvedReference(LookupError):
+    """A stored argument refers to a param or output that this run does not have."""
+
+
+def _walk(value: Any, path: tuple[tuple[str, Any], ...]) -> Any:
+    for kind, key in path:
+        value = getattr(value, key) if kind == "attr" else value[key]
+    return value
+
+
+def resolve(arg: Arg, params: Mapping[str, Any], outputs: list[Any]) -> Any:
+    """The live value a stored argument stands for in this run."""
+    try:
+        if arg.kind == "static":
+            return arg.value if isinstance(arg.value, _IMMUTABLE) else copy.deepcopy(arg.value)
+        if arg.kind == "param":
+            return params[arg.param]  # type: ignore[index]
+        if arg.kind == "template":
+            return fill_template(arg.value, params)
+        if arg.kind == "struct":
+            container, items = arg.value
+            if container == "dict":
+                return {k: resolve(a, params, outputs) for k, a in items}
+            values = [resolve(a, params, outputs) for _, a in items]
+            return values if container == "list" else tuple(values)
+        assert arg.step is not None
+        return _walk(outputs[arg.step], arg.path)
+    except (KeyError, IndexError, AttributeError, TypeError) as exc:
+        raise UnresolvedReference(f"{arg.describe()} cannot be resolved: {exc!r}") from None
+
+
+@dataclass(slots=True)
+class _Attempt:
+    """A group chosen for the next step: the tool, the live call, the candidate edges."""
+
+    tool: Tool
+    step: Step
+    call_args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    candidates: Iterator[Edge]
+    pre: Any
+
+
+Replay = Generator[Invoke, Outcome, Ending]
+
+
+class Replayer:
+    """Walks a task index step by step, executing the first safe candidate each time."""
+
+    def __init__(self, registry: ToolRegistry, context: Any, run: Run, params: Mapping[str, Any]) -> None:
+        self.registry = registry
+        self.context = context
+        self.run = run
+        self.params = params
+        self.outputs: list[Any] = []
+        self.edge: Edge | None = None
+        """The edge last taken (its trajectories are the ones still being followed)."""
+
+    def replay(self, task: TaskIndex) -> Replay:
+        """Replay as far as it is safe; the returned :class:`Ending` says whether it was a full hit."""
+        node: Node = task.root
+        if not node.groups and not node.ends:
+            return Ending(reason="no trajectory is stored for this task")
+        while True:
+            if node.ends:
+                trajectory = next(reversed(node.ends.values()))
+                try:
+                    value = resolve(trajectory.result, self.params, self.outputs)
+                except UnresolvedReference as exc:
+                    return Ending(reason=f"the recorded answer {exc}")
+                return Ending(trajectory=trajectory, answer=value)
+            step_no = len(self.run.calls)
+            reasons: list[str] = []
+            attempt: _Attempt | None = None
+            for group in list(reversed(node.groups.values())):
+                attempt = yield from self._try_group(group, step_no, reasons)
+                if attempt is not None:
+                    break
+            if attempt is None:
+                return Ending(reason="; ".join(dict.fromkeys(reasons)) or f"no stored step {step_no} is safe")
+            outcome = yield Invoke(attempt.tool.fn, attempt.call_args, attempt.kwargs)
+            if outcome.error is not None:
+                if not isinstance(outcome.error, Exception):
+                    raise outcome.error
+                return Ending(
+                    reason=f"replayed tool {attempt.tool.name!r} raised {outcome.error!r} at step {step_no}"
+                )
+            edge, post = yield from self._post_check(attempt, outcome.value)
+            self.outputs.append(outcome.value)
+            self.run.calls.append(
+                Call(
+                    tool=attempt.tool.name,
+                    args=attempt.call_args[1:] if attempt.tool.is_method else attempt.call_args,
+                    kwargs=attempt.kwargs,
+                    output=outcome.value,
+                    replayed=True,
+                    pre=attempt.pre,
+                    post=post,
+                    step=attempt.step,
+                    tool_ref=attempt.tool,
+                )
+            )
+            if edge is None:
+                return Ending(reason=f"post-check of tool {attempt.tool.name!r} failed at step {step_no}")
+            self.edge = edge
+            node = edge.node
+
+    def _try_group(
+        self, group: Group, step_no: int, reasons: list[str]
+    ) -> Generator[Invoke, Outcome, _Attempt | None]:
+        step = group.step
+        tool = self.registry.get(step.tool)
+        if tool is None:
+            reasons.append(f"tool {step.tool!r} is not registered with this engine")
+            return None
+        if tool.version != step.version:
+            reasons.append(
+                f"tool {step.tool!r} changed since it was recorded (version {step.version} → {tool.version})"
+            )
+            return None
+        try:
+            args = tuple(resolve(a, self.params, self.outputs) for a in step.args)
+            kwargs = {k: resolve(a, self.params, self.outputs) for k, a in step.kwargs}
+        except UnresolvedReference as exc:
+            reasons.append(f"step {step_no} (tool {tool.name!r}): {exc}")
+            return None
+        call_args = (self.context, *args) if tool.is_method else args
+        check = tool.pre_check
+        if check is None:
+            return _Attempt(tool, step, call_args, kwargs, iter(group.ordered()), NOT_CAPTURED)
+        captured = yield Invoke(check.capture, call_args, kwargs)
+        if captured.error is not None:
+            reasons.append(
+                f"pre-check capture of tool {tool.name!r} raised {captured.error!r} at step {step_no}"
+            )
+            return None
+        current = captured.value
+        if check.by_key:
+            try:
+                edges = group.ordered(codec.fingerprint(current), keyed=True)
+            except codec.CodecError as exc:
+                reasons.append(f"pre-check snapshot of tool {tool.name!r} cannot be hashed: {exc}")
+                return None
+            candidates: Iterator[Edge] = iter(edges)
+        else:
+            candidates = self._passing(check.passes, current, group.ordered(), reasons, tool.name)
+        first = next(candidates, None)
+        if first is None:
+            reasons.append(f"pre-check of tool {tool.name!r} failed at step {step_no}")
+            return None
+        return _Attempt(tool, step, call_args, kwargs, _chain(first, candidates), current)
+
+    @staticmethod
+    def _passing(
+        passes: Callable[[Any, Any], bool], current: Any, edges: list[Edge], reasons: list[str], name: str
+    ) -> Iterator[Edge]:
+        for edge in edges:
+            if edge.step.pre is None:
+                continue
+            try:
+                if passes(current, edge.step.pre.value):
+                    yield edge
+            except ValueError:
+                raise
+            except Exception as exc:
+                reasons.append(f"pre-check compare of tool {name!r} raised {exc!r}")
+
+    def _post_check(
+        self, attempt: _Attempt, output: Any
+    ) -> Generator[Invoke, Outcome, tuple[Edge | None, Any]]:
+        check = attempt.tool.post_check
+        if check is None:
+            return next(attempt.candidates, None), NOT_CAPTURED
+        captured = yield Invoke(check.capture, attempt.call_args, attempt.kwargs)
+        if captured.error is not None:
+            logger.warning("post-check capture of tool %r raised %r", attempt.tool.name, captured.error)
+            return None, NOT_CAPTURED
+        current = captured.value
+        for edge in attempt.candidates:
+            if edge.step.post is None:
+                continue
+            try:
+                if check.passes(current, edge.step.post.value):
+                    return edge, current
+            except ValueError:
+                raise
+            except Exception as exc:
+                logger.warning("post-check compare of tool %r raised %r", attempt.tool.name, exc)
+        return None, current
+
+
+def _chain(first: Edge, rest: Iterator[Edge]) -> Iterator[Edge]:
+    yield first
+    yield from rest
+
+
+def drive(replay: Replay, on_async: Callable[[str], BaseException]) -> Ending:
+    """Run a replay synchronously; an awaitable result raises ``on_async(name)``."""
+    try:
+        request = next(replay)
+        while True:
+            try:
+                value = request.fn(*request.args, **request.kwargs)
+            except Exception as exc:
+                request = replay.send(Outcome(error=exc))
+                continue
+            if inspect.isawaitable(value):
+                if inspect.iscoroutine(value):
+                    value.close()
+                raise on_async(getattr(request.fn, "__qualname__", repr(request.fn)))
+            request = replay.send(Outcome(value=value))
+    except StopIteration as stop:
+        ending: Ending = stop.value
+        return ending
+
+
+async def drive_async(replay: Replay) -> Ending:
+    """Run a replay, awaiting async tools and captures."""
+    try:
+        request = next(replay)
+        while True:
+            try:
+                value = request.fn(*request.args, **request.kwargs)
+                if inspect.isawaitable(value):
+                    value = await value
+            except Exception as exc:
+                request = replay.send(Outcome(error=exc))
+                continue
+            request = replay.send(Outcome(value=value))
+    except StopIteration as stop:
+        ending: Ending = stop.value
+        return ending

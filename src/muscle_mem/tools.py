@@ -1,0 +1,107 @@
+"""Tool registration: instrumenting callables so that calls made inside a run are recorded."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import textwrap
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from muscle_mem.check import Check
+from muscle_mem.recording import CURRENT_RUN
+
+
+@dataclass(eq=False, slots=True)
+class Tool:
+    """A registered tool: the original callable, its identity and its Checks."""
+
+    name: str
+    fn: Callable[..., Any]
+    version: str
+    is_method: bool = False
+    pre_check: Check[Any] | None = None
+    post_check: Check[Any] | None = None
+    is_async: bool = field(init=False)
+    _signature: inspect.Signature | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.is_async = inspect.iscoroutinefunction(self.fn)
+
+    def parameter_names(self, nargs: int, kwarg_names: tuple[str, ...]) -> list[str]:
+        """Names of the recorded positional arguments (``self`` excluded), then of the kwargs."""
+        if self._signature is None:
+            try:
+                self._signature = inspect.signature(self.fn)
+            except (TypeError, ValueError):
+                self._signature = inspect.Signature()
+        params = list(self._signature.parameters.values())
+        if self.is_method:
+            params = params[1:]
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        names = [positional[i] if i < len(positional) else f"args[{i}]" for i in range(nargs)]
+        return names + list(kwarg_names)
+
+
+def source_version(fn: Callable[..., Any]) -> str:
+    """A fingerprint of a callable's source (its bytecode when the source is unavailable)."""
+    target = inspect.unwrap(fn)
+    try:
+        text = textwrap.dedent(inspect.getsource(target)).encode()
+    except (OSError, TypeError):
+        code = getattr(target, "__code__", None)
+        text = code.co_code + repr(code.co_consts).encode() if code else repr(target).encode()
+    return hashlib.blake2b(text, digest_size=8).hexdigest()
+
+
+class ToolRegistry:
+    """The tools of one engine, by name."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def add(self, tool: Tool) -> None:
+        existing = self._tools.get(tool.name)
+        if existing is not None and existing.fn is not tool.fn:
+            raise ValueError(
+                f"a tool named {tool.name!r} is already registered; pass name=... to tell them apart"
+            )
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def has_methods(self) -> bool:
+        return any(t.is_method for t in self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+
+def instrument(tool: Tool, owner: object) -> Callable[..., Any]:
+    """Wrap ``tool.fn`` so that calls inside a run of ``owner`` are recorded; elsewhere it just runs."""
+    fn = tool.fn
+    if tool.is_async:
+
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            run = CURRENT_RUN.get()
+            if run is None or run.owner is not owner or not run.recording or run.depth:
+                return await fn(*args, **kwargs)
+            return await run.record_async(tool, args, kwargs)
+
+        return async_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        run = CURRENT_RUN.get()
+        if run is None or run.owner is not owner or not run.recording or run.depth:
+            return fn(*args, **kwargs)
+        return run.record(tool, args, kwargs)
+
+    return wrapper
