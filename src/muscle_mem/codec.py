@@ -1,27 +1,80 @@
-"""Safe, versioned serialization of tool arguments, outputs and Check snapshots (work in progress).
+"""Safe, versioned serialization of tool arguments, outputs, results and Check snapshots.
 
-JSON primitives, lists and string-keyed dicts encode as themselves; other values use tagged
-objects ``{"$t": tag, "v": payload}``. Never uses pickle or eval.
+Format (codec version 1). :func:`encode` turns a value into JSON-compatible data:
+
+* ``None``, ``bool``, ``str``, finite ``float``, ``int`` within ±2**53 and lists encode as
+  themselves; a dict whose keys are all ``str`` (and none is the tag key ``"$t"``) encodes as a
+  JSON object of encoded values.
+* Everything else is a tagged object ``{"$t": tag, "v": payload, ...}``: ``int`` (hex),
+  ``float`` (``nan``/``inf``/``-inf``), ``tuple``, ``dict`` (a list of ``[key, value]`` pairs;
+  used for non-str keys and to escape a user key ``"$t"``), ``set``, ``frozenset``, ``bytes``,
+  ``bytearray`` (base64), ``datetime``, ``date``, ``time`` (ISO 8601), ``timedelta``,
+  ``decimal``, ``uuid``, ``path``, ``ndarray`` and ``npscalar`` (numpy dtype descr, shape,
+  base64 data), and the classes ``dataclass``, ``pydantic``, ``enum`` and ``namedtuple``,
+  which also carry ``"type": "module:qualname"``.
+
+Sets and pair-form dicts are sorted by the canonical JSON of their encoded elements, so equal
+values encode identically whatever their order; :func:`dumps` writes that canonical JSON with
+sorted keys under a ``{"$codec": VERSION}`` header and :func:`fingerprint` hashes it. Changing
+how a type encodes changes fingerprints and needs a new ``VERSION``.
+
+Decoding never imports a module and never evaluates anything: classes are looked up by name
+in modules already in ``sys.modules`` and must be of the recorded kind; otherwise the value
+decodes to an :class:`Opaque`. Aware datetimes come back with a fixed-offset ``timezone``
+(equal instants, not necessarily the same ``tzinfo`` object). No pickle, no eval, ever.
 """
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+import datetime as dt
+import enum
+import functools
 import hashlib
 import json
-from dataclasses import dataclass
+import logging
+import math
+import pathlib
+import sys
+import uuid
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+from types import ModuleType
 from typing import Any, Generic, TypeVar
+
+log = logging.getLogger("muscle_mem.codec")
 
 VERSION = 1
 TAG = "$t"
+_SAFE_INT = 2**53
+_PATHS: dict[str, type[pathlib.PurePath]] = {
+    c.__name__: c
+    for c in (pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.PosixPath, pathlib.WindowsPath)
+}
 T = TypeVar("T")
 
 
 class CodecError(ValueError):
-    """A value cannot be encoded or decoded."""
+    """A value cannot be encoded, or data cannot be decoded; the message says where."""
+
+
+class _Fail(Exception):
+    """Internal error collecting the path to the offending part, innermost segment first."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path: list[str] = []
+
+
+def _public(exc: _Fail) -> CodecError:
+    where = "".join(reversed(exc.path))
+    return CodecError(f"at {where}: {exc.message}" if where else exc.message)
 
 
 class Secret(Generic[T]):
-    """A value that must never be stored or logged."""
+    """A value that must never be stored or logged: :func:`encode` refuses it."""
 
     __slots__ = ("_value",)
 
@@ -29,6 +82,7 @@ class Secret(Generic[T]):
         self._value = value
 
     def get(self) -> T:
+        """The wrapped value."""
         return self._value
 
     def __repr__(self) -> str:
@@ -43,61 +97,328 @@ class Secret(Generic[T]):
         return hash(self._value)
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Opaque:
-    """A decoded instance of a class that could not be resolved."""
+    """A decoded instance of a class that is not loaded (or no longer fits its data).
+
+    It equals only an identical Opaque and encodes back to the data it was decoded from.
+    """
 
     kind: str
-    type: str
+    type_name: str
     data: Any
+
+    def __hash__(self) -> int:
+        return hash(fingerprint(self))
+
+
+_canon = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False).encode
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _type_name(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+@functools.lru_cache(maxsize=512)
+def _dataclass_layout(cls: Any) -> tuple[str, tuple[str, ...]]:
+    return _type_name(cls), tuple(f.name for f in dataclasses.fields(cls))
+
+
+# ---------------------------------------------------------------- encoding
+
+
+def _enc(v: Any) -> Any:
+    t = type(v)
+    if t is str or t is bool or v is None:
+        return v
+    f = _ENCODERS.get(t)
+    return f(v) if f is not None else _enc_object(v)
+
+
+def _step(func: Callable[[Any], Any], value: Any, where: str, key: Any = None) -> Any:
+    """``func(value)``, adding ``where.format(key)`` to the path of a failure inside it."""
+    try:
+        return func(value)
+    except _Fail as exc:
+        exc.path.append(where.format(key))
+        raise
+
+
+def _enc_items(values: Iterable[Any]) -> list[Any]:
+    return [_step(_enc, item, "[{}]", i) for i, item in enumerate(values)]
+
+
+def _enc_attrs(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    return {name: _step(_enc, item, ".{}", name) for name, item in pairs}
+
+
+def _enc_dict(v: dict[Any, Any]) -> Any:
+    if TAG not in v and all(type(k) is str for k in v):
+        return {k: _step(_enc, item, "[{!r}]", k) for k, item in v.items()}
+    pairs = [[_step(_enc, k, "<dict key>"), _step(_enc, item, "[{!r}]", k)] for k, item in v.items()]
+    pairs.sort(key=lambda p: _canon(p[0]))
+    return {TAG: "dict", "v": pairs}
+
+
+def _enc_set(v: set[Any] | frozenset[Any]) -> Any:
+    items = sorted((_step(_enc, item, "<set item>") for item in v), key=_canon)
+    return {TAG: type(v).__name__, "v": items}
+
+
+def _enc_numpy(v: Any, np: Any) -> Any:
+    if v.dtype.hasobject:
+        raise _Fail(f"cannot encode numpy data of dtype {v.dtype} (object dtypes are refused)")
+    descr = _enc(np.lib.format.dtype_to_descr(v.dtype))
+    if isinstance(v, np.ndarray):
+        return {TAG: "ndarray", "dtype": descr, "shape": list(v.shape), "v": _b64(v.tobytes())}
+    return {TAG: "npscalar", "dtype": descr, "v": _b64(v.tobytes())}
+
+
+def _enc_object(v: Any) -> Any:
+    """Encode the values not dispatched by exact type: classes, numpy, Secret, Opaque."""
+    cls: type = type(v)
+    if isinstance(v, Secret):
+        raise _Fail("secret values are never stored")
+    if hasattr(cls, "__dataclass_fields__") and cls is not Opaque:
+        name, fields = _dataclass_layout(cls)
+        return {TAG: "dataclass", "type": name, "v": _enc_attrs((f, getattr(v, f)) for f in fields)}
+    if isinstance(v, enum.Enum):
+        return {TAG: "enum", "type": _type_name(cls), "v": _step(_enc, v.value, ".value")}
+    if isinstance(v, tuple) and hasattr(cls, "_fields"):
+        return {TAG: "namedtuple", "type": _type_name(cls), "v": _enc_items(v)}
+    if isinstance(v, Opaque):
+        return {TAG: v.kind, "type": v.type_name, "v": _enc(v.data)}
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is not None and isinstance(v, pydantic.BaseModel):
+        return {TAG: "pydantic", "type": _type_name(cls), "v": _enc_attrs(v.model_dump().items())}
+    np = sys.modules.get("numpy")
+    if np is not None and (cls is np.ndarray or isinstance(v, np.generic)):
+        return _enc_numpy(v, np)
+    raise _Fail(f"cannot encode {cls}")
+
+
+_ENCODERS: dict[type, Callable[[Any], Any]] = {
+    int: lambda v: v if -_SAFE_INT <= v <= _SAFE_INT else {TAG: "int", "v": format(v, "x")},
+    float: lambda v: v if math.isfinite(v) else {TAG: "float", "v": repr(v)},
+    list: _enc_items,
+    tuple: lambda v: {TAG: "tuple", "v": _enc_items(v)},
+    dict: _enc_dict,
+    set: _enc_set,
+    frozenset: _enc_set,
+    bytes: lambda v: {TAG: "bytes", "v": _b64(v)},
+    bytearray: lambda v: {TAG: "bytearray", "v": _b64(v)},
+    dt.datetime: lambda v: {TAG: "datetime", "v": v.isoformat()},
+    dt.date: lambda v: {TAG: "date", "v": v.isoformat()},
+    dt.time: lambda v: {TAG: "time", "v": v.isoformat()},
+    dt.timedelta: lambda v: {TAG: "timedelta", "v": [v.days, v.seconds, v.microseconds]},
+    Decimal: lambda v: {TAG: "decimal", "v": str(v)},
+    uuid.UUID: lambda v: {TAG: "uuid", "v": str(v)},
+    **{c: lambda v: {TAG: "path", "cls": type(v).__name__, "v": str(v)} for c in _PATHS.values()},
+}
 
 
 def encode(value: Any) -> Any:
-    """The JSON-compatible form of ``value``."""
-    if value is None or type(value) in (str, int, float, bool):
-        return value
-    if type(value) is list:
-        return [encode(v) for v in value]
-    if type(value) is tuple:
-        return {TAG: "tuple", "v": [encode(v) for v in value]}
-    if type(value) is dict:
-        if all(type(k) is str for k in value) and TAG not in value:
-            return {k: encode(v) for k, v in value.items()}
-        return {TAG: "dict", "v": [[encode(k), encode(v)] for k, v in value.items()]}
-    if isinstance(value, Secret):
-        raise CodecError("secret values are never stored")
-    raise CodecError(f"cannot encode {type(value)}")
+    """The JSON-compatible data of ``value`` (raises :class:`CodecError` if it cannot be stored)."""
+    try:
+        return _enc(value)
+    except _Fail as exc:
+        raise _public(exc) from None
 
 
-def decode(data: Any) -> Any:
-    """The value whose encoding is ``data``."""
-    if type(data) is list:
-        return [decode(v) for v in data]
-    if type(data) is dict:
-        if TAG not in data:
-            return {k: decode(v) for k, v in data.items()}
-        if data[TAG] == "tuple":
-            return tuple(decode(v) for v in data["v"])
-        if data[TAG] == "dict":
-            return {decode(k): decode(v) for k, v in data["v"]}
-        raise CodecError(f"unknown tag {data[TAG]!r}")
+# ---------------------------------------------------------------- decoding
+
+
+def _dec(d: Any) -> Any:
+    t = type(d)
+    if t is str or t is int or t is float or t is bool or d is None:
+        return d
+    if t is list:
+        return _dec_items(d)
+    if t is not dict:
+        raise _Fail(f"not JSON data: {t}")
+    tag = d.get(TAG)
+    if tag is None:
+        return {k: _step(_dec, item, "[{!r}]", k) for k, item in d.items()}
+    f = _DECODERS.get(tag) if type(tag) is str else None
+    if f is None:
+        raise _Fail(f"unknown tag {tag!r}")
+    try:
+        return f(d)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise _Fail(f"malformed {tag!r} data ({type(exc).__name__}: {exc})") from None
+
+
+def _list(data: Any) -> list[Any]:
+    if type(data) is not list:
+        raise TypeError(f"expected a list, got {type(data)}")
     return data
 
 
+def _dec_items(data: Any) -> list[Any]:
+    return [_step(_dec, item, "[{}]", i) for i, item in enumerate(_list(data))]
+
+
+def _dec_dict(d: dict[str, Any]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for pair in _list(d["v"]):
+        k, item = _list(pair)
+        key = _step(_dec, k, "<dict key>")
+        out[key] = _step(_dec, item, "[{!r}]", key)
+    return out
+
+
+def _dec_attrs(data: Any) -> dict[str, Any]:
+    if type(data) is not dict:
+        raise TypeError("fields must be a JSON object")
+    return {name: _step(_dec, item, ".{}", name) for name, item in data.items()}
+
+
+def _np_dtype(d: dict[str, Any]) -> Any:
+    import numpy as np  # a core dependency, imported lazily to keep `import muscle_mem` light
+
+    dtype = np.lib.format.descr_to_dtype(_dec(d["dtype"]))
+    if dtype.hasobject:
+        raise ValueError("object dtypes are refused")
+    return np, dtype
+
+
+def _dec_ndarray(d: dict[str, Any]) -> Any:
+    np, dtype = _np_dtype(d)
+    return np.frombuffer(base64.b64decode(d["v"]), dtype=dtype).reshape(d["shape"]).copy()
+
+
+def _dec_npscalar(d: dict[str, Any]) -> Any:
+    np, dtype = _np_dtype(d)
+    return np.frombuffer(base64.b64decode(d["v"]), dtype=dtype)[0]
+
+
+def _resolve(name: str, check: Callable[[type], bool]) -> Any:
+    """The loaded class called ``name`` if it passes ``check`` (no import, no attribute hooks)."""
+    module, _, qualname = name.partition(":")
+    obj: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        if not isinstance(obj, (ModuleType, type)):
+            return None
+        obj = vars(obj).get(part)
+    return obj if isinstance(obj, type) and check(obj) else None
+
+
+def _is_pydantic(cls: type) -> bool:
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and issubclass(cls, pydantic.BaseModel)
+
+
+def _build_dataclass(cls: Any, data: dict[str, Any]) -> Any:
+    fields = dataclasses.fields(cls)
+    if {f.name for f in fields} != data.keys():
+        raise TypeError("fields differ")
+    obj = cls(**{f.name: data[f.name] for f in fields if f.init})
+    for f in fields:
+        if not f.init:
+            object.__setattr__(obj, f.name, data[f.name])
+    return obj
+
+
+_CLASSES: dict[str, tuple[Callable[[type], bool], Callable[[Any, Any], Any]]] = {
+    "dataclass": (dataclasses.is_dataclass, _build_dataclass),
+    "pydantic": (_is_pydantic, lambda cls, data: cls.model_validate(data)),
+    "enum": (lambda cls: issubclass(cls, enum.Enum), lambda cls, value: cls(value)),
+    "namedtuple": (lambda cls: issubclass(cls, tuple) and hasattr(cls, "_fields"), lambda cls, v: cls(*v)),
+}
+
+
+def _dec_class(d: dict[str, Any]) -> Any:
+    kind, name = d[TAG], d["type"]
+    if type(name) is not str:
+        raise TypeError("type must be a string")
+    if kind == "namedtuple":
+        data: Any = _dec_items(d["v"])
+    elif kind == "enum":
+        data = _step(_dec, d["v"], ".value")
+    else:
+        data = _dec_attrs(d["v"])
+    check, build = _CLASSES[kind]
+    cls = _resolve(name, check)
+    if cls is not None:
+        try:
+            return build(cls, data)
+        except (TypeError, ValueError) as exc:
+            log.debug("%s %s no longer fits its data (%s); decoding as Opaque", kind, name, exc)
+    else:
+        log.debug("%s %s is not loaded; decoding as Opaque", kind, name)
+    return Opaque(kind, name, data)
+
+
+_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "int": lambda d: int(d["v"], 16),
+    "float": lambda d: float(d["v"]),
+    "tuple": lambda d: tuple(_dec_items(d["v"])),
+    "dict": _dec_dict,
+    "set": lambda d: set(_dec_items(d["v"])),
+    "frozenset": lambda d: frozenset(_dec_items(d["v"])),
+    "bytes": lambda d: base64.b64decode(d["v"], validate=True),
+    "bytearray": lambda d: bytearray(base64.b64decode(d["v"], validate=True)),
+    "datetime": lambda d: dt.datetime.fromisoformat(d["v"]),
+    "date": lambda d: dt.date.fromisoformat(d["v"]),
+    "time": lambda d: dt.time.fromisoformat(d["v"]),
+    "timedelta": lambda d: dt.timedelta(*d["v"]),
+    "decimal": lambda d: Decimal(d["v"]),
+    "uuid": lambda d: uuid.UUID(d["v"]),
+    "path": lambda d: _PATHS[d["cls"]](d["v"]),
+    "ndarray": _dec_ndarray,
+    "npscalar": _dec_npscalar,
+    **{kind: _dec_class for kind in _CLASSES},
+}
+
+
+def decode(data: Any) -> Any:
+    """The value whose :func:`encode` is ``data`` (raises :class:`CodecError` on malformed data)."""
+    try:
+        return _dec(data)
+    except _Fail as exc:
+        raise _public(exc) from None
+
+
+# ---------------------------------------------------------------- text and hashing
+
+
 def dumps(value: Any) -> str:
-    """Compact canonical JSON of ``value`` with a codec version header."""
-    return json.dumps({"$codec": VERSION, "v": encode(value)}, sort_keys=True, separators=(",", ":"))
+    """Compact canonical JSON of ``value`` under a codec version header."""
+    return _canon({"$codec": VERSION, "v": encode(value)})
 
 
-def loads(text: str) -> Any:
-    """The value serialized by :func:`dumps`."""
-    doc = json.loads(text)
-    if doc.get("$codec") != VERSION:
-        raise CodecError(f"unsupported codec version {doc.get('$codec')!r}")
+def loads(text: str | bytes) -> Any:
+    """The value written by :func:`dumps`; refuses documents from a newer or unknown codec."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise CodecError(f"not a codec document: invalid JSON ({exc})") from None
+    version = doc.get("$codec") if type(doc) is dict else None
+    if type(version) is not int or "v" not in doc:
+        raise CodecError("not a codec document: missing the '$codec' version header")
+    if version != VERSION:
+        newer = " is newer than this muscle-mem supports; upgrade muscle-mem" if version > VERSION else ""
+        raise CodecError(f"codec version {version}{newer} (supported: {VERSION})")
     return decode(doc["v"])
 
 
 def fingerprint(value: Any) -> str:
-    """A short stable hash of the canonical encoding of ``value``."""
-    text = json.dumps(encode(value), sort_keys=True, separators=(",", ":"))
+    """A stable 32-hex-digit hash of the canonical encoding of ``value``.
+
+    Equal values of the same types give equal fingerprints in any process; 1, 1.0, "1" and
+    True all differ.
+    """
+    t = type(value)  # fast paths for scalars that encode as themselves, giving the same text
+    if t is str:
+        text = _canon(value)
+    elif value is None or t is bool:
+        text = "null" if value is None else "true" if value else "false"
+    elif (t is int and -_SAFE_INT <= value <= _SAFE_INT) or (t is float and math.isfinite(value)):
+        text = repr(value)
+    else:
+        text = _canon(encode(value))
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
