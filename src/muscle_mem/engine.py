@@ -177,7 +177,8 @@ class Engine:
                 drive(replayer.replay(task), _async_in_sync) if task is not None else Ending(reason=reason)
             )
             if ending.trajectory is not None:
-                return self._on_hit(run, ending, started)
+                assert task is not None
+                return self._on_hit(run, task, ending, started)
             assert self._agent is not None
             run.recording = True
             agent_started = time.perf_counter()
@@ -209,7 +210,8 @@ class Engine:
         try:
             ending = await drive_async(replayer.replay(task)) if task is not None else Ending(reason=reason)
             if ending.trajectory is not None:
-                return self._on_hit(run, ending, started)
+                assert task is not None
+                return self._on_hit(run, task, ending, started)
             assert self._agent is not None
             run.recording = True
             agent_started = time.perf_counter()
@@ -264,7 +266,7 @@ class Engine:
         with self._lock:
             self._active.pop(run.id, None)
 
-    def _on_hit(self, run: Run, ending: Ending, started: float) -> Result:
+    def _on_hit(self, run: Run, task: TaskIndex, ending: Ending, started: float) -> Result:
         trajectory = ending.trajectory
         assert trajectory is not None
         elapsed = time.perf_counter() - started
@@ -272,7 +274,7 @@ class Engine:
         steps = len(run.calls)
         self.metrics.hit(steps, saved)
         try:
-            self._touch(trajectory, saved)
+            self._touch(task, trajectory, saved)
         except Exception:
             self.metrics.add("store_errors")
             logger.exception(
@@ -283,7 +285,7 @@ class Engine:
             hit=True, output=ending.answer, steps_replayed=steps, trajectory_id=trajectory.id, elapsed=elapsed
         )
 
-    def _touch(self, trajectory: Trajectory, saved: float) -> None:
+    def _touch(self, task: TaskIndex, trajectory: Trajectory, saved: float) -> None:
         now = time.time()
         usage = self.store.usage(trajectory.id)
         if usage is None:
@@ -296,7 +298,7 @@ class Engine:
             priority=updated.priority,
             attention=updated.attention,
         )
-        self._index.lookup(trajectory.task_key).promote(trajectory.id)
+        task.promote(trajectory.id)
 
     def _on_agent_error(self, run: Run, ending: Ending, agent_started: float) -> None:
         replayed = sum(c.replayed for c in run.calls)

@@ -30,6 +30,7 @@ class Edge:
 
     step: Step
     node: Node
+    signature: str
     trajectories: set[str] = field(default_factory=set)
 
 
@@ -57,6 +58,7 @@ class TaskIndex:
     def __init__(self) -> None:
         self.root = Node()
         self.revision = 0
+        self._latest: str | None = None
         self.lock = threading.Lock()
         self._paths: dict[str, tuple[list[Edge], Node]] = {}
 
@@ -66,6 +68,7 @@ class TaskIndex:
     def add(self, trajectory: Trajectory) -> None:
         if trajectory.id in self._paths:
             return
+        self._latest = trajectory.id
         node, path = self.root, []
         for step in trajectory.steps:
             signature = step.signature
@@ -75,7 +78,7 @@ class TaskIndex:
             keys = _keys(step)
             edge = group.edges.get(keys)
             if edge is None:
-                edge = group.edges[keys] = Edge(step, Node())
+                edge = group.edges[keys] = Edge(step, Node(), signature)
                 group.by_pre.setdefault(keys[0], {})[keys[1]] = edge
             edge.trajectories.add(trajectory.id)
             path.append(edge)
@@ -84,6 +87,8 @@ class TaskIndex:
         self._paths[trajectory.id] = (path, node)
 
     def remove(self, trajectory_id: str) -> None:
+        if trajectory_id == self._latest:
+            self._latest = None
         found = self._paths.pop(trajectory_id, None)
         if found is None:
             return
@@ -93,7 +98,7 @@ class TaskIndex:
         for edge in path:
             edge.trajectories.discard(trajectory_id)
             if not edge.trajectories:
-                group = parent.groups[edge.step.signature]
+                group = parent.groups[edge.signature]
                 keys = _keys(edge.step)
                 del group.edges[keys]
                 siblings = group.by_pre[keys[0]]
@@ -101,21 +106,24 @@ class TaskIndex:
                 if not siblings:
                     del group.by_pre[keys[0]]
                 if not group.edges:
-                    del parent.groups[edge.step.signature]
+                    del parent.groups[edge.signature]
                 return
             parent = edge.node
 
     def promote(self, trajectory_id: str) -> None:
         """Mark a trajectory as the most recently successful one along its path."""
+        if trajectory_id == self._latest:
+            return
         with self.lock:
+            self._latest = trajectory_id
             found = self._paths.get(trajectory_id)
             if found is None:
                 return
             path, end = found
             parent = self.root
             for edge in path:
-                group = parent.groups.pop(edge.step.signature)
-                parent.groups[edge.step.signature] = group
+                group = parent.groups.pop(edge.signature)
+                parent.groups[edge.signature] = group
                 keys = _keys(edge.step)
                 group.edges[keys] = group.edges.pop(keys)
                 siblings = group.by_pre.pop(keys[0])

@@ -7,6 +7,8 @@ same call for Jane are one task, ``fill the form for {name}``.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -103,6 +105,13 @@ def task_key(
     """The key under which trajectories of this task are stored and looked up."""
     tag_part = sorted(set(tags))
     if match == "tags":
-        return "tags:" + codec.fingerprint(tag_part)
+        return "tags:" + _digest(tag_part)
     shape = [tag_part, _templated(list(args), params), _templated(dict(sorted(kwargs.items())), params)]
-    return "task:" + codec.fingerprint(shape)
+    return "task:" + _digest(shape)
+
+
+_CANONICAL = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def _digest(shape: Any) -> str:
+    return hashlib.blake2b(_CANONICAL.encode(shape).encode(), digest_size=16).hexdigest()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -34,6 +35,7 @@ from muscle_mem.trajectory import Arg, PathElement, Snapshot, Step, Trajectory
 if TYPE_CHECKING:
     from muscle_mem.tools import Tool
 
+_RUN_IDS = itertools.count(1)
 CURRENT_RUN: ContextVar[Run | None] = ContextVar("muscle_mem_run", default=None)
 NOT_CAPTURED: Any = object()
 MIN_REFERENCE_STRING = 4
@@ -69,7 +71,7 @@ class Run:
     def __init__(
         self, owner: object, task: str, task_key: str, tags: tuple[str, ...], params: Mapping[str, Any]
     ) -> None:
-        self.id = uuid.uuid4().hex
+        self.id = next(_RUN_IDS)
         self.owner = owner
         self.task = task
         self.task_key = task_key

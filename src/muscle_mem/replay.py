@@ -25,7 +25,7 @@ logger = logging.getLogger("muscle_mem")
 _IMMUTABLE = (str, int, float, bool, bytes, type(None), tuple, frozenset)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Invoke:
     """A call the driver must make: ``fn(*args, **kwargs)``, awaiting the result if it is awaitable."""
 
@@ -34,7 +34,7 @@ class Invoke:
     kwargs: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outcome:
     """What the driver sends back: the value returned, or the exception raised."""
 
@@ -257,9 +257,8 @@ def drive(replay: Replay, on_async: Callable[[str], BaseException]) -> Ending:
             except Exception as exc:
                 request = replay.send(Outcome(error=exc))
                 continue
-            if inspect.isawaitable(value):
-                if inspect.iscoroutine(value):
-                    value.close()
+            if inspect.iscoroutine(value):
+                value.close()
                 raise on_async(getattr(request.fn, "__qualname__", repr(request.fn)))
             request = replay.send(Outcome(value=value))
     except StopIteration as stop:

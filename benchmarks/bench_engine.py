@@ -1,0 +1,124 @@
+"""Hit overhead and recording overhead of the engine (in-memory store).
+
+Hit overhead: a 5-step trajectory with cheap equality pre-checks; N trajectories stored under the
+same task, each recorded in a different environment state, the matching one recorded last. The
+overhead is the time of a full hit minus the time of the tool bodies and captures themselves,
+measured side by side in the same loop. Targets (issue 2): <= 100 µs at 1,000 and at 100,000.
+
+Recording overhead: a tool called inside a run versus the same function called bare. Target <= 5 µs.
+
+Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--repeat 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+from muscle_mem import Check, Engine
+
+STEPS = 5
+
+
+def build_engine() -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
+    env = {"state": 0}
+    engine = Engine()
+    check = Check.equal(lambda item: env["state"])
+    raw: list[Callable[[int], int]] = []
+    tools = []
+    for i in range(STEPS):
+
+        def body(item: int, _i: int = i) -> int:
+            return item + _i
+
+        body.__qualname__ = f"step{i}"
+        raw.append(body)
+        tools.append(engine.register(body, name=f"step{i}", pre_check=check))
+
+    def agent(task: str) -> int:
+        total = 0
+        for tool in tools:
+            total += tool(7)
+        return total
+
+    engine.set_agent(agent)
+    return engine, env, raw
+
+
+def hit_overhead(size: int, repeat: int) -> tuple[float, float, float]:
+    engine, env, raw = build_engine()
+    started = time.perf_counter()
+    for state in range(size):
+        env["state"] = state
+        result = engine("process the queue")
+        assert not result.hit and result.stored, result
+    fill_seconds = time.perf_counter() - started
+    env["state"] = size - 1
+    assert engine("process the queue").hit
+
+    def bare() -> None:
+        for body in raw:
+            _ = env["state"]  # what each capture reads
+            body(7)
+
+    hits, bodies = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = engine("process the queue")
+        t1 = time.perf_counter()
+        bare()
+        t2 = time.perf_counter()
+        assert result.hit and result.steps_replayed == STEPS
+        hits.append(t1 - t0)
+        bodies.append(t2 - t1)
+    return statistics.median(hits) * 1e6, statistics.median(bodies) * 1e6, fill_seconds
+
+
+def record_overhead(calls: int = 20_000) -> float:
+    engine = Engine()
+
+    def noop(x: int) -> int:
+        return x
+
+    tool = engine.register(noop, name="noop")
+    timings: dict[str, float] = {}
+
+    def agent(task: str) -> None:
+        t0 = time.perf_counter()
+        for i in range(calls):
+            tool(i)
+        t1 = time.perf_counter()
+        for i in range(calls):
+            noop(i)
+        t2 = time.perf_counter()
+        timings["wrapped"], timings["bare"] = t1 - t0, t2 - t1
+
+    engine.set_agent(agent)
+    engine("record many calls")
+    return (timings["wrapped"] - timings["bare"]) / calls * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000])
+    parser.add_argument("--repeat", type=int, default=2_000)
+    args = parser.parse_args()
+    print(f"{'stored':>9} | {'hit total µs':>12} | {'tool bodies µs':>14} | {'overhead µs':>11} | fill s")
+    overheads = []
+    for size in args.sizes:
+        total, bodies, fill = hit_overhead(size, args.repeat)
+        overheads.append(total - bodies)
+        print(f"{size:>9,} | {total:>12.1f} | {bodies:>14.1f} | {total - bodies:>11.1f} | {fill:.1f}")
+    if len(overheads) > 1:
+        print(f"overhead ratio largest/smallest size: {overheads[-1] / overheads[0]:.2f}x (1.00x = flat)")
+    print(f"target <= 100 µs: {'met' if max(overheads) <= 100 else 'NOT met'}")
+    per_call = record_overhead()
+    print(
+        f"recording overhead per tool call: {per_call:.2f} µs (target <= 5 µs: {'met' if per_call <= 5 else 'NOT met'})"
+    )
+
+
+if __name__ == "__main__":
+    main()
