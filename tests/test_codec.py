@@ -269,6 +269,20 @@ def test_fingerprint_hashes_the_canonical_json(value: Any) -> None:
     assert fingerprint(value) == hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+
+
+@given(
+    st.lists(SCALARS, max_size=20).map(tuple)
+    | st.dictionaries(st.text(max_size=3) | st.just("$t"), SCALARS, max_size=20)
+    | st.builds(Address, st.text(max_size=5), st.none() | st.integers())
+    | st.builds(Point, st.integers(), SCALARS)
+)
+def test_fingerprint_fast_paths_match_the_canonical_json(value: Any) -> None:
+    text = json.dumps(encode(value), sort_keys=True, separators=(",", ":"))
+    assert fingerprint(value) == hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
 def test_fingerprint_is_stable_across_processes() -> None:
     code = (
         "from muscle_mem.codec import fingerprint;"
@@ -306,6 +320,10 @@ def test_encode_error_names_type_and_path() -> None:
         sock.close()
     with pytest.raises(CodecError, match=r"^cannot encode <class 'object'>$"):
         encode(object())
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(CodecError, match="contains itself"):
+        encode(loop)
 
 
 def test_unknown_subclasses_of_builtins_are_refused() -> None:

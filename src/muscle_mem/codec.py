@@ -15,7 +15,7 @@ Format (codec version 1). :func:`encode` turns a value into JSON-compatible data
 
 Sets and pair-form dicts are sorted by the canonical JSON of their encoded elements, so equal
 values encode identically whatever their order; :func:`dumps` writes that canonical JSON with
-sorted keys under a ``{"$codec": VERSION}`` header and :func:`fingerprint` hashes it. Changing
+sorted keys under a ``{"$codec": VERSION}`` header and :func:`fingerprint` hashes the body. Changing
 how a type encodes changes fingerprints and needs a new ``VERSION``.
 
 Decoding never imports a module and never evaluates anything: classes are looked up by name
@@ -124,8 +124,11 @@ def _type_name(cls: type) -> str:
 
 
 @functools.lru_cache(maxsize=512)
-def _dataclass_layout(cls: Any) -> tuple[str, tuple[str, ...]]:
-    return _type_name(cls), tuple(f.name for f in dataclasses.fields(cls))
+def _dataclass_layout(cls: Any) -> tuple[str, tuple[str, ...], str, tuple[tuple[str, str], ...]]:
+    """Type name and field names, plus the canonical text prefix and sorted fields for fingerprints."""
+    name, fields = _type_name(cls), tuple(f.name for f in dataclasses.fields(cls))
+    prefix = f'{{"$t":"dataclass","type":{_canon(name)},"v":{{'
+    return name, fields, prefix, tuple((f, _canon(f) + ":") for f in sorted(fields))
 
 
 # ---------------------------------------------------------------- encoding
@@ -184,7 +187,7 @@ def _enc_object(v: Any) -> Any:
     if isinstance(v, Secret):
         raise _Fail("secret values are never stored")
     if hasattr(cls, "__dataclass_fields__") and cls is not Opaque:
-        name, fields = _dataclass_layout(cls)
+        name, fields, _, _ = _dataclass_layout(cls)
         return {TAG: "dataclass", "type": name, "v": _enc_attrs((f, getattr(v, f)) for f in fields)}
     if isinstance(v, enum.Enum):
         return {TAG: "enum", "type": _type_name(cls), "v": _step(_enc, v.value, ".value")}
@@ -227,6 +230,8 @@ def encode(value: Any) -> Any:
         return _enc(value)
     except _Fail as exc:
         raise _public(exc) from None
+    except RecursionError:
+        raise CodecError("cannot encode a value that contains itself or is nested too deeply") from None
 
 
 # ---------------------------------------------------------------- decoding
@@ -381,6 +386,8 @@ def decode(data: Any) -> Any:
         return _dec(data)
     except _Fail as exc:
         raise _public(exc) from None
+    except RecursionError:
+        raise CodecError("cannot decode data nested this deeply") from None
 
 
 # ---------------------------------------------------------------- text and hashing
@@ -406,19 +413,54 @@ def loads(text: str | bytes) -> Any:
     return decode(doc["v"])
 
 
+def _scalar_text(x: Any) -> str | None:
+    """The canonical text of a scalar that encodes as itself, else None."""
+    t = type(x)
+    if t is str:
+        return _canon(x)
+    if x is None or t is bool:
+        return "null" if x is None else "true" if x else "false"
+    if (t is int and -_SAFE_INT <= x <= _SAFE_INT) or (t is float and math.isfinite(x)):
+        return repr(x)
+    return None
+
+
+def _members_text(pairs: Iterable[tuple[str, Any]]) -> str | None:
+    parts = []
+    for key_text, x in pairs:
+        text = _scalar_text(x)
+        if text is None:
+            return None
+        parts.append(key_text + text)
+    return ",".join(parts)
+
+
+def _fast_text(value: Any) -> str | None:
+    """``_canon(encode(value))`` for a scalar or a small tuple, dict or dataclass of scalars, else None."""
+    text = _scalar_text(value)
+    t = type(value)
+    if text is not None:
+        return text
+    if t is tuple and len(value) <= 16:
+        body = _members_text(("", x) for x in value)
+        return None if body is None else '{"$t":"tuple","v":[' + body + "]}"
+    if t is dict and len(value) <= 16 and TAG not in value and all(type(k) is str for k in value):
+        body = _members_text((_canon(k) + ":", value[k]) for k in sorted(value))
+        return None if body is None else "{" + body + "}"
+    if hasattr(t, "__dataclass_fields__") and t is not Opaque:
+        _, _, prefix, fields = _dataclass_layout(value.__class__)
+        body = _members_text((key_text, getattr(value, f)) for f, key_text in fields)
+        return None if body is None else prefix + body + "}}"
+    return None
+
+
 def fingerprint(value: Any) -> str:
-    """A stable 32-hex-digit hash of the canonical encoding of ``value``.
+    """A stable 32-hex-digit hash of the canonical encoding of ``value`` (its :func:`dumps` body).
 
     Equal values of the same types give equal fingerprints in any process; 1, 1.0, "1" and
     True all differ.
     """
-    t = type(value)  # fast paths for scalars that encode as themselves, giving the same text
-    if t is str:
-        text = _canon(value)
-    elif value is None or t is bool:
-        text = "null" if value is None else "true" if value else "false"
-    elif (t is int and -_SAFE_INT <= value <= _SAFE_INT) or (t is float and math.isfinite(value)):
-        text = repr(value)
-    else:
+    text = _fast_text(value)
+    if text is None:
         text = _canon(encode(value))
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
