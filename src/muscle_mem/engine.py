@@ -11,7 +11,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from muscle_mem import codec
+from muscle_mem.attention import TaskStream
 from muscle_mem.check import Check
+from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
 from muscle_mem.index import Index, TaskIndex
 from muscle_mem.keys import Match, plain_params, task_key, task_text
 from muscle_mem.memory.bounds import Bounds
@@ -30,6 +32,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 _UNSET: Any = object()
 _MATCHES = ("exact", "tags", "semantic")
 DEFAULT_POLICY = "lru"
+SEMANTIC_POLICIES = ("attention-lru", "decayed")
+"""Policies that weigh uses by the relevance of the task to the recent stream (an embedder is made)."""
 
 
 class Engine:
@@ -53,7 +57,7 @@ class Engine:
         max_bytes: int | None = None,
         policy: str | Policy | None = None,
         ttl: float | None = None,
-        embedder: Any = None,
+        embedder: str | Embedder | None = None,
     ) -> None:
         if match not in _MATCHES:
             raise ValueError(f"match must be one of {_MATCHES}, not {match!r}")
@@ -62,13 +66,18 @@ class Engine:
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
         self.metrics = Metrics()
-        self._matcher = _semantic_matcher(embedder, similarity) if match == "semantic" else None
+        semantic_policy = self.policy.name in SEMANTIC_POLICIES
+        task_embedder = get_embedder(embedder) if embedder or semantic_policy or match == "semantic" else None
+        self._stream = TaskStream(task_embedder) if task_embedder is not None else None
+        self._matcher = (
+            TaskMatcher(task_embedder, similarity) if task_embedder and match == "semantic" else None
+        )
         self._index = Index(self.store)
         self._registry = ToolRegistry()
         self._agent: Callable[..., Any] | None = None
         self._context: Any = _UNSET
         self._finalized = False
-        self._active: dict[str, Replayer] = {}
+        self._active: dict[int, Replayer] = {}
         self._lock = threading.Lock()
 
     # builder methods
@@ -242,6 +251,8 @@ class Engine:
         plain = plain_params(params)
         key = task_key(args, kwargs, tag_tuple, plain, "tags" if self.match == "tags" else "exact")
         run = Run(self, task_text(args, kwargs, plain), key, tag_tuple, params or {})
+        if self._stream is not None:
+            run.relevance = self._stream.observe(key, run.task)
         replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
         with self._lock:
             self._active[run.id] = replayer
@@ -274,7 +285,7 @@ class Engine:
         steps = len(run.calls)
         self.metrics.hit(steps, saved)
         try:
-            self._touch(task, trajectory, saved)
+            self._touch(run, task, trajectory, saved)
         except Exception:
             self.metrics.add("store_errors")
             logger.exception(
@@ -285,12 +296,12 @@ class Engine:
             hit=True, output=ending.answer, steps_replayed=steps, trajectory_id=trajectory.id, elapsed=elapsed
         )
 
-    def _touch(self, task: TaskIndex, trajectory: Trajectory, saved: float) -> None:
+    def _touch(self, run: Run, task: TaskIndex, trajectory: Trajectory, saved: float) -> None:
         now = time.time()
         usage = self.store.usage(trajectory.id)
         if usage is None:
             return
-        updated = self.policy.hit(usage, now, 1.0, saved)
+        updated = self.policy.hit(usage, now, run.relevance, saved)
         self.store.touch(
             trajectory.id,
             now=now,
@@ -342,7 +353,7 @@ class Engine:
             return None
         try:
             now = time.time()
-            self.store.add(trajectory, self.policy.admit(now, 1.0))
+            self.store.add(trajectory, self.policy.admit(now, run.relevance))
             self.metrics.add("stored")
             evicted = self.bounds.enforce(self.store, now, self._protected())
             if evicted:
@@ -386,9 +397,3 @@ def _leaks_secret(record: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
         return False
     text = json.dumps(record)
     return any(s and (s in text or json.dumps(s)[1:-1] in text) for s in secrets)
-
-
-def _semantic_matcher(embedder: Any, similarity: float) -> Any:
-    from muscle_mem.embed import TaskMatcher, get_embedder
-
-    return TaskMatcher(get_embedder(embedder), similarity)

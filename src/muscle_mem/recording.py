@@ -80,6 +80,8 @@ class Run:
         self.calls: list[Call] = []
         self.recording = False
         self.depth = 0
+        self.relevance = 1.0
+        """How relevant the task is to the recent task stream (for eviction policies), in [0, 1]."""
         self.problems: list[str] = []
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
 
