@@ -282,23 +282,14 @@ def _dec_attrs(data: Any) -> dict[str, Any]:
     return {name: _step(_dec, item, ".{}", name) for name, item in data.items()}
 
 
-def _np_dtype(d: dict[str, Any]) -> Any:
+def _dec_numpy(d: dict[str, Any]) -> Any:
     import numpy as np  # a core dependency, imported lazily to keep `import muscle_mem` light
 
     dtype = np.lib.format.descr_to_dtype(_dec(d["dtype"]))
     if dtype.hasobject:
         raise ValueError("object dtypes are refused")
-    return np, dtype
-
-
-def _dec_ndarray(d: dict[str, Any]) -> Any:
-    np, dtype = _np_dtype(d)
-    return np.frombuffer(base64.b64decode(d["v"]), dtype=dtype).reshape(d["shape"]).copy()
-
-
-def _dec_npscalar(d: dict[str, Any]) -> Any:
-    np, dtype = _np_dtype(d)
-    return np.frombuffer(base64.b64decode(d["v"]), dtype=dtype)[0]
+    flat = np.frombuffer(base64.b64decode(d["v"], validate=True), dtype=dtype)
+    return flat.reshape(d["shape"]).copy() if d[TAG] == "ndarray" else flat[0]
 
 
 def _resolve(name: str, check: Callable[[type], bool]) -> Any:
@@ -310,11 +301,6 @@ def _resolve(name: str, check: Callable[[type], bool]) -> Any:
             return None
         obj = vars(obj).get(part)
     return obj if isinstance(obj, type) and check(obj) else None
-
-
-def _is_pydantic(cls: type) -> bool:
-    pydantic = sys.modules.get("pydantic")
-    return pydantic is not None and issubclass(cls, pydantic.BaseModel)
 
 
 def _build_dataclass(cls: Any, data: dict[str, Any]) -> Any:
@@ -330,7 +316,10 @@ def _build_dataclass(cls: Any, data: dict[str, Any]) -> Any:
 
 _CLASSES: dict[str, tuple[Callable[[type], bool], Callable[[Any, Any], Any]]] = {
     "dataclass": (dataclasses.is_dataclass, _build_dataclass),
-    "pydantic": (_is_pydantic, lambda cls, data: cls.model_validate(data)),
+    "pydantic": (
+        lambda cls: "pydantic" in sys.modules and issubclass(cls, sys.modules["pydantic"].BaseModel),
+        lambda cls, data: cls.model_validate(data),
+    ),
     "enum": (lambda cls: issubclass(cls, enum.Enum), lambda cls, value: cls(value)),
     "namedtuple": (lambda cls: issubclass(cls, tuple) and hasattr(cls, "_fields"), lambda cls, v: cls(*v)),
 }
@@ -374,8 +363,8 @@ _DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "decimal": lambda d: Decimal(d["v"]),
     "uuid": lambda d: uuid.UUID(d["v"]),
     "path": lambda d: _PATHS[d["cls"]](d["v"]),
-    "ndarray": _dec_ndarray,
-    "npscalar": _dec_npscalar,
+    "ndarray": _dec_numpy,
+    "npscalar": _dec_numpy,
     **{kind: _dec_class for kind in _CLASSES},
 }
 
@@ -438,9 +427,9 @@ def _members_text(pairs: Iterable[tuple[str, Any]]) -> str | None:
 def _fast_text(value: Any) -> str | None:
     """``_canon(encode(value))`` for a scalar or a small tuple, dict or dataclass of scalars, else None."""
     text = _scalar_text(value)
-    t = type(value)
     if text is not None:
         return text
+    t = type(value)
     if t is tuple and len(value) <= 16:
         body = _members_text(("", x) for x in value)
         return None if body is None else '{"$t":"tuple","v":[' + body + "]}"
