@@ -1,0 +1,84 @@
+"""Where trajectories are kept: in memory, in a SQLite file, or in a PostgreSQL database.
+
+``open_store`` turns a URL into a store:
+
+- ``memory://``: this process only (the default);
+- ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` (three slashes then the path, as in
+  SQLAlchemy; ``~`` is expanded; missing parent directories are created);
+- ``postgresql://user@host:port/db`` or ``postgres://...`` (needs ``pip install 'muscle-mem[postgres]'``);
+  a ``schema`` query parameter picks the PostgreSQL schema (default ``muscle_mem``), for example
+  ``postgresql://app@db:5432/agents?schema=team_a``.
+
+Without a URL, the environment variable ``MUSCLE_MEM_STORE`` is used, else memory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from muscle_mem.stores.base import Changes, Rank, Store, StoreError, Summary
+from muscle_mem.stores.memory import MemoryStore
+from muscle_mem.stores.postgres import PostgresStore
+from muscle_mem.stores.sqlite import SQLiteStore
+
+ENV = "MUSCLE_MEM_STORE"
+
+__all__ = [
+    "ENV",
+    "Changes",
+    "MemoryStore",
+    "PostgresStore",
+    "Rank",
+    "SQLiteStore",
+    "Store",
+    "StoreError",
+    "Summary",
+    "open_store",
+]
+
+
+def open_store(spec: Store | str | None = None) -> Store:
+    """A store from a store object (returned as is), a URL, or ``None`` (``$MUSCLE_MEM_STORE``, else memory)."""
+    if spec is None:
+        spec = os.environ.get(ENV) or "memory://"
+    if not isinstance(spec, str):
+        if isinstance(spec, Store):
+            return spec
+        raise StoreError(f"expected a Store or a store URL, got {type(spec).__name__}")
+    scheme, sep, rest = spec.partition("://")
+    scheme = scheme.lower()
+    if not sep:
+        raise StoreError(
+            f"not a store URL: {spec!r} (expected memory://, sqlite:///path or postgresql://...)"
+        )
+    if scheme == "memory":
+        if rest:
+            raise StoreError(f"memory:// takes nothing after the scheme, got {spec!r}")
+        return MemoryStore()
+    if scheme == "sqlite":
+        return SQLiteStore(_sqlite_path(spec, rest))
+    if scheme in ("postgresql", "postgres"):
+        url, schema = _postgres_url(spec)
+        return PostgresStore(url, schema=schema) if schema else PostgresStore(url)
+    raise StoreError(
+        f"unknown store scheme {scheme!r} in {spec!r}: use memory://, sqlite:///path/to/cache.db "
+        "or postgresql://user@host:port/db"
+    )
+
+
+def _sqlite_path(spec: str, rest: str) -> Path:
+    if not rest.startswith("/") or rest == "/":
+        raise StoreError(
+            f"a SQLite URL needs a path: sqlite:///relative.db or sqlite:////abs.db, got {spec!r}"
+        )
+    return Path(rest[1:]).expanduser()
+
+
+def _postgres_url(spec: str) -> tuple[str, str | None]:
+    parts = urlsplit(spec)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schemas = [v for k, v in query if k == "schema"]
+    rest = urlencode([(k, v) for k, v in query if k != "schema"])
+    return urlunsplit(parts._replace(query=rest)), (schemas[-1] if schemas else None)

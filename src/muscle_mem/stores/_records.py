@@ -1,0 +1,55 @@
+"""Trajectory records as JSON text, shared by the stores; undecodable rows are logged and skipped."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from muscle_mem import codec
+from muscle_mem.stores.base import Summary
+from muscle_mem.trajectory import RecordError, Trajectory, Usage, from_record, to_record
+
+log = logging.getLogger("muscle_mem.stores")
+
+TOMBSTONE_REVISIONS = 10_000
+"""Removals are remembered for this many revisions; a reader further behind gets ``Changes.reset``."""
+
+
+def dumps(trajectory: Trajectory) -> str:
+    """The stored JSON text of a trajectory (raises :class:`codec.CodecError` on unstorable values)."""
+    return json.dumps(to_record(trajectory), separators=(",", ":"), ensure_ascii=False)
+
+
+def loads(text: str | bytes, row_id: str, where: str) -> Trajectory | None:
+    """The trajectory stored as ``text``, or None (with a warning naming the row) if it cannot be read.
+
+    Only JSON parsing and :func:`from_record` run on stored data: nothing is unpickled or evaluated.
+    """
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise RecordError(f"expected a JSON object, found {type(data).__name__}")
+        return from_record(data)
+    except (ValueError, RecordError, codec.CodecError, RecursionError) as exc:
+        log.warning("skipping trajectory %s in %s: it cannot be decoded (%s)", row_id, where, exc)
+        return None
+
+
+def initial_usage(trajectory: Trajectory, usage: Usage | None) -> Usage:
+    """The use statistics a trajectory is stored with: as given, else last used when created."""
+    return usage if usage is not None else Usage(last_used=trajectory.created_at)
+
+
+def summaries(rows: Iterable[Any], where: str) -> Iterator[Summary]:
+    """Summaries from rows (id, task, tags JSON, steps, created_at, hits, last_used, saved, priority, attention)."""
+    found = []
+    for tid, task, tags, steps, created_at, *usage in rows:
+        try:
+            tag_list = json.loads(tags)
+        except ValueError:
+            log.warning("skipping trajectory %s in %s: its tags cannot be decoded", tid, where)
+            continue
+        found.append(Summary(tid, task, tuple(str(t) for t in tag_list), steps, created_at, Usage(*usage)))
+    return iter(found)

@@ -1,0 +1,329 @@
+"""The in-process store: dicts under a lock, a lazy-deletion heap and numpy arrays for eviction."""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from muscle_mem.stores import _records
+from muscle_mem.stores.base import Changes, Rank, StoreError, Summary
+from muscle_mem.trajectory import Trajectory, Usage
+
+
+@dataclass(slots=True)
+class _Entry:
+    trajectory: Trajectory
+    usage: Usage
+    rev: int
+    nbytes: int
+    slot: int
+
+
+@dataclass(slots=True)
+class _Task:
+    text: str
+    order: list[tuple[int, str]]
+    """(rev, id) in rev order; removed ids stay until there are more of them than live ones."""
+    live: int = 0
+
+
+def _rev(item: tuple[int, str]) -> int:
+    return item[0]
+
+
+class MemoryStore:
+    """Trajectories in this process only; forgotten when it exits. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closed = False
+        self._entries: dict[str, _Entry] = {}
+        self._tasks: dict[str, _Task] = {}
+        self._revision = 0
+        self._floor = 0
+        """Every removal after this revision is in ``_tombstones``."""
+        self._tombstones: deque[tuple[int, str, str]] = deque()
+        self._nbytes = 0
+        self._by_priority: list[tuple[float, int, str]] = []
+        """Heap of (priority, rev, id); an item is stale once its id's priority or rev differs."""
+        self._by_age: list[tuple[float, int, str]] = []
+        """Heap of (created_at, rev, id); an item is stale once its id is gone."""
+        self._slots = _Slots()
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def add(self, trajectory: Trajectory, usage: Usage | None = None) -> None:
+        """Store a trajectory; adding an id that is already stored does nothing."""
+        text = _records.dumps(trajectory)
+        stats = replace(_records.initial_usage(trajectory, usage))
+        tid = trajectory.id
+        with self._lock:
+            self._check_open()
+            if tid in self._entries:
+                return
+            self._revision += 1
+            rev = self._revision
+            nbytes = len(text.encode())
+            self._entries[tid] = _Entry(trajectory, stats, rev, nbytes, self._slots.put(tid, rev, stats))
+            task = self._tasks.get(trajectory.task_key)
+            if task is None:
+                task = self._tasks[trajectory.task_key] = _Task(trajectory.task, [])
+            task.order.append((rev, tid))
+            task.live += 1
+            self._nbytes += nbytes
+            heapq.heappush(self._by_priority, (stats.priority, rev, tid))
+            heapq.heappush(self._by_age, (trajectory.created_at, rev, tid))
+
+    def touch(
+        self, trajectory_id: str, *, now: float, saved_seconds: float, priority: float, attention: float
+    ) -> None:
+        with self._lock:
+            self._check_open()
+            entry = self._entries.get(trajectory_id)
+            if entry is None:
+                return
+            usage = entry.usage
+            usage.hits += 1
+            usage.last_used = now
+            usage.saved_seconds += saved_seconds
+            usage.attention = attention
+            self._slots.update(entry.slot, usage)
+            if priority != usage.priority:
+                usage.priority = priority
+                heapq.heappush(self._by_priority, (priority, entry.rev, trajectory_id))
+                self._prune_heaps()
+
+    def remove(self, trajectory_ids: Iterable[str]) -> int:
+        with self._lock:
+            self._check_open()
+            return self._remove(trajectory_ids)
+
+    def expire(self, created_before: float) -> list[str]:
+        with self._lock:
+            self._check_open()
+            ids: list[str] = []
+            while self._by_age and self._by_age[0][0] < created_before:
+                _, rev, tid = heapq.heappop(self._by_age)
+                entry = self._entries.get(tid)
+                if entry is not None and entry.rev == rev:
+                    ids.append(tid)
+            self._remove(ids)
+            return ids
+
+    def clear(self) -> None:
+        with self._lock:
+            self._check_open()
+            self._revision += 1
+            self._floor = self._revision
+            self._entries.clear()
+            self._tasks.clear()
+            self._tombstones.clear()
+            self._nbytes = 0
+            self._by_priority.clear()
+            self._by_age.clear()
+            self._slots = _Slots()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def changes(self, task_key: str, since: int) -> Changes:
+        with self._lock:
+            self._check_open()
+            reset = since < self._floor
+            task = self._tasks.get(task_key)
+            added = []
+            if task is not None:
+                order = task.order
+                for rev, tid in order[bisect.bisect_right(order, 0 if reset else since, key=_rev) :]:
+                    entry = self._entries.get(tid)
+                    if entry is not None and entry.rev == rev:
+                        added.append(entry.trajectory)
+            removed: set[str] = set()
+            if not reset:
+                for rev, key, tid in reversed(self._tombstones):
+                    if rev <= since:
+                        break
+                    if key == task_key:
+                        removed.add(tid)
+            return Changes(self._revision, tuple(added), frozenset(removed), reset)
+
+    def revision(self) -> int:
+        return self._revision
+
+    def get(self, trajectory_id: str) -> Trajectory | None:
+        with self._lock:
+            self._check_open()
+            entry = self._entries.get(trajectory_id)
+            return None if entry is None else entry.trajectory
+
+    def usage(self, trajectory_id: str) -> Usage | None:
+        with self._lock:
+            self._check_open()
+            entry = self._entries.get(trajectory_id)
+            return None if entry is None else replace(entry.usage)
+
+    def victims(self, count: int, rank: Rank, exclude: frozenset[str] = frozenset()) -> list[str]:
+        with self._lock:
+            self._check_open()
+            if count <= 0:
+                return []
+            if rank.kind == "priority":
+                return self._lowest_priority(count, exclude)
+            return self._slots.lowest(count, rank, exclude)
+
+    def tasks(self) -> dict[str, str]:
+        with self._lock:
+            self._check_open()
+            return {key: task.text for key, task in self._tasks.items()}
+
+    def nbytes(self) -> int:
+        return self._nbytes
+
+    def summaries(self) -> Iterator[Summary]:
+        with self._lock:
+            self._check_open()
+            rows = [
+                Summary(
+                    id=tid,
+                    task=e.trajectory.task,
+                    tags=e.trajectory.tags,
+                    steps=len(e.trajectory.steps),
+                    created_at=e.trajectory.created_at,
+                    usage=replace(e.usage),
+                )
+                for tid, e in self._entries.items()
+            ]
+        rows.sort(key=lambda s: s.usage.last_used, reverse=True)
+        return iter(rows)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    # -- internals (lock held) ------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("the memory store is closed")
+
+    def _remove(self, ids: Iterable[str]) -> int:
+        gone = [self._entries.pop(i) for i in dict.fromkeys(ids) if i in self._entries]
+        if not gone:
+            return 0
+        self._revision += 1
+        for entry in gone:
+            key = entry.trajectory.task_key
+            self._tombstones.append((self._revision, key, entry.trajectory.id))
+            self._nbytes -= entry.nbytes
+            self._slots.free(entry.slot)
+            task = self._tasks[key]
+            task.live -= 1
+            if task.live == 0:
+                del self._tasks[key]
+            elif 2 * task.live < len(task.order):
+                task.order = [
+                    (r, t) for r, t in task.order if t in self._entries and self._entries[t].rev == r
+                ]
+        cutoff = self._revision - _records.TOMBSTONE_REVISIONS
+        while self._tombstones and self._tombstones[0][0] <= cutoff:
+            self._floor = self._tombstones.popleft()[0]
+        self._prune_heaps()
+        return len(gone)
+
+    def _prune_heaps(self) -> None:
+        """Drop stale heap items once they outnumber the live ones (amortised O(1) per change)."""
+        limit = 2 * len(self._entries) + 64
+        if len(self._by_priority) > limit:
+            self._by_priority = [(e.usage.priority, e.rev, tid) for tid, e in self._entries.items()]
+            heapq.heapify(self._by_priority)
+        if len(self._by_age) > limit:
+            self._by_age = [(e.trajectory.created_at, e.rev, tid) for tid, e in self._entries.items()]
+            heapq.heapify(self._by_age)
+
+    def _lowest_priority(self, count: int, exclude: frozenset[str]) -> list[str]:
+        found: list[str] = []
+        keep: list[tuple[float, int, str]] = []
+        seen: set[str] = set()
+        while self._by_priority and len(found) < count:
+            item = heapq.heappop(self._by_priority)
+            priority, rev, tid = item
+            entry = self._entries.get(tid)
+            if tid in seen or entry is None or entry.rev != rev or entry.usage.priority != priority:
+                continue
+            seen.add(tid)
+            keep.append(item)
+            if tid not in exclude:
+                found.append(tid)
+        for item in keep:
+            heapq.heappush(self._by_priority, item)
+        return found
+
+
+class _Slots:
+    """Usage columns as numpy arrays (one slot per stored trajectory) for vectorised ranking."""
+
+    def __init__(self) -> None:
+        self.ids: list[str | None] = []
+        self.last: npt.NDArray[np.float64] = np.zeros(0)
+        self.attention: npt.NDArray[np.float64] = np.zeros(0)
+        self.rev: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.live: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self.vacant: list[int] = []
+
+    def put(self, tid: str, rev: int, usage: Usage) -> int:
+        if self.vacant:
+            slot = self.vacant.pop()
+            self.ids[slot] = tid
+        else:
+            slot = len(self.ids)
+            self.ids.append(tid)
+            if slot >= len(self.live):
+                size = max(64, 2 * len(self.live))
+                self.last = np.resize(self.last, size)
+                self.attention = np.resize(self.attention, size)
+                self.rev = np.resize(self.rev, size)
+                self.live = np.resize(self.live, size)
+        self.live[slot] = True
+        self.rev[slot] = rev
+        self.update(slot, usage)
+        return slot
+
+    def update(self, slot: int, usage: Usage) -> None:
+        self.last[slot] = usage.last_used
+        self.attention[slot] = usage.attention
+
+    def free(self, slot: int) -> None:
+        self.ids[slot] = None
+        self.live[slot] = False
+        self.vacant.append(slot)
+
+    def lowest(self, count: int, rank: Rank, exclude: frozenset[str]) -> list[str]:
+        """The ``count`` ids of lowest Attention-LRU score (ties: oldest first), skipping ``exclude``."""
+        n = len(self.ids)
+        live = self.live[:n]
+        age = np.maximum(rank.now - self.last[:n], 0.0)
+        scores = rank.alpha / (1.0 + age) + rank.beta * self.attention[:n]
+        scores[~live] = np.inf
+        wanted = min(count + len(exclude), int(live.sum()))
+        if wanted == 0:
+            return []
+        bound = np.partition(scores, wanted - 1)[wanted - 1]
+        pick = np.flatnonzero((scores <= bound) & live)
+        pick = pick[np.lexsort((self.rev[pick], scores[pick]))]
+        found: list[str] = []
+        for slot in pick.tolist():
+            tid = self.ids[slot]
+            if tid is not None and tid not in exclude:
+                found.append(tid)
+                if len(found) == count:
+                    break
+        return found

@@ -1,0 +1,386 @@
+"""The shared store: one PostgreSQL database (one schema in it) for many agent workers on many machines.
+
+Needs ``pip install 'muscle-mem[postgres]'`` (psycopg 3 and psycopg_pool). The tables mirror the SQLite
+store's (see :mod:`muscle_mem.stores.sqlite`) inside the schema ``schema`` (default ``muscle_mem``),
+created and migrated on first use under an advisory lock, so workers starting together do not race.
+The revision counter is a row of ``state`` that every add and removal updates in its own transaction:
+its row lock orders writers, so revisions become visible in the order they were given.
+
+A connection dropped by the server (restart, ``pg_terminate_backend``, network) is replaced: the
+operation that met it is retried once after the pool has checked its idle connections.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from muscle_mem.stores import _records
+from muscle_mem.stores.base import Changes, Rank, StoreError, Summary
+from muscle_mem.trajectory import Trajectory, Usage
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg_pool import ConnectionPool
+
+log = logging.getLogger("muscle_mem.stores.postgres")
+
+_T = TypeVar("_T")
+_SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        "CREATE TABLE {s}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE {s}.state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            revision BIGINT NOT NULL, floor BIGINT NOT NULL, count BIGINT NOT NULL, nbytes BIGINT NOT NULL)""",
+        "INSERT INTO {s}.state VALUES (1, 0, 0, 0, 0)",
+        """CREATE TABLE {s}.trajectories (
+            rev BIGINT PRIMARY KEY, id TEXT NOT NULL UNIQUE, task_key TEXT NOT NULL, task TEXT NOT NULL,
+            tags TEXT NOT NULL, steps INTEGER NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+            nbytes BIGINT NOT NULL, record TEXT NOT NULL)""",
+        "CREATE INDEX ON {s}.trajectories (task_key, rev)",
+        "CREATE INDEX ON {s}.trajectories (created_at)",
+        """CREATE TABLE {s}.usage (
+            id TEXT PRIMARY KEY, rev BIGINT NOT NULL, hits BIGINT NOT NULL,
+            last_used DOUBLE PRECISION NOT NULL, saved_seconds DOUBLE PRECISION NOT NULL,
+            priority DOUBLE PRECISION NOT NULL, attention DOUBLE PRECISION NOT NULL)
+            WITH (fillfactor = 80)""",
+        "CREATE INDEX ON {s}.usage (priority, rev)",
+        "CREATE TABLE {s}.tombstones (rev BIGINT NOT NULL, id TEXT NOT NULL, task_key TEXT NOT NULL)",
+        "CREATE INDEX ON {s}.tombstones (task_key, rev)",
+        "CREATE INDEX ON {s}.tombstones (rev)",
+        "CREATE TABLE {s}.tasks (task_key TEXT PRIMARY KEY, task TEXT NOT NULL, n BIGINT NOT NULL)",
+    ),
+)
+"""Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_USAGE = "hits, last_used, saved_seconds, priority, attention"
+_ALL_STORES: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
+_INHERITED: list[object] = []
+"""Pools inherited through fork: kept referenced, never closed, so the parent's sessions survive."""
+
+
+def _drivers() -> tuple[Any, Any]:
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError as exc:
+        raise StoreError(
+            "PostgreSQL stores need psycopg 3 and psycopg_pool: pip install 'muscle-mem[postgres]'"
+        ) from exc
+    return psycopg, psycopg_pool
+
+
+class PostgresStore:
+    """Trajectories in a PostgreSQL schema, shared by every process that connects to it.
+
+    ``url``: a libpq URL or conninfo (``postgresql://user@host:5432/db``); ``schema``: the schema that
+    holds the tables (created if missing); ``pool_size``: the most connections this process opens;
+    ``timeout``: seconds to wait for a connection.
+    """
+
+    def __init__(
+        self, url: str, *, schema: str = "muscle_mem", pool_size: int = 8, timeout: float = 30.0
+    ) -> None:
+        self._psycopg, self._psycopg_pool = _drivers()
+        if not _SCHEMA_NAME.fullmatch(schema):
+            raise StoreError(f"invalid PostgreSQL schema name {schema!r} (letters, digits and _ only)")
+        self.schema = schema
+        self.url = url
+        self.pool_size = pool_size
+        self.timeout = timeout
+        try:
+            info = self._psycopg.conninfo.conninfo_to_dict(url)
+        except self._psycopg.ProgrammingError as exc:
+            raise StoreError(f"invalid PostgreSQL URL: {exc}") from exc
+        self._where = (
+            f"postgresql://{info.get('host', 'localhost')}:{info.get('port', 5432)}/"
+            f"{info.get('dbname', '')} (schema {schema})"
+        )
+        self._closed = False
+        self._pool_lock = threading.Lock()
+        self._pool: ConnectionPool[Any] | None = None
+        self._sql = {name: text.format(s=f'"{schema}"') for name, text in _SQL.items()}
+        self._run(self._migrate)
+        _ALL_STORES.add(self)
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self._where})"
+
+    # -- connections ----------------------------------------------------------------------------
+
+    def _get_pool(self) -> ConnectionPool[Any]:
+        with self._pool_lock:
+            if self._closed:
+                raise StoreError(f"{self!r} is closed")
+            if self._pool is None:
+                pool = self._psycopg_pool.ConnectionPool(
+                    self.url,
+                    min_size=1,
+                    max_size=self.pool_size,
+                    kwargs={"autocommit": True, "application_name": f"muscle_mem:{self.schema}"[:63]},
+                    timeout=self.timeout,
+                    name=f"muscle_mem:{self.schema}",
+                    open=False,
+                )
+                try:
+                    pool.open(wait=True, timeout=self.timeout)
+                except self._psycopg_pool.PoolTimeout as exc:
+                    pool.close()
+                    raise StoreError(f"cannot connect to {self._where} within {self.timeout:g} s") from exc
+                self._pool = pool
+            return self._pool
+
+    def _after_fork(self) -> None:
+        """In a forked child: leave the parent's pool alone (closing it would end its sessions)."""
+        if self._pool is not None:
+            _INHERITED.append(self._pool)
+        self._pool = None
+        self._pool_lock = threading.Lock()
+
+    def _run(self, work: Callable[[Connection[Any]], _T]) -> _T:
+        """Run ``work`` on a pooled connection; on a dropped connection, check the pool and retry once."""
+        psycopg, psycopg_pool = self._psycopg, self._psycopg_pool
+        for attempt in range(2):
+            pool = self._get_pool()
+            try:
+                with pool.connection() as conn:
+                    return work(conn)
+            except psycopg_pool.PoolTimeout as exc:
+                raise StoreError(f"no connection to {self._where} within {self.timeout:g} s") from exc
+            except psycopg.OperationalError as exc:
+                if attempt or self._closed:
+                    raise StoreError(f"{self!r}: {exc}") from exc
+                log.warning("lost a connection to %s (%s); reconnecting", self._where, str(exc).strip())
+                pool.check()
+            except psycopg.Error as exc:
+                raise StoreError(f"{self!r}: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    def _scalar(self, conn: Connection[Any], name: str, args: tuple[Any, ...] = ()) -> Any:
+        row = conn.execute(self._sql[name], args).fetchone()
+        if row is None:
+            raise StoreError(f"{self!r}: the state row is missing")
+        return row[0]
+
+    def _migrate(self, conn: Connection[Any]) -> None:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"muscle_mem.schema:{self.schema}",))
+            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            version = 0
+            if conn.execute("SELECT to_regclass(%s)", (f'"{self.schema}".meta',)).fetchone() != (None,):
+                row = conn.execute(self._sql["version"]).fetchone()
+                text = "0" if row is None else row[0]
+                try:
+                    version = int(text)
+                except ValueError as exc:
+                    raise StoreError(f"{self!r} has an unreadable schema version {text!r}") from exc
+            elif conn.execute(self._sql["tables"], (self.schema,)).fetchone():
+                raise StoreError(
+                    f"{self!r}: schema {self.schema!r} holds other tables, not a muscle-mem store"
+                )
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self!r} was written by a newer muscle-mem (schema version {version}; this version "
+                    f"reads up to {SCHEMA_VERSION}): upgrade muscle-mem to use it"
+                )
+            for step in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step]:
+                    conn.execute(statement.format(s=f'"{self.schema}"'))
+                log.info("migrated %s to schema version %d", self._where, step + 1)
+            if version < SCHEMA_VERSION:
+                conn.execute(self._sql["set_version"], (str(SCHEMA_VERSION),))
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def add(self, trajectory: Trajectory, usage: Usage | None = None) -> None:
+        """Store a trajectory; adding an id that is already stored does nothing."""
+        text = _records.dumps(trajectory)
+        stats = _records.initial_usage(trajectory, usage)
+        size = len(text.encode())
+        t = trajectory
+
+        def work(conn: Connection[Any]) -> None:
+            with conn.transaction():
+                rev = self._scalar(conn, "bump", (1, size))
+                row = (rev, t.id, t.task_key, t.task, json.dumps(list(t.tags)), len(t.steps), t.created_at)
+                if conn.execute(self._sql["insert"], (*row, size, text)).fetchone() is None:
+                    raise self._psycopg.Rollback
+                conn.execute(
+                    self._sql["insert_usage"],
+                    (
+                        t.id,
+                        rev,
+                        stats.hits,
+                        stats.last_used,
+                        stats.saved_seconds,
+                        stats.priority,
+                        stats.attention,
+                    ),
+                )
+                conn.execute(self._sql["insert_task"], (t.task_key, t.task))
+
+        self._run(work)
+
+    def touch(
+        self, trajectory_id: str, *, now: float, saved_seconds: float, priority: float, attention: float
+    ) -> None:
+        args = (now, saved_seconds, priority, attention, trajectory_id)
+        self._run(lambda conn: conn.execute(self._sql["touch"], args))
+
+    def remove(self, trajectory_ids: Iterable[str]) -> int:
+        ids = list(dict.fromkeys(trajectory_ids))
+        if not ids:
+            return 0
+        return len(self._run(lambda conn: self._delete(conn, self._sql["delete_ids"], (ids,))))
+
+    def expire(self, created_before: float) -> list[str]:
+        return self._run(lambda conn: self._delete(conn, self._sql["delete_old"], (created_before,)))
+
+    def _delete(self, conn: Connection[Any], sql: str, args: tuple[Any, ...]) -> list[str]:
+        """Delete rows in one transaction: one new revision, one tombstone each; returns their ids."""
+        rows: list[tuple[str, str, int]] = []
+        with conn.transaction():
+            rev = self._scalar(conn, "bump", (0, 0))
+            rows = conn.execute(sql, args).fetchall()
+            if not rows:
+                raise self._psycopg.Rollback
+            ids = [r[0] for r in rows]
+            conn.execute(self._sql["shrink"], (len(rows), sum(r[2] for r in rows)))
+            conn.execute(self._sql["delete_usage"], (ids,))
+            cursor = conn.cursor()
+            cursor.executemany(self._sql["tombstone"], [(rev, r[0], r[1]) for r in rows])
+            cursor.executemany(self._sql["untask"], [(r[1],) for r in rows])
+            conn.execute(self._sql["drop_tasks"])
+            conn.execute(self._sql["prune"], (rev - _records.TOMBSTONE_REVISIONS,))
+        return [r[0] for r in rows]
+
+    def clear(self) -> None:
+        def work(conn: Connection[Any]) -> None:
+            with conn.transaction():
+                conn.execute(self._sql["clear_state"])
+                for table in ("trajectories", "usage", "tombstones", "tasks"):
+                    conn.execute(f'DELETE FROM "{self.schema}".{table}')
+
+        self._run(work)
+
+    def close(self) -> None:
+        with self._pool_lock:
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def revision(self) -> int:
+        return int(self._run(lambda conn: self._scalar(conn, "revision")))
+
+    def changes(self, task_key: str, since: int) -> Changes:
+        args = {"since": since, "key": task_key}
+        rows = self._run(lambda conn: conn.execute(self._sql["changes"], args).fetchall())
+        revision, floor = rows[0][4], rows[0][5]  # the state row always comes back
+        added: list[tuple[int, Trajectory]] = []
+        removed: set[str] = set()
+        for kind, tid, record, rev, *_ in rows:
+            if kind == 1:
+                removed.add(tid)
+            elif kind == 0:
+                trajectory = _records.loads(record, tid, self._where)
+                if trajectory is not None:
+                    added.append((rev, trajectory))
+        added.sort(key=lambda item: item[0])
+        return Changes(revision, tuple(t for _, t in added), frozenset(removed), since < floor)
+
+    def get(self, trajectory_id: str) -> Trajectory | None:
+        row = self._run(lambda conn: conn.execute(self._sql["get"], (trajectory_id,)).fetchone())
+        return None if row is None else _records.loads(row[0], trajectory_id, self._where)
+
+    def usage(self, trajectory_id: str) -> Usage | None:
+        row = self._run(lambda conn: conn.execute(self._sql["usage"], (trajectory_id,)).fetchone())
+        return None if row is None else Usage(*row)
+
+    def victims(self, count: int, rank: Rank, exclude: frozenset[str] = frozenset()) -> list[str]:
+        if count <= 0:
+            return []
+        limit = count + len(exclude)
+        args: tuple[float, ...]
+        if rank.kind == "priority":
+            sql, args = self._sql["victims_priority"], (limit,)
+        else:
+            sql, args = self._sql["victims_recency"], (rank.alpha, rank.now, rank.beta, limit)
+        rows = self._run(lambda conn: conn.execute(sql, args).fetchall())
+        return [r[0] for r in rows if r[0] not in exclude][:count]
+
+    def tasks(self) -> dict[str, str]:
+        return dict(self._run(lambda conn: conn.execute(self._sql["tasks"]).fetchall()))
+
+    def nbytes(self) -> int:
+        return int(self._run(lambda conn: self._scalar(conn, "nbytes")))
+
+    def summaries(self) -> Iterator[Summary]:
+        rows = self._run(lambda conn: conn.execute(self._sql["summaries"]).fetchall())
+        return _records.summaries(rows, self._where)
+
+    def __len__(self) -> int:
+        return int(self._run(lambda conn: self._scalar(conn, "count")))
+
+
+_SQL = {
+    "version": "SELECT value FROM {s}.meta WHERE key = 'schema_version'",
+    "set_version": "INSERT INTO {s}.meta VALUES ('schema_version', %s) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    "tables": "SELECT 1 FROM pg_tables WHERE schemaname = %s LIMIT 1",
+    "bump": "UPDATE {s}.state SET revision = revision + 1, count = count + %s, nbytes = nbytes + %s "
+    "RETURNING revision",
+    "shrink": "UPDATE {s}.state SET count = count - %s, nbytes = nbytes - %s",
+    "clear_state": "UPDATE {s}.state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0",
+    "insert": "INSERT INTO {s}.trajectories VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (id) DO NOTHING RETURNING rev",
+    "insert_usage": f"INSERT INTO {{s}}.usage (id, rev, {_USAGE}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+    "insert_task": "INSERT INTO {s}.tasks VALUES (%s, %s, 1) ON CONFLICT (task_key) DO UPDATE SET n = tasks.n + 1",
+    "touch": "UPDATE {s}.usage SET hits = hits + 1, last_used = %s, saved_seconds = saved_seconds + %s, "
+    "priority = %s, attention = %s WHERE id = %s",
+    "delete_ids": "DELETE FROM {s}.trajectories WHERE id = ANY(%s) RETURNING id, task_key, nbytes",
+    "delete_old": "DELETE FROM {s}.trajectories WHERE created_at < %s RETURNING id, task_key, nbytes",
+    "delete_usage": "DELETE FROM {s}.usage WHERE id = ANY(%s)",
+    "tombstone": "INSERT INTO {s}.tombstones VALUES (%s, %s, %s)",
+    "untask": "UPDATE {s}.tasks SET n = n - 1 WHERE task_key = %s",
+    "drop_tasks": "DELETE FROM {s}.tasks WHERE n <= 0",
+    "prune": "WITH old AS (DELETE FROM {s}.tombstones WHERE rev <= %s RETURNING rev) "
+    "UPDATE {s}.state SET floor = GREATEST(floor, (SELECT MAX(rev) FROM old)) WHERE EXISTS (SELECT FROM old)",
+    "revision": "SELECT revision FROM {s}.state",
+    "changes": "WITH q AS (SELECT revision, floor, %(since)s::bigint AS since FROM {s}.state) "
+    "SELECT 0, t.id, t.record, t.rev, q.revision, q.floor FROM {s}.trajectories t, q "
+    "WHERE t.task_key = %(key)s AND t.rev > CASE WHEN q.since < q.floor THEN 0 ELSE q.since END "
+    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.revision, q.floor FROM {s}.tombstones b, q "
+    "WHERE b.task_key = %(key)s AND b.rev > q.since AND q.since >= q.floor "
+    "UNION ALL SELECT 2, NULL, NULL, 0, q.revision, q.floor FROM q",
+    "get": "SELECT record FROM {s}.trajectories WHERE id = %s",
+    "usage": f"SELECT {_USAGE} FROM {{s}}.usage WHERE id = %s",
+    "victims_priority": "SELECT id FROM {s}.usage ORDER BY priority, rev LIMIT %s",
+    "victims_recency": "SELECT id FROM {s}.usage "
+    "ORDER BY %s / (1.0 + GREATEST(%s - last_used, 0.0)) + %s * attention, rev LIMIT %s",
+    "tasks": "SELECT task_key, task FROM {s}.tasks",
+    "nbytes": "SELECT nbytes FROM {s}.state",
+    "count": "SELECT count FROM {s}.state",
+    "summaries": "SELECT t.id, t.task, t.tags, t.steps, t.created_at, "
+    + ", ".join(f"u.{c}" for c in _USAGE.split(", "))
+    + " FROM {s}.trajectories t JOIN {s}.usage u ON u.id = t.id ORDER BY u.last_used DESC, t.rev DESC",
+}
+
+
+def _reset_after_fork() -> None:
+    for store in list(_ALL_STORES):
+        store._after_fork()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)

@@ -1,0 +1,429 @@
+"""The embedded durable store: one SQLite file in WAL mode, shared safely by threads and processes.
+
+Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
+
+- ``trajectories``: one row per trajectory; ``rev`` (the revision that added it) is the row id, the
+  record is JSON text; indexed by task key (and so by task key then revision) and creation time;
+- ``usage``: the use statistics, apart so a hit is a small UPDATE, never a rewrite of the record;
+  indexed by eviction priority;
+- ``tombstones``: recent removals, so :meth:`SQLiteStore.changes` reports them incrementally;
+- ``tasks``: each task key with its text and how many trajectories it has;
+- ``state``: one row with the revision counter (bumped in the transaction of every add and removal),
+  the oldest revision still answerable incrementally, the count and the byte size.
+
+Each thread uses its own connection; writes take the database lock up front (``BEGIN IMMEDIATE``) and
+wait for it up to ``timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from muscle_mem.stores import _records
+from muscle_mem.stores.base import Changes, Rank, StoreError, Summary
+from muscle_mem.trajectory import Trajectory, Usage
+
+log = logging.getLogger("muscle_mem.stores.sqlite")
+
+_CHUNK = 500
+_T = TypeVar("_T")
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+        """CREATE TABLE state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            revision INTEGER NOT NULL, floor INTEGER NOT NULL,
+            count INTEGER NOT NULL, nbytes INTEGER NOT NULL)""",
+        "INSERT INTO state VALUES (1, 0, 0, 0, 0)",
+        """CREATE TABLE trajectories (
+            rev INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, task_key TEXT NOT NULL,
+            task TEXT NOT NULL, tags TEXT NOT NULL, steps INTEGER NOT NULL,
+            created_at REAL NOT NULL, nbytes INTEGER NOT NULL, record TEXT NOT NULL)""",
+        "CREATE INDEX trajectories_task_key ON trajectories (task_key)",
+        "CREATE INDEX trajectories_created_at ON trajectories (created_at)",
+        """CREATE TABLE usage (
+            id TEXT PRIMARY KEY, rev INTEGER NOT NULL, hits INTEGER NOT NULL, last_used REAL NOT NULL,
+            saved_seconds REAL NOT NULL, priority REAL NOT NULL, attention REAL NOT NULL) WITHOUT ROWID""",
+        "CREATE INDEX usage_priority ON usage (priority, rev)",
+        "CREATE TABLE tombstones (rev INTEGER NOT NULL, id TEXT NOT NULL, task_key TEXT NOT NULL)",
+        "CREATE INDEX tombstones_task_key ON tombstones (task_key, rev)",
+        "CREATE INDEX tombstones_rev ON tombstones (rev)",
+        """CREATE TABLE tasks (
+            task_key TEXT PRIMARY KEY, task TEXT NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID""",
+    ),
+)
+"""Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_USAGE = "hits, last_used, saved_seconds, priority, attention"
+_ALL_STORES: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
+
+
+class _Conn:
+    """One thread's connection, with its cached revision (valid while ``data_version`` holds)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.data_version = -1
+        self.revision = 0
+
+
+class SQLiteStore:
+    """Trajectories in one SQLite file, visible to every thread and process that opens it."""
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self._closed = False
+        self._local = threading.local()
+        self._conns: weakref.WeakSet[_Conn] = weakref.WeakSet()
+        self._conns_lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the directory of {self.path}: {exc}") from exc
+        self._guard(self._migrate)
+        _ALL_STORES.add(self)
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self.path)!r})"
+
+    # -- connections ----------------------------------------------------------------------------
+
+    def _conn(self) -> _Conn:
+        conn: _Conn | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError(f"{self!r} is closed")
+            db = sqlite3.connect(
+                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("PRAGMA foreign_keys=OFF")
+            except sqlite3.Error:
+                db.close()
+                raise
+            conn = self._local.conn = _Conn(db)
+            with self._conns_lock:
+                self._conns.add(conn)
+        return conn
+
+    def _after_fork(self) -> None:
+        """In a forked child: never touch the parent's connections (SQLite forbids it); open new ones."""
+        _INHERITED.extend(self._conns)
+        self._conns = weakref.WeakSet()
+        self._conns_lock = threading.Lock()
+        self._local = threading.local()
+
+    def _guard(self, operation: Callable[[], _T]) -> _T:
+        if self._closed:
+            raise StoreError(f"{self!r} is closed")
+        try:
+            return operation()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self!r}: {exc}") from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction holding the database lock from its start."""
+        conn = self._conn()
+        conn.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn.db
+        except BaseException:
+            conn.db.execute("ROLLBACK")
+            raise
+        conn.db.execute("COMMIT")
+        conn.data_version = -1  # our own commits leave data_version alone: re-read the revision
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every statement inside sees the same snapshot."""
+        db = self._conn().db
+        db.execute("BEGIN")
+        try:
+            yield db
+        finally:
+            db.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        try:
+            with self._write() as db:
+                version = self._schema_version(db)
+                if version > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path} was written by a newer muscle-mem (schema version {version}; this "
+                        f"version reads up to {SCHEMA_VERSION}): upgrade muscle-mem to use it"
+                    )
+                for step in range(version, SCHEMA_VERSION):
+                    for statement in MIGRATIONS[step]:
+                        db.execute(statement)
+                    log.info("migrated %s to schema version %d", self.path, step + 1)
+                if version < SCHEMA_VERSION:
+                    db.execute(
+                        "INSERT INTO meta VALUES ('schema_version', ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        (str(SCHEMA_VERSION),),
+                    )
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a usable SQLite database: {exc}") from exc
+
+    def _schema_version(self, db: sqlite3.Connection) -> int:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "meta" not in tables:
+            if tables:
+                raise StoreError(f"{self.path} is a SQLite database but not a muscle-mem store")
+            return 0
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        try:
+            return int(row[0]) if row else 0
+        except ValueError as exc:
+            raise StoreError(f"{self.path} has an unreadable schema version {row[0]!r}") from exc
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def add(self, trajectory: Trajectory, usage: Usage | None = None) -> None:
+        """Store a trajectory; adding an id that is already stored does nothing."""
+        text = _records.dumps(trajectory)
+        stats = _records.initial_usage(trajectory, usage)
+        size = len(text.encode())
+
+        def run() -> None:
+            with self._write() as db:
+                if db.execute("SELECT 1 FROM trajectories WHERE id = ?", (trajectory.id,)).fetchone():
+                    return
+                (rev,) = db.execute(
+                    "UPDATE state SET revision = revision + 1, count = count + 1, nbytes = nbytes + ? "
+                    "RETURNING revision",
+                    (size,),
+                ).fetchone()
+                db.execute(
+                    "INSERT INTO trajectories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        rev,
+                        trajectory.id,
+                        trajectory.task_key,
+                        trajectory.task,
+                        json.dumps(list(trajectory.tags)),
+                        len(trajectory.steps),
+                        trajectory.created_at,
+                        size,
+                        text,
+                    ),
+                )
+                db.execute(
+                    f"INSERT INTO usage (id, rev, {_USAGE}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        trajectory.id,
+                        rev,
+                        stats.hits,
+                        stats.last_used,
+                        stats.saved_seconds,
+                        stats.priority,
+                        stats.attention,
+                    ),
+                )
+                db.execute(
+                    "INSERT INTO tasks VALUES (?, ?, 1) ON CONFLICT (task_key) DO UPDATE SET n = n + 1",
+                    (trajectory.task_key, trajectory.task),
+                )
+
+        self._guard(run)
+
+    def touch(
+        self, trajectory_id: str, *, now: float, saved_seconds: float, priority: float, attention: float
+    ) -> None:
+        self._guard(
+            lambda: self._conn().db.execute(
+                "UPDATE usage SET hits = hits + 1, last_used = ?, saved_seconds = saved_seconds + ?, "
+                "priority = ?, attention = ? WHERE id = ?",
+                (now, saved_seconds, priority, attention, trajectory_id),
+            )
+        )
+
+    def remove(self, trajectory_ids: Iterable[str]) -> int:
+        ids = list(dict.fromkeys(trajectory_ids))
+
+        def run() -> int:
+            with self._write() as db:
+                rows: list[tuple[str, str, int]] = []
+                for start in range(0, len(ids), _CHUNK):
+                    chunk = ids[start : start + _CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    rows += db.execute(
+                        f"SELECT id, task_key, nbytes FROM trajectories WHERE id IN ({marks})", chunk
+                    ).fetchall()
+                return self._delete(db, rows)
+
+        return self._guard(run) if ids else 0
+
+    def expire(self, created_before: float) -> list[str]:
+        def run() -> list[str]:
+            with self._write() as db:
+                rows = db.execute(
+                    "SELECT id, task_key, nbytes FROM trajectories WHERE created_at < ?", (created_before,)
+                ).fetchall()
+                self._delete(db, rows)
+            return [r[0] for r in rows]
+
+        return self._guard(run)
+
+    def _delete(self, db: sqlite3.Connection, rows: list[tuple[str, str, int]]) -> int:
+        """Delete found rows inside a write transaction: one new revision, one tombstone each."""
+        if not rows:
+            return 0
+        (rev,) = db.execute(
+            "UPDATE state SET revision = revision + 1, count = count - ?, nbytes = nbytes - ? RETURNING revision",
+            (len(rows), sum(r[2] for r in rows)),
+        ).fetchone()
+        db.executemany("INSERT INTO tombstones VALUES (?, ?, ?)", [(rev, r[0], r[1]) for r in rows])
+        db.executemany("DELETE FROM trajectories WHERE id = ?", [(r[0],) for r in rows])
+        db.executemany("DELETE FROM usage WHERE id = ?", [(r[0],) for r in rows])
+        db.executemany("UPDATE tasks SET n = n - 1 WHERE task_key = ?", [(r[1],) for r in rows])
+        db.execute("DELETE FROM tasks WHERE n <= 0")
+        cutoff = rev - _records.TOMBSTONE_REVISIONS
+        (oldest,) = db.execute("SELECT MAX(rev) FROM tombstones WHERE rev <= ?", (cutoff,)).fetchone()
+        if oldest is not None:
+            db.execute("DELETE FROM tombstones WHERE rev <= ?", (oldest,))
+            db.execute("UPDATE state SET floor = MAX(floor, ?)", (oldest,))
+        return len(rows)
+
+    def clear(self) -> None:
+        def run() -> None:
+            with self._write() as db:
+                for table in ("trajectories", "usage", "tombstones", "tasks"):
+                    db.execute(f"DELETE FROM {table}")
+                db.execute(
+                    "UPDATE state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0"
+                )
+
+        self._guard(run)
+
+    def close(self) -> None:
+        self._closed = True
+        with self._conns_lock:
+            conns = list(self._conns)
+            self._conns = weakref.WeakSet()
+        for conn in conns:
+            conn.db.close()
+        self._local = threading.local()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def revision(self) -> int:
+        def run() -> int:
+            conn = self._conn()
+            (version,) = conn.db.execute("PRAGMA data_version").fetchone()
+            if version != conn.data_version:
+                (conn.revision,) = conn.db.execute("SELECT revision FROM state").fetchone()
+                conn.data_version = version
+            return conn.revision
+
+        return self._guard(run)
+
+    def changes(self, task_key: str, since: int) -> Changes:
+        def run() -> Changes:
+            with self._read() as db:
+                revision, floor = db.execute("SELECT revision, floor FROM state").fetchone()
+                reset = since < floor
+                rows = db.execute(
+                    "SELECT id, record FROM trajectories WHERE task_key = ? AND rev > ? ORDER BY rev",
+                    (task_key, 0 if reset else since),
+                ).fetchall()
+                removed = (
+                    frozenset()
+                    if reset
+                    else frozenset(
+                        r[0]
+                        for r in db.execute(
+                            "SELECT id FROM tombstones WHERE task_key = ? AND rev > ?", (task_key, since)
+                        )
+                    )
+                )
+            added = (_records.loads(record, tid, str(self.path)) for tid, record in rows)
+            return Changes(revision, tuple(t for t in added if t is not None), removed, reset)
+
+        return self._guard(run)
+
+    def get(self, trajectory_id: str) -> Trajectory | None:
+        row = self._guard(
+            lambda: (
+                self._conn()
+                .db.execute("SELECT record FROM trajectories WHERE id = ?", (trajectory_id,))
+                .fetchone()
+            )
+        )
+        return None if row is None else _records.loads(row[0], trajectory_id, str(self.path))
+
+    def usage(self, trajectory_id: str) -> Usage | None:
+        row = self._guard(
+            lambda: (
+                self._conn()
+                .db.execute(f"SELECT {_USAGE} FROM usage WHERE id = ?", (trajectory_id,))
+                .fetchone()
+            )
+        )
+        return None if row is None else Usage(*row)
+
+    def victims(self, count: int, rank: Rank, exclude: frozenset[str] = frozenset()) -> list[str]:
+        if count <= 0:
+            return []
+        limit = count + len(exclude)
+        args: tuple[float, ...]
+        if rank.kind == "priority":
+            sql, args = "SELECT id FROM usage ORDER BY priority, rev LIMIT ?", (limit,)
+        else:
+            sql = (
+                "SELECT id FROM usage ORDER BY ? / (1.0 + MAX(? - last_used, 0.0)) + ? * attention, rev "
+                "LIMIT ?"
+            )
+            args = (rank.alpha, rank.now, rank.beta, limit)
+        rows = self._guard(lambda: self._conn().db.execute(sql, args).fetchall())
+        return [r[0] for r in rows if r[0] not in exclude][:count]
+
+    def tasks(self) -> dict[str, str]:
+        return self._guard(lambda: dict(self._conn().db.execute("SELECT task_key, task FROM tasks")))
+
+    def nbytes(self) -> int:
+        return int(self._guard(lambda: self._conn().db.execute("SELECT nbytes FROM state").fetchone()[0]))
+
+    def summaries(self) -> Iterator[Summary]:
+        rows = self._guard(
+            lambda: (
+                self._conn()
+                .db.execute(
+                    "SELECT t.id, t.task, t.tags, t.steps, t.created_at, "
+                    + ", ".join(f"u.{c}" for c in _USAGE.split(", "))
+                    + " FROM trajectories t JOIN usage u ON u.id = t.id ORDER BY u.last_used DESC, t.rev DESC"
+                )
+                .fetchall()
+            )
+        )
+        return _records.summaries(rows, str(self.path))
+
+    def __len__(self) -> int:
+        return int(self._guard(lambda: self._conn().db.execute("SELECT count FROM state").fetchone()[0]))
+
+
+_INHERITED: list[_Conn] = []
+"""Connections inherited through fork: kept referenced, so they are never closed (or used) in the child."""
+
+
+def _reset_after_fork() -> None:
+    for store in list(_ALL_STORES):
+        store._after_fork()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)

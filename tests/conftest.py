@@ -1,0 +1,129 @@
+"""Shared fixtures: stores of every kind (memory, a real SQLite file, a real PostgreSQL schema)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store
+from muscle_mem.trajectory import Arg, Snapshot, Step, Trajectory
+
+POSTGRES_ENV = "MUSCLE_MEM_TEST_POSTGRES"
+POSTGRES_URL = os.environ.get(POSTGRES_ENV, "")
+SKIP_POSTGRES = f"PostgreSQL tests need {POSTGRES_ENV}, e.g. postgresql://postgres@127.0.0.1:5432/test"
+
+StoreSpec = tuple[str, str, str]
+"""(kind, location, schema): enough to open the same durable store again, in any process."""
+
+
+def open_spec(spec: StoreSpec) -> Store:
+    """Open (another handle on) the store a spec names."""
+    kind, location, schema = spec
+    if kind == "sqlite":
+        return SQLiteStore(location)
+    return PostgresStore(location, schema=schema, pool_size=4)
+
+
+def drop_schema(schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def trajectory(
+    task_key: str = "task-a",
+    *,
+    n: int = 0,
+    steps: int = 3,
+    created_at: float | None = None,
+    tags: tuple[str, ...] = ("t",),
+) -> Trajectory:
+    """A small trajectory with equality pre-checks, its values depending on ``n``."""
+    extra: dict[str, Any] = {} if created_at is None else {"created_at": created_at}
+    return Trajectory(
+        task_key=task_key,
+        task=f"do {task_key}",
+        tags=tags,
+        steps=tuple(
+            Step(
+                tool=f"tool{i}",
+                version="v1",
+                args=(Arg.static(n), Arg.of_param("name")),
+                kwargs=(("flag", Arg.static([i, "x"])),),
+                pre=Snapshot.capture({"state": n, "step": i}),
+                post=Snapshot.capture(n + i),
+                seconds=0.01,
+            )
+            for i in range(steps)
+        ),
+        result=Arg.output(steps - 1),
+        agent_seconds=1.5,
+        **extra,
+    )
+
+
+def _spec(kind: str, tmp_path: Path) -> Iterator[StoreSpec]:
+    if kind == "sqlite":
+        yield ("sqlite", str(tmp_path / "store" / "cache.db"), "")
+        return
+    if not POSTGRES_URL:
+        pytest.skip(SKIP_POSTGRES)
+    schema = f"mm_test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield ("postgres", POSTGRES_URL, schema)
+    finally:
+        drop_schema(schema)
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A fresh, empty store of each kind."""
+    if request.param == "memory":
+        memory = MemoryStore()
+        yield memory
+        memory.close()
+        return
+    for spec in _spec(request.param, tmp_path):
+        durable = open_spec(spec)
+        try:
+            yield durable
+        finally:
+            durable.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def durable(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreSpec]:
+    """The spec of a fresh durable store (SQLite file or PostgreSQL schema), to open in any process."""
+    yield from _spec(request.param, tmp_path)
+
+
+@pytest.fixture
+def postgres_spec() -> Iterator[StoreSpec]:
+    """The spec of a fresh PostgreSQL schema."""
+    if not POSTGRES_URL:
+        pytest.skip(SKIP_POSTGRES)
+    schema = f"mm_test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield ("postgres", POSTGRES_URL, schema)
+    finally:
+        drop_schema(schema)
+
+
+@pytest.fixture
+def opener(durable: StoreSpec) -> Iterator[Callable[[], Store]]:
+    """Opens handles on one durable store, closing them all at the end."""
+    handles: list[Store] = []
+
+    def open_handle() -> Store:
+        handles.append(open_spec(durable))
+        return handles[-1]
+
+    yield open_handle
+    for handle in handles:
+        handle.close()
