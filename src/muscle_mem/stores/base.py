@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -35,6 +35,27 @@ class Summary:
     steps: int
     created_at: float
     usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One engine call, as kept for reports: a hit, or a miss and why."""
+
+    at: float
+    """When the call ended (``time.time()``)."""
+    task: str
+    task_key: str
+    hit: bool
+    steps_replayed: int = 0
+    reason: str | None = None
+    tool: str | None = None
+    """On a miss: the tool whose check failed, or that raised, if one is to blame."""
+    trajectory_id: str | None = None
+    elapsed: float = 0.0
+    agent_seconds: float = 0.0
+    saved_seconds: float = 0.0
+    tokens_spent: int = 0
+    tokens_saved: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +130,13 @@ class Store(Protocol):
 
     def summaries(self) -> Iterator[Summary]:
         """Every stored trajectory, briefly, most recently used first."""
+        ...
+
+    def log_events(self, events: Sequence[Event]) -> None:
+        """Append engine events (kept for reports; the oldest are pruned past a bound)."""
+
+    def events(self, since: float = 0.0) -> list[Event]:
+        """The kept events at or after a time, oldest first."""
         ...
 
     def __len__(self) -> int:
