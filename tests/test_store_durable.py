@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import POSTGRES_URL, StoreSpec, open_spec, trajectory
-from muscle_mem.stores import PostgresStore, SQLiteStore, Store, StoreError, _records
+from muscle_mem.stores import Event, PostgresStore, SQLiteStore, Store, StoreError, _records
 
 SPAWN = multiprocessing.get_context("spawn")
 
@@ -197,7 +197,7 @@ def test_sqlite_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> None:
     SQLiteStore(path).close()
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
 
 
 def open_and_add(spec: StoreSpec, n: int) -> None:
@@ -258,3 +258,32 @@ def test_postgres_unreachable_server_is_a_clear_error() -> None:
     pytest.importorskip("psycopg", reason="needs psycopg: pip install 'muscle-mem[postgres]'")
     with pytest.raises(StoreError, match="cannot connect"):
         PostgresStore("postgresql://nobody@127.0.0.1:1/none", timeout=1.0)
+
+
+def test_a_version_1_store_is_migrated_forward(durable: StoreSpec) -> None:
+    first = open_spec(durable)
+    t = trajectory()
+    first.add(t)
+    first.close()
+    raw_execute(durable, "DROP TABLE {s}.events")
+    raw_execute(durable, "UPDATE {s}.meta SET value = '1' WHERE key = 'schema_version'")
+    again = open_spec(durable)
+    try:
+        assert again.get(t.id) == t
+        again.log_events([Event(at=1.0, task="do task-a", task_key="task-a", hit=True)])
+        assert [e.at for e in again.events()] == [1.0]
+    finally:
+        again.close()
+    raw_execute(durable, "UPDATE {s}.meta SET value = '3' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="newer"):
+        open_spec(durable)
+
+
+def test_events_are_shared_between_handles(opener: Callable[[], Store]) -> None:
+    writer, reader = opener(), opener()
+    writer.log_events(
+        [Event(at=5.0, task="t", task_key="k", hit=False, reason="a check failed", tool="click")]
+    )
+    assert reader.events() == [
+        Event(at=5.0, task="t", task_key="k", hit=False, reason="a check failed", tool="click")
+    ]

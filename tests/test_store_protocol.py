@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from conftest import trajectory
-from muscle_mem.stores import Rank, Store, StoreError, _records
+from muscle_mem.stores import Event, Rank, Store, StoreError, _records
 from muscle_mem.trajectory import Usage
 
 
@@ -249,3 +249,28 @@ def test_closed_store_refuses_work(store: Store) -> None:
         store.add(trajectory(n=1))
     with pytest.raises(StoreError):
         store.changes("task-a", 0)
+
+
+def event(at: float, hit: bool = True, **more: object) -> Event:
+    return Event(at=at, task="do task-a", task_key="task-a", hit=hit, **more)  # type: ignore[arg-type]
+
+
+def test_events_are_kept_oldest_first(store: Store) -> None:
+    store.log_events([event(3.0), event(1.0, hit=False, reason="no trajectory", tool="click")])
+    store.log_events([])
+    store.log_events([event(2.0, steps_replayed=5, saved_seconds=1.5, tokens_saved=120)])
+    assert [e.at for e in store.events()] == [1.0, 2.0, 3.0]
+    assert store.events()[0] == event(1.0, hit=False, reason="no trajectory", tool="click")
+    assert store.events(since=2.0) == [
+        event(2.0, steps_replayed=5, saved_seconds=1.5, tokens_saved=120),
+        event(3.0),
+    ]
+    store.clear()
+    assert len(store.events()) == 3  # clear() deletes trajectories, not the report history
+
+
+def test_only_the_newest_events_are_kept(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_records, "EVENTS_KEPT", 3)
+    for at in range(6):
+        store.log_events([event(float(at))])
+    assert [e.at for e in store.events()] == [3.0, 4.0, 5.0]

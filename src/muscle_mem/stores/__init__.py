@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from muscle_mem.stores.base import Changes, Rank, Store, StoreError, Summary
+from muscle_mem.stores.base import Changes, Event, Rank, Store, StoreError, Summary
 from muscle_mem.stores.memory import MemoryStore
 from muscle_mem.stores.postgres import PostgresStore
 from muscle_mem.stores.sqlite import SQLiteStore
@@ -28,6 +28,7 @@ ENV = "MUSCLE_MEM_STORE"
 __all__ = [
     "ENV",
     "Changes",
+    "Event",
     "MemoryStore",
     "PostgresStore",
     "Rank",

@@ -1,20 +1,24 @@
-"""Trajectory records as JSON text, shared by the stores; undecodable rows are logged and skipped."""
+"""Trajectories and events as JSON text, shared by the stores; undecodable rows are logged and skipped."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.stores.base import Summary
+from muscle_mem.stores.base import Event, Summary
 from muscle_mem.trajectory import RecordError, Trajectory, Usage, from_record, to_record
 
 log = logging.getLogger("muscle_mem.stores")
 
 TOMBSTONE_REVISIONS = 10_000
 """Removals are remembered for this many revisions; a reader further behind gets ``Changes.reset``."""
+EVENTS_KEPT = 100_000
+"""How many engine events a store keeps; older ones are pruned."""
+_EVENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Event))
 
 
 def dumps(trajectory: Trajectory) -> str:
@@ -53,3 +57,20 @@ def summaries(rows: Iterable[Any], where: str) -> Iterator[Summary]:
             continue
         found.append(Summary(tid, task, tuple(str(t) for t in tag_list), steps, created_at, Usage(*usage)))
     return iter(found)
+
+
+def dump_event(event: Event) -> str:
+    """The stored JSON text of an event."""
+    return json.dumps(dataclasses.asdict(event), separators=(",", ":"), ensure_ascii=False)
+
+
+def load_events(rows: Iterable[tuple[Any, str]], where: str) -> list[Event]:
+    """Events from (row id, JSON text) rows; a row that cannot be read is skipped with a warning."""
+    found = []
+    for row_id, text in rows:
+        try:
+            data = json.loads(text)
+            found.append(Event(**{k: v for k, v in data.items() if k in _EVENT_FIELDS}))
+        except (ValueError, TypeError, AttributeError) as exc:
+            log.warning("skipping event %s in %s: it cannot be decoded (%s)", row_id, where, exc)
+    return found

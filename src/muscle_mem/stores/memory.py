@@ -6,14 +6,14 @@ import bisect
 import heapq
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from muscle_mem.stores import _records
-from muscle_mem.stores.base import Changes, Rank, StoreError, Summary
+from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 
 
@@ -56,6 +56,7 @@ class MemoryStore:
         self._by_age: list[tuple[float, int, str]] = []
         """Heap of (created_at, rev, id); an item is stale once its id is gone."""
         self._slots = _Slots()
+        self._events: deque[Event] = deque()
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -129,6 +130,13 @@ class MemoryStore:
             self._by_priority.clear()
             self._by_age.clear()
             self._slots = _Slots()
+
+    def log_events(self, events: Sequence[Event]) -> None:
+        with self._lock:
+            self._check_open()
+            self._events.extend(events)
+            while len(self._events) > _records.EVENTS_KEPT:
+                self._events.popleft()
 
     def close(self) -> None:
         with self._lock:
@@ -205,6 +213,13 @@ class MemoryStore:
             ]
         rows.sort(key=lambda s: s.usage.last_used, reverse=True)
         return iter(rows)
+
+    def events(self, since: float = 0.0) -> list[Event]:
+        with self._lock:
+            self._check_open()
+            found = [e for e in self._events if e.at >= since]
+        found.sort(key=lambda e: e.at)
+        return found
 
     def __len__(self) -> int:
         return len(self._entries)

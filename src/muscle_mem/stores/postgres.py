@@ -18,11 +18,12 @@ import os
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from muscle_mem.stores import _records
-from muscle_mem.stores.base import Changes, Rank, StoreError, Summary
+from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 
 if TYPE_CHECKING:
@@ -57,6 +58,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX ON {s}.tombstones (task_key, rev)",
         "CREATE INDEX ON {s}.tombstones (rev)",
         "CREATE TABLE {s}.tasks (task_key TEXT PRIMARY KEY, task TEXT NOT NULL, n BIGINT NOT NULL)",
+    ),
+    (
+        """CREATE TABLE {s}.events (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL)""",
+        "CREATE INDEX ON {s}.events (at)",
     ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
@@ -129,6 +135,7 @@ class PostgresStore:
                     kwargs={"autocommit": True, "application_name": f"muscle_mem:{self.schema}"[:63]},
                     timeout=self.timeout,
                     name=f"muscle_mem:{self.schema}",
+                    configure=_configure,
                     open=False,
                 )
                 try:
@@ -171,8 +178,15 @@ class PostgresStore:
             raise StoreError(f"{self!r}: the state row is missing")
         return row[0]
 
-    def _migrate(self, conn: Connection[Any]) -> None:
+    @contextmanager
+    def _write(self, conn: Connection[Any]) -> Iterator[None]:
+        """A transaction that changes trajectories: committed durably (the server's own setting)."""
         with conn.transaction():
+            conn.execute(_DURABLE_COMMIT)
+            yield
+
+    def _migrate(self, conn: Connection[Any]) -> None:
+        with self._write(conn):
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"muscle_mem.schema:{self.schema}",))
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
             version = 0
@@ -209,7 +223,7 @@ class PostgresStore:
         t = trajectory
 
         def work(conn: Connection[Any]) -> None:
-            with conn.transaction():
+            with self._write(conn):
                 rev = self._scalar(conn, "bump", (1, size))
                 row = (rev, t.id, t.task_key, t.task, json.dumps(list(t.tags)), len(t.steps), t.created_at)
                 if conn.execute(self._sql["insert"], (*row, size, text)).fetchone() is None:
@@ -248,7 +262,7 @@ class PostgresStore:
     def _delete(self, conn: Connection[Any], sql: str, args: tuple[Any, ...]) -> list[str]:
         """Delete rows in one transaction: one new revision, one tombstone each; returns their ids."""
         rows: list[tuple[str, str, int]] = []
-        with conn.transaction():
+        with self._write(conn):
             rev = self._scalar(conn, "bump", (0, 0))
             rows = conn.execute(sql, args).fetchall()
             if not rows:
@@ -265,12 +279,23 @@ class PostgresStore:
 
     def clear(self) -> None:
         def work(conn: Connection[Any]) -> None:
-            with conn.transaction():
+            with self._write(conn):
                 conn.execute(self._sql["clear_state"])
                 for table in ("trajectories", "usage", "tombstones", "tasks"):
                     conn.execute(f'DELETE FROM "{self.schema}".{table}')
 
         self._run(work)
+
+    def log_events(self, events: Sequence[Event]) -> None:
+        rows = [(e.at, _records.dump_event(e)) for e in events]
+
+        def work(conn: Connection[Any]) -> None:
+            with conn.transaction():
+                conn.cursor().executemany(self._sql["log_event"], rows)
+                conn.execute(self._sql["prune_events"], (_records.EVENTS_KEPT,))
+
+        if rows:
+            self._run(work)
 
     def close(self) -> None:
         with self._pool_lock:
@@ -330,6 +355,10 @@ class PostgresStore:
         rows = self._run(lambda conn: conn.execute(self._sql["summaries"]).fetchall())
         return _records.summaries(rows, self._where)
 
+    def events(self, since: float = 0.0) -> list[Event]:
+        rows = self._run(lambda conn: conn.execute(self._sql["events"], (since,)).fetchall())
+        return _records.load_events(rows, self._where)
+
     def __len__(self) -> int:
         return int(self._run(lambda conn: self._scalar(conn, "count")))
 
@@ -358,11 +387,11 @@ _SQL = {
     "prune": "WITH old AS (DELETE FROM {s}.tombstones WHERE rev <= %s RETURNING rev) "
     "UPDATE {s}.state SET floor = GREATEST(floor, (SELECT MAX(rev) FROM old)) WHERE EXISTS (SELECT FROM old)",
     "revision": "SELECT revision FROM {s}.state",
-    "changes": "WITH q AS (SELECT revision, floor, %(since)s::bigint AS since FROM {s}.state) "
-    "SELECT 0, t.id, t.record, t.rev, q.revision, q.floor FROM {s}.trajectories t, q "
-    "WHERE t.task_key = %(key)s AND t.rev > CASE WHEN q.since < q.floor THEN 0 ELSE q.since END "
-    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.revision, q.floor FROM {s}.tombstones b, q "
-    "WHERE b.task_key = %(key)s AND b.rev > q.since AND q.since >= q.floor "
+    "changes": "WITH q AS MATERIALIZED (SELECT revision, floor, %(since)s::bigint AS since FROM {s}.state) "
+    "SELECT 0, t.id, t.record, t.rev, q.revision, q.floor FROM {s}.trajectories t, q WHERE t.task_key = %(key)s "
+    "AND t.rev > (SELECT CASE WHEN since < floor THEN 0 ELSE since END FROM q) "
+    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.revision, q.floor FROM {s}.tombstones b, q WHERE b.task_key = %(key)s "
+    "AND b.rev > (SELECT CASE WHEN since < floor THEN NULL ELSE since END FROM q) "
     "UNION ALL SELECT 2, NULL, NULL, 0, q.revision, q.floor FROM q",
     "get": "SELECT record FROM {s}.trajectories WHERE id = %s",
     "usage": f"SELECT {_USAGE} FROM {{s}}.usage WHERE id = %s",
@@ -370,12 +399,28 @@ _SQL = {
     "victims_recency": "SELECT id FROM {s}.usage "
     "ORDER BY %s / (1.0 + GREATEST(%s - last_used, 0.0)) + %s * attention, rev LIMIT %s",
     "tasks": "SELECT task_key, task FROM {s}.tasks",
+    "log_event": "INSERT INTO {s}.events (at, data) VALUES (%s, %s)",
+    "prune_events": "DELETE FROM {s}.events WHERE seq <= (SELECT MAX(seq) FROM {s}.events) - %s",
+    "events": "SELECT seq, data FROM {s}.events WHERE at >= %s ORDER BY at, seq",
     "nbytes": "SELECT nbytes FROM {s}.state",
     "count": "SELECT count FROM {s}.state",
     "summaries": "SELECT t.id, t.task, t.tags, t.steps, t.created_at, "
     + ", ".join(f"u.{c}" for c in _USAGE.split(", "))
     + " FROM {s}.trajectories t JOIN {s}.usage u ON u.id = t.id ORDER BY u.last_used DESC, t.rev DESC",
 }
+
+
+_DURABLE = "muscle_mem.durable_commit"
+_DURABLE_COMMIT = f"SELECT set_config('synchronous_commit', current_setting('{_DURABLE}'), true)"
+
+
+def _configure(conn: Connection[Any]) -> None:
+    """Commit use statistics (``touch``) without waiting for the disk: losing the last ones in a server
+    crash costs nothing, and a hit stays one round trip. Writes to trajectories restore the server's
+    setting, remembered here, inside their transactions (see :meth:`PostgresStore._write`)."""
+    durable = conn.execute("SHOW synchronous_commit").fetchone()
+    conn.execute(f"SET {_DURABLE} TO '{durable[0] if durable else 'on'}'")
+    conn.execute("SET synchronous_commit TO off")
 
 
 def _reset_after_fork() -> None:

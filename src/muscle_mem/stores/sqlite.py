@@ -9,7 +9,8 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
 - ``tombstones``: recent removals, so :meth:`SQLiteStore.changes` reports them incrementally;
 - ``tasks``: each task key with its text and how many trajectories it has;
 - ``state``: one row with the revision counter (bumped in the transaction of every add and removal),
-  the oldest revision still answerable incrementally, the count and the byte size.
+  the oldest revision still answerable incrementally, the count and the byte size;
+- ``events``: the engine's recent events (JSON), for reports (schema version 2).
 
 Each thread uses its own connection; writes take the database lock up front (``BEGIN IMMEDIATE``) and
 wait for it up to ``timeout`` seconds.
@@ -23,13 +24,13 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 from muscle_mem.stores import _records
-from muscle_mem.stores.base import Changes, Rank, StoreError, Summary
+from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 
 log = logging.getLogger("muscle_mem.stores.sqlite")
@@ -60,6 +61,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX tombstones_rev ON tombstones (rev)",
         """CREATE TABLE tasks (
             task_key TEXT PRIMARY KEY, task TEXT NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID""",
+    ),
+    (
+        "CREATE TABLE events (seq INTEGER PRIMARY KEY, at REAL NOT NULL, data TEXT NOT NULL)",
+        "CREATE INDEX events_at ON events (at)",
     ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
@@ -311,6 +316,20 @@ class SQLiteStore:
 
         self._guard(run)
 
+    def log_events(self, events: Sequence[Event]) -> None:
+        rows = [(e.at, _records.dump_event(e)) for e in events]
+
+        def run() -> None:
+            with self._write() as db:
+                db.executemany("INSERT INTO events (at, data) VALUES (?, ?)", rows)
+                db.execute(
+                    "DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events) - ?",
+                    (_records.EVENTS_KEPT,),
+                )
+
+        if rows:
+            self._guard(run)
+
     def close(self) -> None:
         self._closed = True
         with self._conns_lock:
@@ -412,6 +431,16 @@ class SQLiteStore:
             )
         )
         return _records.summaries(rows, str(self.path))
+
+    def events(self, since: float = 0.0) -> list[Event]:
+        rows = self._guard(
+            lambda: (
+                self._conn()
+                .db.execute("SELECT seq, data FROM events WHERE at >= ? ORDER BY at, seq", (since,))
+                .fetchall()
+            )
+        )
+        return _records.load_events(rows, str(self.path))
 
     def __len__(self) -> int:
         return int(self._guard(lambda: self._conn().db.execute("SELECT count FROM state").fetchone()[0]))
