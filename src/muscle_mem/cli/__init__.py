@@ -1,0 +1,75 @@
+"""The ``muscle-mem`` command: one module per subcommand, each with ``NAME``, ``HELP``, ``add_arguments``, ``run``.
+
+Errors are one clear line on stderr and a non-zero exit status, never a traceback (set
+``MUSCLE_MEM_DEBUG=1`` to see one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+from typing import NoReturn
+
+from muscle_mem.cli import demo as demo
+from muscle_mem.cli.common import DEFAULT_STORE, STORE_ENV, UsageError
+
+COMMANDS: tuple[ModuleType, ...] = (demo,)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="muscle-mem", description="Muscle memory for AI agents: run the demo, inspect the cache."
+    )
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--store",
+        metavar="URL",
+        help=f"sqlite:///path, postgresql://user@host:port/db or memory:// (default: ${STORE_ENV}, "
+        f"else {DEFAULT_STORE})",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS:
+        sub = commands.add_parser(module.NAME, help=module.HELP, description=module.HELP, parents=[common])
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        status: int = args.run(args)
+        return status
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else 0
+    except UsageError as exc:
+        return _fail(f"error: {exc}", 2)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except Exception as exc:
+        if os.environ.get("MUSCLE_MEM_DEBUG"):
+            raise
+        return _fail(f"error: {_describe(exc)}", 1)
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return (
+        text
+        if text and type(exc).__name__.endswith("Error")
+        else f"{type(exc).__name__}: {text}".rstrip(": ")
+    )
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"muscle-mem: {message}", file=sys.stderr)
+    return status

@@ -1,0 +1,201 @@
+"""``muscle-mem demo``: a support agent works through a stream of requests, with muscle memory.
+
+The agent's "LLM" is scripted (no network) but takes a model's time and tokens. Every request on
+which the engine replayed steps is done again by the agent alone, on a copy of the desk made just
+before the request; the two desks and answers must be equal. The exit status is 1 if any differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from muscle_mem.cli.common import UsageError, store_url
+from muscle_mem.cli.output import Output
+from muscle_mem.cli.supportdesk.runner import DemoRunner, Outcome, Tally
+
+NEW_TASK = "no trajectory is stored for this task"
+"""The engine's reason for a task it has never seen."""
+SHOW_UNSAFE = 5
+NAME = "demo"
+HELP = "Run a support agent on a stream of requests with muscle memory, and verify every replay."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tasks", type=_positive(int), default=40, metavar="N", help="requests to run (40)")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the desk and of the request stream (7)")
+    parser.add_argument(
+        "--speed",
+        type=_positive(float),
+        default=1.0,
+        metavar="F",
+        help="divide the LLM's latency by F (1: a hosted model's 0.2-0.8 s per call)",
+    )
+    parser.add_argument("--fresh", action="store_true", help="empty the store first")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(".muscle-mem/demo"),
+        help="where the desk lives (.muscle-mem/demo)",
+    )
+    parser.add_argument(
+        "--no-checks",
+        action="store_true",
+        help="register the tools without their Checks, on a throwaway in-memory store: shows what Checks prevent",
+    )
+    parser.add_argument("--plain", action="store_true", help="plain text output, even if rich is installed")
+    parser.add_argument("-v", "--verbose", action="store_true", help="one line per request")
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Output(fancy=False if args.plain else None)
+    if args.no_checks and args.store:
+        raise UsageError("--no-checks always uses a throwaway in-memory store; drop --store")
+    store = "memory://" if args.no_checks else store_url(args)
+    if args.workdir.exists() and not args.workdir.is_dir():
+        raise UsageError(f"--workdir {args.workdir} is not a directory")
+    runner = DemoRunner(
+        args.workdir, store, seed=args.seed, speed=args.speed, fresh=args.fresh, checks=not args.no_checks
+    )
+    with runner:
+        cached = len(runner.engine.store)
+        checks = "WITHOUT Checks, " if args.no_checks else ""
+        out.line(
+            f"Support desk demo: {args.tasks} requests, {checks}store {store} ({cached} trajectories cached)"
+        )
+        with out.progress("requests", args.tasks) as bar:
+
+            def on_task(outcome: Outcome) -> None:
+                if args.verbose:
+                    out.line(_describe(outcome))
+                bar.advance(_running(runner.tally, runner.verifying))
+
+            runner.stream(args.tasks, on_task)
+        with out.progress("verifying replays", runner.pending) as bar:
+            tally = runner.finish(lambda _: bar.advance())
+        _summary(out, tally, store)
+    return 1 if tally.unsafe else 0
+
+
+def _running(tally: Tally, verifying: int) -> str:
+    return (
+        f"hits {tally.count('hit')}  partial {tally.count('partial')}  misses {tally.count('miss')}"
+        f"  verifying {verifying}"
+    )
+
+
+def _describe(o: Outcome) -> str:
+    line = f"{o.index + 1:4} {o.kind:7} {o.result.steps_replayed:2} replayed  {o.task.text}"
+    if o.task.event:
+        line += f"\n     changed: {o.task.event}"
+    if o.result.reason and o.kind != "hit":
+        line += f"\n     engine: {o.result.reason}"
+    return line
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:,.1f}k" if n >= 1000 else str(n)
+
+
+def _summary(out: Output, t: Tally, store: str) -> None:
+    n, verified = len(t.outcomes), len(t.verified)
+    hits, partial, misses = t.count("hit"), t.count("partial"), t.count("miss")
+    new = t.reasons().get(NEW_TASK, 0)
+    out.line()
+    out.table(
+        f"Summary of {n} tasks",
+        ["", "tasks", "share", "<"],
+        [
+            ["full hits", str(hits), _share(hits, n), "replayed to the end, no LLM call"],
+            [
+                "partial replays",
+                str(partial),
+                _share(partial, n),
+                "replay stopped mid-way, the agent resumed",
+            ],
+            [
+                "fallbacks",
+                str(misses),
+                _share(misses, n),
+                f"{new} new tasks, {misses - new} changed at step 1",
+            ],
+            [
+                "unsafe replays",
+                str(len(t.unsafe)),
+                "",
+                f"of {verified} replays, checked against the agent alone",
+            ],
+        ],
+    )
+    out.line(f"{t.steps_replayed} tool calls were replayed by the engine instead of being chosen by the LLM.")
+    out.line()
+    spent, avoided = t.llm_spent, t.llm_avoided
+    out.table(
+        "Agent cost",
+        ["", "spent", "avoided"],
+        [
+            ["LLM calls", str(spent.calls), str(avoided.calls)],
+            ["tokens (prompt + completion)", _tokens(spent.tokens), _tokens(avoided.tokens)],
+            ["agent time", _seconds(t.agent_seconds), _seconds(t.agent_seconds_avoided)],
+        ],
+    )
+    out.line(
+        f"Avoided is measured: the agent alone on copies of the desk for the {verified} replayed tasks, "
+        f"minus what those tasks still spent. The engine's own estimate of agent time saved: "
+        f"{_seconds(t.saved_seconds_estimate)}."
+    )
+    out.line()
+    with_cache, without = t.seconds_with_cache, t.seconds_without_cache
+    out.table(
+        "Wall time of the tasks",
+        ["", "seconds"],
+        [["with the cache", f"{with_cache:.1f}"], ["without the cache", f"{without:.1f}"]],
+    )
+    speedup = f" ({without / with_cache:.1f}x)" if with_cache > 0 else ""
+    out.line(
+        f"Both measured{speedup}: with = each engine call; without = the agent alone on copies for the "
+        f"{verified} replayed tasks, plus the agent's own runs for the other {n - verified}."
+    )
+    reasons = t.reasons()
+    if reasons:
+        out.line()
+        out.table(
+            "Why the cache was not, or not fully, used",
+            ["reason<", "tasks"],
+            [[reason, str(count)] for reason, count in reasons.most_common()],
+        )
+    for o in t.unsafe[:SHOW_UNSAFE]:
+        out.line()
+        out.line(f"UNSAFE replay on task {o.index + 1}: {o.task.text}", style="bold red")
+        for difference in o.differences:
+            out.line(f"  {difference}")
+    if len(t.unsafe) > SHOW_UNSAFE:
+        out.line(f"... and {len(t.unsafe) - SHOW_UNSAFE} more unsafe replays", style="bold red")
+    out.line()
+    out.line(
+        f"Finished in {t.wall_seconds:.1f} s, verification included. The cache stays in {store}: "
+        "run the demo again to start from it, or add --fresh to start empty."
+    )
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.0%}" if whole else ""
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f} s"

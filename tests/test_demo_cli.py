@@ -1,0 +1,99 @@
+"""``muscle-mem demo`` end to end, on a real SQLite store, with a fast "LLM"."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from muscle_mem.cli import main
+from muscle_mem.stores import SQLiteStore
+
+
+def row(output: str, label: str) -> list[str]:
+    """The cells of the summary row that starts with ``label`` (plain or rich table)."""
+    for line in output.splitlines():
+        cells = [c for c in re.split(r"\s{2,}|│|┃", line) if c.strip()]
+        if cells and cells[0].strip() == label:
+            return [c.strip() for c in cells]
+    raise AssertionError(f"no row {label!r} in:\n{output}")
+
+
+def demo(tmp_path: Path, *extra: str) -> list[str]:
+    return ["demo", "--speed", "100000", "--workdir", str(tmp_path / "work"), *extra]
+
+
+def test_demo_runs_to_a_safe_summary_and_remembers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = f"sqlite:///{tmp_path / 'cache.db'}"
+    assert main([*demo(tmp_path, "--tasks", "30", "--store", store, "--plain")]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "Summary of 30 tasks" in out
+    hits, partial, fallbacks = (
+        int(row(out, label)[1]) for label in ("full hits", "partial replays", "fallbacks")
+    )
+    assert hits > 0
+    assert partial > 0
+    assert hits + partial + fallbacks == 30
+    assert row(out, "unsafe replays")[1] == "0"
+    assert "requests [########################] 30/30" in out
+    for section in ("Agent cost", "Wall time of the tasks", "Why the cache was not, or not fully, used"):
+        assert section in out
+    stored = len(SQLiteStore(tmp_path / "cache.db"))
+    assert stored > 0
+
+    # a second process-like run starts from the same store: the same stream now hits throughout
+    assert main([*demo(tmp_path, "--tasks", "30", "--store", store, "--plain")]) == 0
+    out, _ = capsys.readouterr()
+    assert f"({stored} trajectories cached)" in out
+    assert int(row(out, "full hits")[1]) > hits
+    assert row(out, "unsafe replays")[1] == "0"
+
+    # --fresh starts from an empty store
+    assert main([*demo(tmp_path, "--tasks", "5", "--store", store, "--plain", "--fresh")]) == 0
+    assert "(0 trajectories cached)" in capsys.readouterr().out
+
+
+def test_demo_uses_a_file_under_the_working_directory_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MUSCLE_MEM_STORE", raising=False)
+    assert main(["demo", "--tasks", "8", "--speed", "100000"]) == 0
+    out = capsys.readouterr().out
+    assert "sqlite:///.muscle-mem/cache.db" in out
+    assert (tmp_path / ".muscle-mem" / "cache.db").is_file()
+    assert (tmp_path / ".muscle-mem" / "demo" / "desk.db").is_file()
+    assert not (tmp_path / ".muscle-mem" / "demo" / "copies").exists()  # the copies are cleaned up
+
+
+def test_demo_honours_the_store_environment_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MUSCLE_MEM_STORE", f"sqlite:///{tmp_path / 'env.db'}")
+    assert main(demo(tmp_path, "--tasks", "5", "--plain")) == 0
+    assert (tmp_path / "env.db").is_file()
+    assert str(tmp_path / "env.db") in capsys.readouterr().out
+
+
+def test_demo_with_rich_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("rich")
+    assert main(demo(tmp_path, "--tasks", "10", "--store", "memory://", "-v")) == 0
+    out = capsys.readouterr().out
+    assert "Summary of 10 tasks" in out
+    assert row(out, "unsafe replays")[1] == "0"
+    assert re.search(r"^\s+1 miss\s+0 replayed  ", out, re.MULTILINE)
+
+
+def test_demo_without_checks_reports_unsafe_replays_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(demo(tmp_path, "--tasks", "30", "--no-checks", "--plain")) == 1
+    out = capsys.readouterr().out
+    assert "WITHOUT Checks" in out
+    assert int(row(out, "unsafe replays")[1]) > 0
+    assert "UNSAFE replay on task" in out
+    assert "only after the replay" in out
