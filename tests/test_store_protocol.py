@@ -8,7 +8,16 @@ import threading
 import pytest
 
 from conftest import trajectory
-from muscle_mem.stores import Event, Rank, Store, StoreError, _records
+from muscle_mem.stores import (
+    Event,
+    MemoryStore,
+    PostgresStore,
+    Rank,
+    SQLiteStore,
+    Store,
+    StoreError,
+    _records,
+)
 from muscle_mem.trajectory import Usage
 
 
@@ -274,3 +283,21 @@ def test_only_the_newest_events_are_kept(store: Store, monkeypatch: pytest.Monke
     for at in range(6):
         store.log_events([event(float(at))])
     assert [e.at for e in store.events()] == [3.0, 4.0, 5.0]
+
+
+def test_add_many_adds_new_ids_once_in_order(store: Store) -> None:
+    assert isinstance(store, MemoryStore | SQLiteStore | PostgresStore)  # add_many is not in the protocol
+    bulk = store.add_many
+    old = trajectory(n=0)
+    store.add(old)
+    since = store.revision()
+    batch = [trajectory(n=i) for i in range(1, 5)]
+    assert (
+        bulk([(old, None), *[(t, Usage(priority=float(i))) for i, t in enumerate(batch)], (batch[0], None)])
+        == 4
+    )
+    assert store.revision() >= since + 4
+    assert [t.id for t in store.changes("task-a", since).added] == [t.id for t in batch]
+    assert len(store) == 5 and store.victims(1, Rank()) == [old.id]
+    assert store.nbytes() == sum(len(_records.dumps(t).encode()) for t in [old, *batch])
+    assert bulk([]) == 0 and bulk([(old, None)]) == 0

@@ -46,6 +46,40 @@ def initial_usage(trajectory: Trajectory, usage: Usage | None) -> Usage:
     return usage if usage is not None else Usage(last_used=trajectory.created_at)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Prepared:
+    """A trajectory ready to insert: its record text, size and initial use statistics."""
+
+    trajectory: Trajectory
+    usage: Usage
+    text: str
+    nbytes: int
+
+    def row(self, rev: int) -> tuple[Any, ...]:
+        """The values of a ``trajectories`` row (rev, id, task_key, task, tags, steps, created_at, nbytes,
+        record)."""
+        t = self.trajectory
+        tags = json.dumps(list(t.tags))
+        return (rev, t.id, t.task_key, t.task, tags, len(t.steps), t.created_at, self.nbytes, self.text)
+
+    def usage_row(self, rev: int) -> tuple[Any, ...]:
+        """The values of a ``usage`` row (id, rev, hits, last_used, saved_seconds, priority, attention)."""
+        u = self.usage
+        return (self.trajectory.id, rev, u.hits, u.last_used, u.saved_seconds, u.priority, u.attention)
+
+
+def prepare(items: Iterable[tuple[Trajectory, Usage | None]]) -> list[Prepared]:
+    """Serialise trajectories to add (the first of repeated ids wins); raises ``CodecError`` early."""
+    found: dict[str, Prepared] = {}
+    for trajectory, usage in items:
+        if trajectory.id not in found:
+            text = dumps(trajectory)
+            found[trajectory.id] = Prepared(
+                trajectory, initial_usage(trajectory, usage), text, len(text.encode())
+            )
+    return list(found.values())
+
+
 def summaries(rows: Iterable[Any], where: str) -> Iterator[Summary]:
     """Summaries from rows (id, task, tags JSON, steps, created_at, hits, last_used, saved, priority, attention)."""
     found = []

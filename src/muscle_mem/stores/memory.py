@@ -62,25 +62,31 @@ class MemoryStore:
 
     def add(self, trajectory: Trajectory, usage: Usage | None = None) -> None:
         """Store a trajectory; adding an id that is already stored does nothing."""
-        text = _records.dumps(trajectory)
-        stats = replace(_records.initial_usage(trajectory, usage))
-        tid = trajectory.id
+        self.add_many([(trajectory, usage)])
+
+    def add_many(self, items: Iterable[tuple[Trajectory, Usage | None]]) -> int:
+        """Store many trajectories (ids already stored are skipped); returns how many were new."""
+        prepared = _records.prepare(items)
         with self._lock:
             self._check_open()
-            if tid in self._entries:
-                return
-            self._revision += 1
-            rev = self._revision
-            nbytes = len(text.encode())
-            self._entries[tid] = _Entry(trajectory, stats, rev, nbytes, self._slots.put(tid, rev, stats))
-            task = self._tasks.get(trajectory.task_key)
-            if task is None:
-                task = self._tasks[trajectory.task_key] = _Task(trajectory.task, [])
-            task.order.append((rev, tid))
-            task.live += 1
-            self._nbytes += nbytes
-            heapq.heappush(self._by_priority, (stats.priority, rev, tid))
-            heapq.heappush(self._by_age, (trajectory.created_at, rev, tid))
+            new = 0
+            for p in prepared:
+                t, tid, stats = p.trajectory, p.trajectory.id, replace(p.usage)
+                if tid in self._entries:
+                    continue
+                new += 1
+                self._revision += 1
+                rev = self._revision
+                self._entries[tid] = _Entry(t, stats, rev, p.nbytes, self._slots.put(tid, rev, stats))
+                task = self._tasks.get(t.task_key)
+                if task is None:
+                    task = self._tasks[t.task_key] = _Task(t.task, [])
+                task.order.append((rev, tid))
+                task.live += 1
+                self._nbytes += p.nbytes
+                heapq.heappush(self._by_priority, (stats.priority, rev, tid))
+                heapq.heappush(self._by_age, (t.created_at, rev, tid))
+            return new
 
     def touch(
         self, trajectory_id: str, *, now: float, saved_seconds: float, priority: float, attention: float

@@ -12,7 +12,6 @@ operation that met it is retried once after the pool has checked its idle connec
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -217,32 +216,36 @@ class PostgresStore:
 
     def add(self, trajectory: Trajectory, usage: Usage | None = None) -> None:
         """Store a trajectory; adding an id that is already stored does nothing."""
-        text = _records.dumps(trajectory)
-        stats = _records.initial_usage(trajectory, usage)
-        size = len(text.encode())
-        t = trajectory
+        self.add_many([(trajectory, usage)])
 
-        def work(conn: Connection[Any]) -> None:
+    def add_many(self, items: Iterable[tuple[Trajectory, Usage | None]]) -> int:
+        """Store many trajectories in one transaction (ids already stored are skipped); returns how
+        many were new. Each gets its own revision, as if added one by one."""
+        prepared = _records.prepare(items)
+
+        def work(conn: Connection[Any]) -> int:
             with self._write(conn):
-                rev = self._scalar(conn, "bump", (1, size))
-                row = (rev, t.id, t.task_key, t.task, json.dumps(list(t.tags)), len(t.steps), t.created_at)
-                if conn.execute(self._sql["insert"], (*row, size, text)).fetchone() is None:
-                    raise self._psycopg.Rollback
-                conn.execute(
-                    self._sql["insert_usage"],
-                    (
-                        t.id,
-                        rev,
-                        stats.hits,
-                        stats.last_used,
-                        stats.saved_seconds,
-                        stats.priority,
-                        stats.attention,
-                    ),
+                conn.execute(self._sql["lock_state"])
+                ids = [p.trajectory.id for p in prepared]
+                stored = {r[0] for r in conn.execute(self._sql["stored_ids"], (ids,))}
+                new = [p for p in prepared if p.trajectory.id not in stored]
+                if not new:
+                    return 0
+                top = self._scalar(conn, "bump", (len(new), len(new), sum(p.nbytes for p in new)))
+                revs = range(top - len(new) + 1, top + 1)
+                cursor = conn.cursor()
+                cursor.executemany(
+                    self._sql["insert"], [p.row(rev) for p, rev in zip(new, revs, strict=True)]
                 )
-                conn.execute(self._sql["insert_task"], (t.task_key, t.task))
+                cursor.executemany(
+                    self._sql["insert_usage"], [p.usage_row(rev) for p, rev in zip(new, revs, strict=True)]
+                )
+                cursor.executemany(
+                    self._sql["insert_task"], [(p.trajectory.task_key, p.trajectory.task) for p in new]
+                )
+                return len(new)
 
-        self._run(work)
+        return self._run(work) if prepared else 0
 
     def touch(
         self, trajectory_id: str, *, now: float, saved_seconds: float, priority: float, attention: float
@@ -263,7 +266,7 @@ class PostgresStore:
         """Delete rows in one transaction: one new revision, one tombstone each; returns their ids."""
         rows: list[tuple[str, str, int]] = []
         with self._write(conn):
-            rev = self._scalar(conn, "bump", (0, 0))
+            rev = self._scalar(conn, "bump", (1, 0, 0))
             rows = conn.execute(sql, args).fetchall()
             if not rows:
                 raise self._psycopg.Rollback
@@ -368,12 +371,13 @@ _SQL = {
     "set_version": "INSERT INTO {s}.meta VALUES ('schema_version', %s) "
     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     "tables": "SELECT 1 FROM pg_tables WHERE schemaname = %s LIMIT 1",
-    "bump": "UPDATE {s}.state SET revision = revision + 1, count = count + %s, nbytes = nbytes + %s "
+    "lock_state": "SELECT FROM {s}.state FOR UPDATE",
+    "stored_ids": "SELECT id FROM {s}.trajectories WHERE id = ANY(%s)",
+    "bump": "UPDATE {s}.state SET revision = revision + %s, count = count + %s, nbytes = nbytes + %s "
     "RETURNING revision",
     "shrink": "UPDATE {s}.state SET count = count - %s, nbytes = nbytes - %s",
     "clear_state": "UPDATE {s}.state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0",
-    "insert": "INSERT INTO {s}.trajectories VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
-    "ON CONFLICT (id) DO NOTHING RETURNING rev",
+    "insert": "INSERT INTO {s}.trajectories VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
     "insert_usage": f"INSERT INTO {{s}}.usage (id, rev, {_USAGE}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
     "insert_task": "INSERT INTO {s}.tasks VALUES (%s, %s, 1) ON CONFLICT (task_key) DO UPDATE SET n = tasks.n + 1",
     "touch": "UPDATE {s}.usage SET hits = hits + 1, last_used = %s, saved_seconds = saved_seconds + %s, "

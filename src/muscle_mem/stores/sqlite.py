@@ -18,7 +18,6 @@ wait for it up to ``timeout`` seconds.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -201,51 +200,46 @@ class SQLiteStore:
 
     def add(self, trajectory: Trajectory, usage: Usage | None = None) -> None:
         """Store a trajectory; adding an id that is already stored does nothing."""
-        text = _records.dumps(trajectory)
-        stats = _records.initial_usage(trajectory, usage)
-        size = len(text.encode())
+        self.add_many([(trajectory, usage)])
 
-        def run() -> None:
+    def add_many(self, items: Iterable[tuple[Trajectory, Usage | None]]) -> int:
+        """Store many trajectories in one transaction (ids already stored are skipped); returns how
+        many were new. Each gets its own revision, as if added one by one."""
+        prepared = _records.prepare(items)
+
+        def run() -> int:
             with self._write() as db:
-                if db.execute("SELECT 1 FROM trajectories WHERE id = ?", (trajectory.id,)).fetchone():
-                    return
-                (rev,) = db.execute(
-                    "UPDATE state SET revision = revision + 1, count = count + 1, nbytes = nbytes + ? "
+                stored: set[str] = set()
+                for start in range(0, len(prepared), _CHUNK):
+                    chunk = [p.trajectory.id for p in prepared[start : start + _CHUNK]]
+                    marks = ",".join("?" * len(chunk))
+                    stored.update(
+                        r[0] for r in db.execute(f"SELECT id FROM trajectories WHERE id IN ({marks})", chunk)
+                    )
+                new = [p for p in prepared if p.trajectory.id not in stored]
+                if not new:
+                    return 0
+                (top,) = db.execute(
+                    "UPDATE state SET revision = revision + ?, count = count + ?, nbytes = nbytes + ? "
                     "RETURNING revision",
-                    (size,),
+                    (len(new), len(new), sum(p.nbytes for p in new)),
                 ).fetchone()
-                db.execute(
+                revs = range(top - len(new) + 1, top + 1)
+                db.executemany(
                     "INSERT INTO trajectories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        rev,
-                        trajectory.id,
-                        trajectory.task_key,
-                        trajectory.task,
-                        json.dumps(list(trajectory.tags)),
-                        len(trajectory.steps),
-                        trajectory.created_at,
-                        size,
-                        text,
-                    ),
+                    [p.row(rev) for p, rev in zip(new, revs, strict=True)],
                 )
-                db.execute(
+                db.executemany(
                     f"INSERT INTO usage (id, rev, {_USAGE}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        trajectory.id,
-                        rev,
-                        stats.hits,
-                        stats.last_used,
-                        stats.saved_seconds,
-                        stats.priority,
-                        stats.attention,
-                    ),
+                    [p.usage_row(rev) for p, rev in zip(new, revs, strict=True)],
                 )
-                db.execute(
+                db.executemany(
                     "INSERT INTO tasks VALUES (?, ?, 1) ON CONFLICT (task_key) DO UPDATE SET n = n + 1",
-                    (trajectory.task_key, trajectory.task),
+                    [(p.trajectory.task_key, p.trajectory.task) for p in new],
                 )
+                return len(new)
 
-        self._guard(run)
+        return self._guard(run) if prepared else 0
 
     def touch(
         self, trajectory_id: str, *, now: float, saved_seconds: float, priority: float, attention: float
