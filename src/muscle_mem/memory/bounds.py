@@ -1,0 +1,77 @@
+"""Keeping a store within its bounds: a time to live, a number of trajectories and a number of bytes."""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+from muscle_mem.memory.policies import Policy
+from muscle_mem.stores.base import Store
+
+log = logging.getLogger("muscle_mem.memory")
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """The limits of a store and the policy that chooses what to forget to stay within them.
+
+    ``capacity``: most trajectories kept; ``max_bytes``: most bytes of stored records; ``ttl``: seconds
+    after its creation that a trajectory expires, whatever the policy. None means no such limit.
+    """
+
+    capacity: int | None
+    max_bytes: int | None
+    ttl: float | None
+    policy: Policy
+
+    def __post_init__(self) -> None:
+        if self.capacity is not None and self.capacity < 1:
+            raise ValueError(f"capacity must be at least 1 trajectory, not {self.capacity!r}")
+        if self.max_bytes is not None and self.max_bytes < 0:
+            raise ValueError(f"max_bytes must not be negative, not {self.max_bytes!r}")
+        if self.ttl is not None and not self.ttl > 0:
+            raise ValueError(f"ttl must be a positive number of seconds, not {self.ttl!r}")
+
+    def enforce(self, store: Store, now: float, protected: frozenset[str] = frozenset()) -> list[str]:
+        """Expire by TTL, then evict the policy's victims until within capacity and bytes.
+
+        Eviction never removes an id in ``protected`` (the engine protects trajectories being
+        replayed), so a store may stay above its bounds while they are in use. The TTL removes
+        expired trajectories regardless of policy. Returns the ids removed.
+        """
+        removed: list[str] = []
+        if self.ttl is not None:
+            expired = store.expire(now - self.ttl)
+            if expired:
+                log.debug("expired %d trajectories older than %gs", len(expired), self.ttl)
+            removed += expired
+        if self.capacity is not None:
+            excess = len(store) - self.capacity
+            if excess > 0:
+                removed += self._evict(store, excess, now, protected)
+        if self.max_bytes is not None:
+            removed += self._evict_bytes(store, self.max_bytes, now, protected)
+        return removed
+
+    def _evict_bytes(self, store: Store, max_bytes: int, now: float, protected: frozenset[str]) -> list[str]:
+        removed: list[str] = []
+        while (total := store.nbytes()) > max_bytes and (count := len(store)) > 0:
+            # As many victims as the excess takes at the mean record size; re-measured each round.
+            batch = max(1, math.ceil((total - max_bytes) * count / total))
+            evicted = self._evict(store, batch, now, protected)
+            if not evicted:
+                break
+            removed += evicted
+        return removed
+
+    def _evict(self, store: Store, count: int, now: float, protected: frozenset[str]) -> list[str]:
+        victims = store.victims(count, self.policy.rank(now), exclude=protected)
+        if len(victims) < count:
+            log.warning(
+                "the store stays above its bounds: %d trajectories in use cannot be evicted", len(protected)
+            )
+        if victims:
+            store.remove(victims)
+            log.debug("evicted %d trajectories (policy %s): %s", len(victims), self.policy.name, victims)
+        return victims

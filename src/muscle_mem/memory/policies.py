@@ -1,0 +1,181 @@
+"""Eviction policies for the trajectory store.
+
+A policy turns accesses into :class:`~muscle_mem.trajectory.Usage` (what the store keeps) and tells
+the store how to rank victims (:class:`~muscle_mem.stores.base.Rank`). Order-invariant policies keep
+their whole rank in ``Usage.priority``, so a store evicts by an index scan or heap pop (O(log n));
+``attention-lru`` ranks by a score that changes with time, so a store scans it (vectorised).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+from muscle_mem.stores.base import Rank
+from muscle_mem.trajectory import Usage
+
+PolicyName = Literal["lru", "lfu", "attention-lru", "decayed"]
+
+MIN_WEIGHT = 1e-9
+"""The weight of an irrelevant use when ``semantic`` is 1 (not 0: priorities stay finite)."""
+
+TIE_SPAN = 2.0**32
+"""LFU breaks ties by recency with ``now / TIE_SPAN`` in [0, 1): valid for clocks in [0, 2**32) s."""
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """What the engine asks of an eviction policy. ``relevance`` is in [0, 1]: the similarity of the
+    trajectory's task to the recent task stream."""
+
+    name: str
+
+    def admit(self, now: float, relevance: float) -> Usage:
+        """The use statistics of a trajectory stored now."""
+        ...
+
+    def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
+        """The use statistics after a hit (the engine passes priority and attention to ``touch``)."""
+        ...
+
+    def rank(self, now: float) -> Rank:
+        """How the store orders eviction victims now (lowest first)."""
+        ...
+
+
+def _hit(usage: Usage, now: float, saved_seconds: float, priority: float, attention: float) -> Usage:
+    return Usage(
+        hits=usage.hits + 1,
+        last_used=now,
+        saved_seconds=usage.saved_seconds + saved_seconds,
+        priority=priority,
+        attention=attention,
+    )
+
+
+def _clip(relevance: float) -> float:
+    return min(1.0, max(0.0, relevance))
+
+
+@dataclass(frozen=True, slots=True)
+class LRU:
+    """Least recently used first: the priority is the time of last use."""
+
+    name: str = "lru"
+
+    def admit(self, now: float, relevance: float) -> Usage:
+        return Usage(last_used=now, priority=now, attention=_clip(relevance))
+
+    def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
+        return _hit(usage, now, saved_seconds, now, _clip(relevance))
+
+    def rank(self, now: float) -> Rank:
+        return Rank()
+
+
+@dataclass(frozen=True, slots=True)
+class LFU:
+    """Least frequently used first (storing counts as one use), ties least recently used first.
+
+    The priority is ``uses + now / 2**32``: the use count, then recency in the fraction.
+    """
+
+    name: str = "lfu"
+
+    def admit(self, now: float, relevance: float) -> Usage:
+        return Usage(last_used=now, priority=1.0 + _recency_fraction(now), attention=_clip(relevance))
+
+    def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
+        priority = usage.hits + 2.0 + _recency_fraction(now)
+        return _hit(usage, now, saved_seconds, priority, _clip(relevance))
+
+    def rank(self, now: float) -> Rank:
+        return Rank()
+
+
+def _recency_fraction(now: float) -> float:
+    return min(max(now, 0.0) / TIE_SPAN, math.nextafter(1.0, 0.0))
+
+
+@dataclass(frozen=True, slots=True)
+class AttentionLRU:
+    """The product document's score, ``alpha / (1 + now - last_used) + beta * attention``, lowest first.
+
+    The attention of a trajectory is the relevance given at its last store or hit.
+    """
+
+    alpha: float = 0.4
+    beta: float = 0.6
+    name: str = "attention-lru"
+
+    def admit(self, now: float, relevance: float) -> Usage:
+        return Usage(last_used=now, priority=now, attention=_clip(relevance))
+
+    def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
+        return _hit(usage, now, saved_seconds, now, _clip(relevance))
+
+    def rank(self, now: float) -> Rank:
+        return Rank(kind="recency_attention", alpha=self.alpha, beta=self.beta, now=now)
+
+
+@dataclass(frozen=True, slots=True)
+class Decayed:
+    """Forward-decayed utility: each use adds a weight, and every weight halves each ``half_life`` s.
+
+    A use at time ``t`` adds ``w * 2**(t / half_life)`` (forward decay with landmark 0), where ``w``
+    is ``1 - semantic + semantic * relevance``. Dividing every item's sum by the same ``2**(now /
+    half_life)`` gives its decayed utility now, so the order never changes with time and the store
+    ranks by the stored priority, the natural log of the sum (accumulated with ``logaddexp``).
+    """
+
+    half_life: float = 86_400.0
+    semantic: float = 0.5
+    """How much relevance scales a use's weight: 0 ignores it, 1 makes an irrelevant use worth 0."""
+    name: str = "decayed"
+
+    def __post_init__(self) -> None:
+        if not self.half_life > 0.0:
+            raise ValueError(f"half_life must be positive, not {self.half_life!r}")
+        if not 0.0 <= self.semantic <= 1.0:
+            raise ValueError(f"semantic must be in [0, 1], not {self.semantic!r}")
+
+    def weight(self, now: float, relevance: float) -> float:
+        """The log of the forward-decayed weight one use at ``now`` adds (a use weighs at least 1e-9)."""
+        w = max(MIN_WEIGHT, 1.0 - self.semantic + self.semantic * _clip(relevance))
+        return now * math.log(2.0) / self.half_life + math.log(w)
+
+    def admit(self, now: float, relevance: float) -> Usage:
+        return Usage(last_used=now, priority=self.weight(now, relevance), attention=_clip(relevance))
+
+    def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
+        priority = _logaddexp(usage.priority, self.weight(now, relevance))
+        return _hit(usage, now, saved_seconds, priority, _clip(relevance))
+
+    def rank(self, now: float) -> Rank:
+        return Rank()
+
+    def utility(self, usage: Usage, now: float) -> float:
+        """The decayed utility of a trajectory at ``now`` (the sum of its uses' decayed weights)."""
+        return math.exp(usage.priority - now * math.log(2.0) / self.half_life)
+
+
+def _logaddexp(a: float, b: float) -> float:
+    high, low = (a, b) if a >= b else (b, a)
+    return high + math.log1p(math.exp(low - high))
+
+
+_FACTORIES = {"lru": LRU, "lfu": LFU, "attention-lru": AttentionLRU, "decayed": Decayed}
+
+
+def make_policy(policy: str | Policy) -> Policy:
+    """A policy by name (``lru``, ``lfu``, ``attention-lru``, ``decayed``), or a policy object as is."""
+    if isinstance(policy, str):
+        factory = _FACTORIES.get(policy.strip().lower())
+        if factory is None:
+            raise ValueError(f"unknown eviction policy {policy!r}: expected one of {', '.join(_FACTORIES)}")
+        made: Policy = factory()
+        return made
+    if isinstance(policy, Policy):
+        return policy
+    raise TypeError(f"a policy must be a name or an object with admit, hit and rank, not {policy!r}")

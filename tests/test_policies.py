@@ -1,0 +1,165 @@
+"""Eviction policies: the usage they produce and the order a store evicts in."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from muscle_mem.memory import LFU, LRU, AttentionLRU, Decayed, Policy, make_policy
+from muscle_mem.stores import MemoryStore, SQLiteStore, Store
+from muscle_mem.trajectory import Step, Trajectory, Usage
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    made: Store = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "cache.db")
+    yield made
+    made.close()
+
+
+def trajectory(name: str, created_at: float = 0.0) -> Trajectory:
+    return Trajectory(
+        task_key=f"task {name}",
+        task=f"task {name}",
+        steps=(Step("tool", "v1"),),
+        created_at=created_at,
+        id=name,
+    )
+
+
+def replay(store: Store, policy: Policy, events: list[tuple[str, float, float]]) -> None:
+    """Apply (id, time, relevance) events: the first event of an id stores it, later ones hit it."""
+    for tid, now, relevance in events:
+        usage = store.usage(tid)
+        if usage is None:
+            store.add(trajectory(tid, now), policy.admit(now, relevance))
+            continue
+        new = policy.hit(usage, now, relevance, saved_seconds=1.0)
+        store.touch(tid, now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
+
+
+def order(store: Store, policy: Policy, now: float) -> list[str]:
+    return store.victims(len(store), policy.rank(now))
+
+
+def test_make_policy_by_name_and_object() -> None:
+    assert isinstance(make_policy("lru"), LRU)
+    assert isinstance(make_policy("LFU"), LFU)
+    assert isinstance(make_policy("attention-lru"), AttentionLRU)
+    assert isinstance(make_policy("decayed"), Decayed)
+    custom = Decayed(half_life=60.0)
+    assert make_policy(custom) is custom
+    with pytest.raises(ValueError, match=r"unknown eviction policy 'fifo'.*lru, lfu, attention-lru, decayed"):
+        make_policy("fifo")
+    with pytest.raises(TypeError):
+        make_policy(42)  # type: ignore[arg-type]
+
+
+def test_hit_updates_the_statistics() -> None:
+    for policy in (LRU(), LFU(), AttentionLRU(), Decayed()):
+        usage = policy.admit(10.0, 0.5)
+        assert (usage.hits, usage.last_used, usage.attention) == (0, 10.0, 0.5)
+        after = policy.hit(usage, 20.0, 1.5, saved_seconds=2.5)
+        assert (after.hits, after.last_used, after.saved_seconds, after.attention) == (1, 20.0, 2.5, 1.0)
+        assert usage.hits == 0  # the input is not mutated
+
+
+def test_lru_evicts_least_recently_used(store: Store) -> None:
+    policy = LRU()
+    replay(store, policy, [("a", 1, 0), ("b", 2, 0), ("c", 3, 0), ("a", 4, 0), ("d", 5, 0)])
+    assert order(store, policy, 6) == ["b", "c", "a", "d"]
+
+
+def test_lfu_evicts_least_used_then_least_recent(store: Store) -> None:
+    policy = LFU()
+    events = [("a", 1, 0), ("b", 2, 0), ("c", 3, 0), ("a", 4, 0), ("a", 5, 0), ("c", 6, 0), ("d", 7, 0)]
+    replay(store, policy, events)
+    assert order(store, policy, 8) == ["b", "d", "c", "a"]
+
+
+def test_lfu_priority_keeps_ties_by_recency_at_realistic_times() -> None:
+    policy = LFU()
+    now = 1.75e9
+    early, late = policy.admit(now, 0), policy.admit(now + 0.01, 0)
+    assert early.priority < late.priority < policy.hit(early, now + 1, 0, 0).priority
+
+
+def test_attention_lru_uses_the_documents_score(store: Store) -> None:
+    policy = AttentionLRU(alpha=0.4, beta=0.6)
+    # "old" is relevant (attention 1) but unused for 99 s; "new" is recent but irrelevant.
+    replay(store, policy, [("old", 1, 1.0), ("mid", 50, 0.5), ("new", 99, 0.0)])
+    rank = policy.rank(100)
+    assert (rank.kind, rank.alpha, rank.beta, rank.now) == ("recency_attention", 0.4, 0.6, 100)
+    # old: .4/100 + .6 = .604; mid: .4/51 + .3 = .308; new: .4/2 = .2
+    assert order(store, policy, 100) == ["new", "mid", "old"]
+    # Much later, recency has faded for everyone: attention decides alone.
+    assert order(store, policy, 1e6) == ["new", "mid", "old"]
+    # Right after a hit on "new" with a relevant query, "new" is safest.
+    replay(store, policy, [("new", 100, 1.0)])
+    assert order(store, policy, 100) == ["mid", "old", "new"]
+
+
+def test_decayed_priority_is_the_log_of_forward_decayed_weight() -> None:
+    policy = Decayed(half_life=10.0, semantic=0.0)
+    usage = policy.admit(0.0, 0.0)
+    assert policy.utility(usage, 0.0) == pytest.approx(1.0)
+    assert policy.utility(usage, 10.0) == pytest.approx(0.5)
+    usage = policy.hit(usage, 10.0, 0.0, 0.0)
+    assert policy.utility(usage, 10.0) == pytest.approx(1.5)
+    assert policy.utility(usage, 20.0) == pytest.approx(0.75)
+
+
+def test_decayed_order_does_not_change_with_time_and_favours_frequent_recent(store: Store) -> None:
+    policy = Decayed(half_life=10.0, semantic=0.0)
+    events = [("busy", float(t), 0.0) for t in range(0, 50, 5)]  # used 10 times, last at 45
+    events += [("once-old", 1.0, 0.0), ("once-new", 48.0, 0.0), ("twice", 30.0, 0.0), ("twice", 40.0, 0.0)]
+    replay(store, policy, sorted(events, key=lambda e: e[1]))
+    # once-new at 48: 2**4.8 = 27.9; twice: 2**3 + 2**4 = 24 -> once-new outranks twice.
+    expected = ["once-old", "twice", "once-new", "busy"]
+    assert order(store, policy, 50) == expected
+    assert order(store, policy, 5000) == expected  # no re-ranking ever needed
+
+
+def test_decayed_relevance_scales_weight() -> None:
+    policy = Decayed(half_life=100.0, semantic=1.0)
+    relevant, irrelevant = policy.admit(0.0, 1.0), policy.admit(0.0, 0.2)
+    assert policy.utility(relevant, 0.0) == pytest.approx(1.0)
+    assert policy.utility(irrelevant, 0.0) == pytest.approx(0.2)
+    zero = policy.admit(0.0, 0.0)
+    assert math.isfinite(zero.priority) and policy.utility(zero, 0.0) == pytest.approx(0.0, abs=1e-8)
+    assert policy.hit(zero, 1.0, 1.0, 0.0).priority == pytest.approx(policy.weight(1.0, 1.0))
+    half = Decayed(half_life=100.0, semantic=0.5)
+    assert half.utility(half.admit(0.0, 0.0), 0.0) == pytest.approx(0.5)
+
+
+def test_decayed_never_overflows_at_wall_clock_times() -> None:
+    policy = Decayed(half_life=1.0)  # a tiny half-life: 2**(now / half_life) is far beyond float range
+    now = 1.75e9
+    usage = policy.admit(now, 1.0)
+    for i in range(1, 1000):
+        usage = policy.hit(usage, now + i, 1.0, 0.0)
+    assert math.isfinite(usage.priority)
+    assert policy.utility(usage, now + 999) == pytest.approx(2.0, rel=1e-6)  # 1 + 1/2 + 1/4 + ...
+    assert usage.priority > policy.admit(now + 998, 1.0).priority
+
+
+def test_decayed_rejects_bad_parameters() -> None:
+    with pytest.raises(ValueError, match="half_life"):
+        Decayed(half_life=0.0)
+    with pytest.raises(ValueError, match="semantic"):
+        Decayed(semantic=1.5)
+
+
+def test_usage_round_trips_through_touch(store: Store) -> None:
+    policy = Decayed()
+    store.add(trajectory("a", 5.0), policy.admit(5.0, 0.25))
+    usage = store.usage("a")
+    assert usage is not None
+    new = policy.hit(usage, 7.0, 0.75, 3.0)
+    store.touch("a", now=7.0, saved_seconds=3.0, priority=new.priority, attention=new.attention)
+    assert store.usage("a") == Usage(
+        hits=1, last_used=7.0, saved_seconds=3.0, priority=new.priority, attention=0.75
+    )
