@@ -10,6 +10,10 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 
 
+class MissingThreshold(ValueError):
+    """A compare returned a score, but its Check has no threshold to judge it by."""
+
+
 class Check(Generic[T]):
     """A ``capture`` callback that reads features of the environment, and a ``compare`` callback.
 
@@ -52,7 +56,7 @@ class Check(Generic[T]):
             return bool(verdict)
         if isinstance(verdict, numbers.Real):
             if self.threshold is None:
-                raise ValueError(
+                raise MissingThreshold(
                     f"Check compare {_name(self.compare)} returned the score {float(verdict)!r}, "
                     "but the Check has no threshold: pass Check(capture, compare, threshold=...)"
                 )

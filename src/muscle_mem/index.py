@@ -52,6 +52,22 @@ def _keys(step: Step) -> tuple[str | None, str | None]:
     return (step.pre.key if step.pre else None, step.post.key if step.post else None)
 
 
+def _make_latest(parent: Node, edge: Edge) -> None:
+    """Move an edge and its group last in the ordered mappings of ``parent`` (the latest success)."""
+    groups = parent.groups
+    if next(reversed(groups)) != edge.signature:
+        groups[edge.signature] = groups.pop(edge.signature)
+    group = groups[edge.signature]
+    keys = _keys(edge.step)
+    if next(reversed(group.edges)) != keys:
+        group.edges[keys] = group.edges.pop(keys)
+    if next(reversed(group.by_pre)) != keys[0]:
+        group.by_pre[keys[0]] = group.by_pre.pop(keys[0])
+    siblings = group.by_pre[keys[0]]
+    if next(reversed(siblings)) != keys[1]:
+        siblings[keys[1]] = siblings.pop(keys[1])
+
+
 class TaskIndex:
     """The prefix tree of one task key, kept in step with the store through ``Store.changes``."""
 
@@ -80,6 +96,7 @@ class TaskIndex:
             if edge is None:
                 edge = group.edges[keys] = Edge(step, Node(), signature)
                 group.by_pre.setdefault(keys[0], {})[keys[1]] = edge
+            _make_latest(node, edge)  # a trajectory just recorded is the latest success on its path
             edge.trajectories.add(trajectory.id)
             path.append(edge)
             node = edge.node
@@ -122,13 +139,7 @@ class TaskIndex:
             path, end = found
             parent = self.root
             for edge in path:
-                group = parent.groups.pop(edge.signature)
-                parent.groups[edge.signature] = group
-                keys = _keys(edge.step)
-                group.edges[keys] = group.edges.pop(keys)
-                siblings = group.by_pre.pop(keys[0])
-                siblings[keys[1]] = siblings.pop(keys[1])
-                group.by_pre[keys[0]] = siblings
+                _make_latest(parent, edge)
                 parent = edge.node
             end.ends[trajectory_id] = end.ends.pop(trajectory_id)
 

@@ -106,8 +106,20 @@ def task_key(
     tag_part = sorted(set(tags))
     if match == "tags":
         return "tags:" + _digest(tag_part)
-    shape = [tag_part, _templated(list(args), params), _templated(dict(sorted(kwargs.items())), params)]
+    shape = [
+        tag_part,
+        [_named(v, params, f"agent argument {i}") for i, v in enumerate(args)],
+        [[k, _named(v, params, f"agent argument {k!r}")] for k, v in sorted(kwargs.items())],
+    ]
     return "task:" + _digest(shape)
+
+
+def _named(value: Any, params: Mapping[str, Any], where: str) -> Any:
+    """:func:`_templated`, with a :class:`codec.CodecError` saying which agent argument is at fault."""
+    try:
+        return _templated(value, params)
+    except codec.CodecError as exc:
+        raise codec.CodecError(f"{where} cannot identify the task: {exc}") from None
 
 
 _CANONICAL = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)

@@ -10,8 +10,12 @@ replay passes the fresh value. To keep coincidences from turning constants into 
 * booleans, None and floats are never references;
 * strings shorter than 4 characters are never references;
 * integers with ``abs(value) < 1000`` are references only when both ends look like ids: the value is
-  a whole tool output or sits under an id-like name (``id``, ``*_id``, ``*Id``), *and* the argument
-  receiving it has an id-like name (for the agent's final answer, the receiving side is not asked).
+  a whole tool output or sits under an id-like name (``id``, ``*_id``, ``*Id``, ``*_ids``, ``*Ids``),
+  *and* the argument receiving it has an id-like name (for the agent's final answer, the receiving
+  side is not asked);
+* a list, tuple, dict, named tuple, dataclass or pydantic model (compared by its encoding) follows
+  the rule of the most referable value inside it: ``{"ok": True}`` never, ``[1, 2]`` as a small
+  integer, ``{"id": "usr_81f3"}`` anywhere.
 
 A value equal to a param wins over an output reference (params are declared by the caller).
 """
@@ -23,13 +27,13 @@ import inspect
 import itertools
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from muscle_mem import codec
-from muscle_mem.keys import split_template
+from muscle_mem.keys import plain_params, split_template
 from muscle_mem.trajectory import Arg, PathElement, Snapshot, Step, Trajectory
 
 if TYPE_CHECKING:
@@ -41,6 +45,7 @@ NOT_CAPTURED: Any = object()
 MIN_REFERENCE_STRING = 4
 MIN_REFERENCE_INT = 1000
 _MAX_INDEXED_PER_OUTPUT = 512
+_ID_SUFFIXES = ("Id", "ID", "Ids", "IDs")
 
 
 def current_run() -> Run | None:
@@ -146,10 +151,11 @@ async def _resolved(value: Any) -> Any:
 def _id_like(name: object) -> bool:
     if not isinstance(name, str):
         return False
-    return name.lower() == "id" or name.lower().endswith("_id") or name.endswith(("Id", "ID"))
+    lower = name.lower()
+    return lower in ("id", "ids") or lower.endswith(("_id", "_ids")) or name.endswith(_ID_SUFFIXES)
 
 
-def _reference_kind(value: Any) -> str | None:
+def _reference_kind(value: Any, depth: int = 0) -> str | None:
     """``"any"``: may be referenced anywhere; ``"id"``: only between id-like names; None: never."""
     if value is None or isinstance(value, bool | float):
         return None
@@ -159,7 +165,24 @@ def _reference_kind(value: Any) -> str | None:
         return "any" if abs(value) >= MIN_REFERENCE_INT else "id"
     if isinstance(value, uuid.UUID):
         return "any"
-    return None
+    kind = None
+    if depth < 2:
+        for _, child in itertools.islice(_children(value), _MAX_INDEXED_PER_OUTPUT):
+            child_kind = _reference_kind(child, depth + 1)
+            if child_kind == "any":
+                return "any"
+            kind = child_kind or kind
+    return kind
+
+
+def _value_key(value: Any) -> Hashable | None:
+    """What equal values share: the value itself, or the fingerprint of a structured value."""
+    if isinstance(value, str | bytes | int | uuid.UUID):
+        return (type(value), value)
+    try:
+        return ("encoded", codec.fingerprint(value))
+    except codec.CodecError:
+        return None
 
 
 def _children(value: Any) -> Iterator[tuple[PathElement, Any]]:
@@ -192,7 +215,7 @@ class _Provenance:
     """Where the values of a run's outputs came from, for data-flow references."""
 
     def __init__(self) -> None:
-        self._origins: dict[tuple[type, Any], _Origin] = {}
+        self._origins: dict[Hashable, _Origin] = {}
 
     def add_output(self, step: int, output: Any) -> None:
         budget = [_MAX_INDEXED_PER_OUTPUT]
@@ -201,8 +224,13 @@ class _Provenance:
             if budget[0] <= 0:
                 return
             budget[0] -= 1
-            if _reference_kind(value) is not None:
-                self._origins[(type(value), value)] = _Origin(step, path, not path or _id_like(name))
+            key = _value_key(value) if _reference_kind(value) is not None else None
+            if key is not None:
+                origin = _Origin(step, path, not path or _id_like(name))
+                known = self._origins.get(key)
+                # the latest output wins, but an id-like origin is not shadowed by a coincidence
+                if known is None or origin.id_like or not known.id_like:
+                    self._origins[key] = origin
             if depth < 2:
                 for element, child in _children(value):
                     visit(child, (*path, element), element[1], depth + 1)
@@ -211,9 +239,10 @@ class _Provenance:
 
     def find(self, value: Any, receiver: str | None) -> _Origin | None:
         kind = _reference_kind(value)
-        if kind is None:
+        key = _value_key(value) if kind is not None else None
+        if key is None:
             return None
-        origin = self._origins.get((type(value), value))
+        origin = self._origins.get(key)
         if origin is None or (
             kind == "id" and not (origin.id_like and (receiver is None or _id_like(receiver)))
         ):
@@ -280,7 +309,7 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
     """The trajectory a finished run leaves; raises CodecError naming the tool and argument at fault."""
     if run.problems:
         raise codec.CodecError("; ".join(run.problems))
-    builder = _ArgBuilder(run.params)
+    builder = _ArgBuilder(plain_params(run.params))  # a Secret param becomes a reference by name
     steps: list[Step] = []
     for index, call in enumerate(run.calls):
         tool = call.tool_ref

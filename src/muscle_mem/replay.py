@@ -2,6 +2,10 @@
 
 The replay is a generator that yields the calls it needs made (captures and tool bodies) and
 receives their outcomes, so one piece of logic serves both the sync and the async engine.
+
+Where one stored trajectory ends at a point from which others go on, the replay goes on when a next
+step is safe (the pre-checks judge), and finishes with the trajectory that ends there otherwise: a
+trajectory cut short because the environment differed must not stop a later run half-way.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem import codec
+from muscle_mem.check import MissingThreshold
 from muscle_mem.index import Edge, Group, Node, TaskIndex
 from muscle_mem.keys import fill_template
 from muscle_mem.recording import NOT_CAPTURED, Call, Run
@@ -115,13 +120,6 @@ class Replayer:
         if not node.groups and not node.ends:
             return Ending(reason="no trajectory is stored for this task")
         while True:
-            if node.ends:
-                trajectory = next(reversed(node.ends.values()))
-                try:
-                    value = resolve(trajectory.result, self.params, self.outputs)
-                except UnresolvedReference as exc:
-                    return Ending(reason=f"the recorded answer {exc}")
-                return Ending(trajectory=trajectory, answer=value)
             step_no = len(self.run.calls)
             reasons: list[str] = []
             attempt: _Attempt | None = None
@@ -130,6 +128,8 @@ class Replayer:
                 if attempt is not None:
                     break
             if attempt is None:
+                if node.ends:
+                    return self._finish(node)
                 return Ending(reason="; ".join(dict.fromkeys(reasons)) or f"no stored step {step_no} is safe")
             outcome = yield Invoke(attempt.tool.fn, attempt.call_args, attempt.kwargs)
             if outcome.error is not None:
@@ -157,6 +157,15 @@ class Replayer:
                 return Ending(reason=f"post-check of tool {attempt.tool.name!r} failed at step {step_no}")
             self.edge = edge
             node = edge.node
+
+    def _finish(self, node: Node) -> Ending:
+        """A full hit on the most recent trajectory that ends at ``node``, its answer resolved."""
+        trajectory = next(reversed(node.ends.values()))
+        try:
+            value = resolve(trajectory.result, self.params, self.outputs)
+        except UnresolvedReference as exc:
+            return Ending(reason=f"the recorded answer {exc}")
+        return Ending(trajectory=trajectory, answer=value)
 
     def _try_group(
         self, group: Group, step_no: int, reasons: list[str]
@@ -213,7 +222,7 @@ class Replayer:
             try:
                 if passes(current, edge.step.pre.value):
                     yield edge
-            except ValueError:
+            except MissingThreshold:
                 raise
             except Exception as exc:
                 reasons.append(f"pre-check compare of tool {name!r} raised {exc!r}")
@@ -235,7 +244,7 @@ class Replayer:
             try:
                 if check.passes(current, edge.step.post.value):
                     return edge, current
-            except ValueError:
+            except MissingThreshold:
                 raise
             except Exception as exc:
                 logger.warning("post-check compare of tool %r raised %r", attempt.tool.name, exc)

@@ -46,8 +46,16 @@ class Tool:
 
 
 def source_version(fn: Callable[..., Any]) -> str:
-    """A fingerprint of a callable's source (its bytecode when the source is unavailable)."""
+    """A fingerprint of a callable's source (its bytecode when the source is unavailable).
+
+    A ``functools.partial`` has the version of the function it wraps, and a callable object the
+    version of its class, so that the version is the same in every process.
+    """
     target = inspect.unwrap(fn)
+    if isinstance(target, functools.partial):
+        return source_version(target.func)
+    if not (inspect.isroutine(target) or inspect.isclass(target)):
+        target = type(target)
     try:
         text = textwrap.dedent(inspect.getsource(target)).encode()
     except (OSError, TypeError):
@@ -63,10 +71,13 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
 
     def add(self, tool: Tool) -> None:
+        """Register a tool; the same name again with the same version replaces the earlier callable
+        (a wrapper made anew for each run), while a different version under that name is refused."""
         existing = self._tools.get(tool.name)
-        if existing is not None and existing.fn is not tool.fn:
+        if existing is not None and existing.fn is not tool.fn and existing.version != tool.version:
             raise ValueError(
-                f"a tool named {tool.name!r} is already registered; pass name=... to tell them apart"
+                f"another tool named {tool.name!r} (version {existing.version}) is already registered; "
+                "pass name=... to tell them apart"
             )
         self._tools[tool.name] = tool
 
