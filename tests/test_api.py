@@ -1,0 +1,424 @@
+"""The public API: names, builder methods, finalize errors, decorators, Result and metrics."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from typing import Any
+
+import pytest
+
+import muscle_mem
+from muscle_mem import Check, Engine, Result, current_run
+
+
+def same(current: Any, candidate: Any) -> bool:
+    return bool(current == candidate)
+
+
+def test_public_names() -> None:
+    assert {"Engine", "Check", "Result", "current_run"} <= set(muscle_mem.__all__)
+    public = (muscle_mem.Engine, muscle_mem.Check, muscle_mem.Result, muscle_mem.current_run)
+    assert public == (Engine, Check, Result, current_run)
+
+
+# builder methods and finalize
+
+
+def test_builder_methods_return_the_engine() -> None:
+    engine = Engine()
+
+    @engine.tool()
+    def noop() -> None:
+        pass
+
+    assert engine.set_agent(lambda: noop()) is engine
+    assert engine.set_context(object()) is engine
+    assert engine.finalize() is engine
+
+
+def test_finalize_without_agent_says_so() -> None:
+    engine = Engine()
+
+    @engine.tool()
+    def noop() -> None:
+        pass
+
+    with pytest.raises(ValueError, match="no agent"):
+        engine.finalize()
+    with pytest.raises(ValueError, match="no agent"):
+        engine("task")
+
+
+def test_finalize_without_tool_says_so() -> None:
+    engine = Engine().set_agent(lambda task: task)
+    with pytest.raises(ValueError, match="no tool"):
+        engine.finalize()
+    with pytest.raises(ValueError, match="no tool"):
+        engine("task")
+
+
+def test_finalize_with_method_tools_but_no_context_says_so() -> None:
+    engine = Engine()
+
+    class Client:
+        @engine.method()
+        def ping(self) -> str:
+            return "pong"
+
+    engine.set_agent(lambda: Client().ping())
+    with pytest.raises(ValueError, match="context"):
+        engine.finalize()
+    engine.set_context(Client())
+    assert engine.finalize() is engine
+
+
+def test_calling_the_engine_finalizes_it() -> None:
+    engine = Engine()
+
+    @engine.tool()
+    def double(x: int) -> int:
+        return 2 * x
+
+    engine.set_agent(lambda x: double(x))
+    assert engine(3).output == 6  # no explicit finalize() needed
+    assert engine(3).hit
+
+
+# decorators
+
+
+def test_tool_keeps_name_docstring_and_signature() -> None:
+    engine = Engine()
+
+    def greet(name: str, *, punctuation: str = "!") -> str:
+        """Greet someone."""
+        return f"hello {name}{punctuation}"
+
+    original = inspect.signature(greet)
+    tool = engine.tool()(greet)
+    assert tool.__name__ == "greet"
+    assert tool.__doc__ == "Greet someone."
+    assert inspect.signature(tool) == original
+    assert tool("ada") == "hello ada!"  # outside a run the tool just runs
+
+
+def test_function_is_a_synonym_of_tool() -> None:
+    engine = Engine()
+    calls: list[int] = []
+
+    @engine.function(pre_check=Check.equal(lambda x: len(calls)))
+    def add(x: int) -> int:
+        """Add."""
+        calls.append(x)
+        return x
+
+    assert add.__name__ == "add" and add.__doc__ == "Add."
+    engine.set_agent(lambda x: add(x))
+    assert not engine(1)
+    calls.clear()
+    hit = engine(1)
+    assert hit and hit.steps_replayed == 1 and calls == [1]
+
+
+async def test_async_tool_keeps_signature_and_is_a_coroutine_function() -> None:
+    engine = Engine()
+
+    async def fetch(url: str, timeout: float = 1.0) -> str:
+        """Fetch a page."""
+        return url
+
+    tool = engine.tool()(fetch)
+    assert inspect.iscoroutinefunction(tool)
+    assert inspect.signature(tool) == inspect.signature(fetch)
+    assert tool.__doc__ == "Fetch a page."
+    assert await tool("u") == "u"
+
+
+def test_method_tool_reinjects_self_from_context() -> None:
+    engine = Engine()
+
+    class Counter:
+        def __init__(self, label: str) -> None:
+            self.label = label
+            self.seen: list[int] = []
+
+        @engine.method()
+        def add(self, n: int) -> str:
+            """Count n."""
+            self.seen.append(n)
+            return f"{self.label}:{n}"
+
+    assert Counter.add.__name__ == "add" and Counter.add.__doc__ == "Count n."
+    assert list(inspect.signature(Counter.add).parameters) == ["self", "n"]
+
+    recorder = Counter("recorder")
+    live = Counter("live")
+
+    def agent(n: int) -> str:
+        return recorder.add(n)
+
+    engine.set_agent(agent).set_context(recorder)
+    first = engine(7)
+    assert not first and first.output == "recorder:7"
+    stored = engine.store.get(first.trajectory_id or "")
+    assert stored is not None
+    assert len(stored.steps[0].args) == 1  # self is not recorded
+    assert stored.steps[0].args[0].value == 7
+
+    engine.set_context(live)
+    second = engine(7)
+    assert second.hit
+    assert live.seen == [7] and recorder.seen == [7]  # the replay ran on the context, not the recorder
+    assert second.output == "live:7"  # the answer was this call's output, so the fresh one
+
+
+def test_register_instruments_a_runtime_callable() -> None:
+    engine = Engine()
+    performed: list[str] = []
+
+    def make_tool(prefix: str) -> Any:
+        def run_query(query: str) -> str:
+            performed.append(query)
+            return prefix + query
+
+        return run_query
+
+    search = engine.register(make_tool("found:"), name="search", version="1")
+    assert search.__name__ == "run_query"
+    assert list(inspect.signature(search).parameters) == ["query"]
+    engine.set_agent(lambda q: search(q))
+    assert engine("cats").output == "found:cats"
+    performed.clear()
+    again = engine("cats")
+    assert again.hit and performed == ["cats"] and again.output == "found:cats"
+
+
+def test_register_accepts_a_partial_and_a_callable_object() -> None:
+    engine = Engine()
+
+    class Adder:
+        def __call__(self, a: int, b: int) -> int:
+            return a + b
+
+    add = engine.register(Adder(), name="add")
+    times = engine.register(functools.partial(lambda k, x: k * x, 3), name="triple")
+    engine.set_agent(lambda a: times(add(a, 1000)))
+    assert engine(5).output == 3015
+    hit = engine(5)
+    assert hit.hit and hit.output == 3015
+
+
+def test_a_wrapper_made_anew_for_each_run_can_be_registered_again() -> None:
+    engine = Engine()
+    searched: list[str] = []
+
+    def make_search(run_no: int) -> Any:
+        def search(query: str) -> str:
+            searched.append(f"{run_no}:{query}")
+            return query.upper()
+
+        return engine.register(search, name="search")
+
+    def agent(query: str) -> str:
+        return str(make_search(len(searched))(query))  # a framework building its tools per run
+
+    engine.set_agent(agent)
+    make_search(0)
+    assert not engine("cats")
+    make_search(99)  # the newest callable under the name is the one replayed
+    hit = engine("cats")
+    assert hit.hit and searched == ["0:cats", "99:cats"]
+
+
+def test_partials_and_callable_objects_get_a_stable_version() -> None:
+    from muscle_mem.tools import source_version
+
+    class Adder:
+        def __call__(self, a: int) -> int:
+            return a
+
+    def base(k: int, x: int) -> int:
+        return k * x
+
+    assert source_version(Adder()) == source_version(Adder())
+    assert "0x" not in source_version(Adder())
+    assert source_version(functools.partial(base, 2)) == source_version(base)
+
+
+def test_two_tools_with_one_name_are_refused() -> None:
+    engine = Engine()
+
+    @engine.tool(name="op")
+    def one() -> int:
+        return 1
+
+    with pytest.raises(ValueError, match="already registered"):
+
+        @engine.tool(name="op")
+        def two() -> int:
+            return 2
+
+
+def test_checks_must_be_check_objects() -> None:
+    engine = Engine()
+    with pytest.raises(TypeError, match="Check"):
+        engine.tool(pre_check=lambda: 1)(lambda: None)  # type: ignore[arg-type]
+
+
+# Result
+
+
+def test_result_fields_on_a_miss_then_a_hit() -> None:
+    engine = Engine()
+
+    @engine.tool()
+    def upper(text: str) -> str:
+        return text.upper()
+
+    engine.set_agent(lambda text: upper(text))
+    miss = engine("hello")
+    assert isinstance(miss, Result)
+    assert not miss and miss.hit is False
+    assert miss.output == "HELLO"
+    assert miss.steps_replayed == 0
+    assert miss.fallback is True
+    assert miss.reason == "no trajectory is stored for this task"
+    assert miss.trajectory_id is not None and engine.store.get(miss.trajectory_id) is not None
+    assert miss.elapsed > 0
+
+    hit = engine("hello")
+    assert hit and hit.hit is True
+    assert hit.output == "HELLO"
+    assert hit.steps_replayed == 1
+    assert hit.fallback is False
+    assert hit.reason is None
+    assert hit.trajectory_id == miss.trajectory_id
+    assert hit.elapsed > 0
+
+
+def test_result_is_truthy_exactly_on_a_full_hit() -> None:
+    assert Result(hit=True)
+    assert not Result(hit=False, output="x", steps_replayed=3)
+
+
+def test_a_run_without_tool_calls_stores_nothing() -> None:
+    engine = Engine()
+
+    @engine.tool()
+    def unused() -> None:
+        pass
+
+    engine.set_agent(lambda task: f"done: {task}")
+    first = engine("chat")
+    assert first.output == "done: chat" and first.trajectory_id is None
+    assert len(engine.store) == 0
+    assert not engine("chat")
+
+
+# metrics
+
+
+def test_metrics_attributes() -> None:
+    engine = Engine()
+    state = {"ok": True}
+
+    @engine.tool(pre_check=Check.equal(lambda step: state["ok"]))
+    def act(step: int) -> int:
+        return step
+
+    def agent(n: int) -> int:
+        done = len(current_run().steps)  # type: ignore[union-attr]
+        for i in range(done, n):
+            act(i)
+        return n
+
+    engine.set_agent(agent)
+    metrics = engine.metrics
+    assert (metrics.hits, metrics.misses, metrics.partial_replays, metrics.steps_replayed) == (0, 0, 0, 0)
+    assert metrics.agent_seconds == 0.0 and metrics.saved_seconds == 0.0
+
+    engine(3)  # miss
+    assert (metrics.hits, metrics.misses) == (0, 1)
+    assert metrics.agent_seconds > 0
+    engine(3)  # hit, 3 steps
+    assert (metrics.hits, metrics.misses, metrics.steps_replayed) == (1, 1, 3)
+    assert metrics.saved_seconds >= 0.0
+    assert isinstance(metrics.saved_seconds, float)
+
+    engine(3)  # hit again
+    assert metrics.hits == 2 and metrics.steps_replayed == 6
+    state["ok"] = False
+    engine(3)  # pre-check fails at step 0: a miss, nothing replayed
+    assert (metrics.hits, metrics.misses, metrics.steps_replayed) == (2, 2, 6)
+    assert metrics.partial_replays == 0
+
+
+def test_partial_replays_are_counted() -> None:
+    engine = Engine()
+    env = {"page": "a"}
+
+    @engine.tool()
+    def first() -> None:
+        pass
+
+    @engine.tool(pre_check=Check.equal(lambda: env["page"]))
+    def second() -> None:
+        pass
+
+    def agent() -> None:
+        if not current_run().steps:  # type: ignore[union-attr]
+            first()
+        second()
+
+    engine.set_agent(agent)
+    engine()
+    env["page"] = "b"
+    partial = engine()
+    assert not partial and partial.steps_replayed == 1
+    assert engine.metrics.partial_replays == 1
+    assert engine.metrics.misses == 2 and engine.metrics.steps_replayed == 1
+
+
+# current_run and quiet
+
+
+def test_current_run_is_none_outside_a_run() -> None:
+    assert current_run() is None
+    engine = Engine()
+
+    @engine.tool()
+    def noop() -> None:
+        pass
+
+    seen: list[object] = []
+    engine.set_agent(lambda: (seen.append(current_run()), noop()))
+    engine()
+    assert seen[0] is not None
+    assert current_run() is None
+
+
+def test_the_library_prints_nothing_and_logs_to_its_logger(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    engine = Engine()
+    env = {"v": 1}
+
+    @engine.tool(pre_check=Check.equal(lambda: env["v"]), post_check=Check(lambda: env["v"], same))
+    def step() -> int:
+        return env["v"]
+
+    engine.set_agent(lambda: step())
+    engine()  # miss
+    engine()  # hit
+    env["v"] = 2
+    engine()  # pre-check fails
+    bad = Engine().set_agent(lambda: step())
+    with pytest.raises(ValueError):
+        bad()  # no tool
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+    assert caplog.records, "the engine should log what it does"
+    assert all(r.name == "muscle_mem" or r.name.startswith("muscle_mem.") for r in caplog.records)

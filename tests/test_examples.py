@@ -1,0 +1,109 @@
+"""The brief's code sample and the examples run unchanged."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = os.environ.get("MUSCLE_MEM_SEEDS", str(ROOT.parent / "shared" / "seeds"))
+
+# The product brief's code sample (seed 000), verbatim, comments included.
+SEED_SAMPLE = r"""from dataclasses import dataclass
+from muscle_mem import Check, Engine
+import time
+
+engine = Engine()
+
+@dataclass
+class T:
+    name: str
+    time: float
+
+def capture(name: str) -> T:
+    now = time.time()
+    return T(name=name, time=now)
+
+def compare(current: T, candidate: T) -> bool:
+    diff = current.time - candidate.time
+    return diff <= 1  # 缓存有效期为1秒
+
+@engine.tool(pre_check=Check(capture, compare))
+def hello(name: str):
+    time.sleep(0.1)
+    print(f"hello {name}")
+
+def agent(name: str):
+    for i in range(9):
+        hello(name + " + " + str(i))
+
+engine.set_agent(agent)
+
+# 首次运行：缓存未命中
+cache_hit = engine("erik")
+assert not cache_hit
+
+# 再次运行：缓存命中
+cache_hit = engine("erik")
+assert cache_hit
+
+# 等待3秒后运行：缓存过期，未命中
+time.sleep(3)
+cache_hit = engine("erik")
+assert not cache_hit
+"""
+
+
+def run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONIOENCODING": "utf-8"}
+    env.pop("MUSCLE_MEM_STORE", None)
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_seed_sample_is_the_brief_verbatim() -> None:
+    seeds = glob.glob(os.path.join(SEEDS, "000_*.txt"))
+    if not seeds:
+        pytest.skip(f"the product brief is not at {SEEDS} (set MUSCLE_MEM_SEEDS)")
+    brief = Path(seeds[0]).read_text(encoding="utf-8")
+    start = brief.index("from dataclasses import dataclass")
+    end = brief.rindex("assert not cache_hit") + len("assert not cache_hit")
+    assert brief[start:end] + "\n" == SEED_SAMPLE
+
+
+def test_seed_sample_runs_unchanged(tmp_path: Path) -> None:
+    script = tmp_path / "seed_sample.py"
+    script.write_text(SEED_SAMPLE, encoding="utf-8")
+    done = run_python([str(script)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    greetings = done.stdout.splitlines()
+    # the agent greets 9 times on the first run, the replay 9 times, and the agent again after 3 s
+    assert greetings == [f"hello erik + {i}" for i in range(9)] * 3
+    assert done.stderr == ""
+
+
+def test_greeter_example_runs(tmp_path: Path) -> None:
+    done = run_python([str(ROOT / "examples" / "greeter.py")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    erik = [f"hello erik + {i}" for i in range(9)]
+    john = [f"hello john + {i}" for i in range(9)]
+    # erik (agent), erik (replay), john (agent: never erik's trajectory), erik after 3 s (agent)
+    assert lines[:36] == erik + erik + john + erik
+    assert lines[36].startswith("after 3 s: pre-check of tool 'hello' failed")
+
+
+def test_multistep_example_runs(tmp_path: Path) -> None:
+    done = run_python([str(ROOT / "examples" / "multistep.py")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "ada@example.com: hit=False invoice=1001 replayed=0"
+    assert lines[2] == "bob@example.com: hit=True invoice=1002 replayed=3"
+    assert lines[3] == "eve@example.com: hit=False invoice=None replayed=1"
+    assert "pre-check of tool 'Billing.create_invoice' failed" in lines[4]

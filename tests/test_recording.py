@@ -1,0 +1,600 @@
+"""Recording: params and data flow (point 4), only successes cached (5), concurrency (7), quiet (9)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from muscle_mem import Engine, Secret, current_run
+from muscle_mem.trajectory import Arg, Trajectory, to_record
+
+
+def stored(engine: Engine, trajectory_id: str | None) -> Trajectory:
+    assert trajectory_id is not None
+    trajectory = engine.store.get(trajectory_id)
+    assert trajectory is not None
+    return trajectory
+
+
+# point 4: params and data flow
+
+
+class Users:
+    """A tiny service whose ids change from one run to the next."""
+
+    def __init__(self, first_id: int = 1) -> None:
+        self.next_id = first_id
+        self.welcomed: list[tuple[int, str]] = []
+
+
+def user_engine(users: Users) -> Engine:
+    engine = Engine()
+
+    @engine.tool(name="create_user")
+    def create_user(name: str) -> int:
+        users.next_id += 1
+        return users.next_id
+
+    @engine.tool(name="send_welcome")
+    def send_welcome(user_id: int, text: str) -> str:
+        users.welcomed.append((user_id, text))
+        return f"sent to {user_id}"
+
+    def agent(task: str) -> int:
+        name = task.split()[-1]
+        user_id = create_user(name)
+        send_welcome(user_id, f"welcome, {name}!")
+        return user_id
+
+    engine.set_agent(agent)
+    return engine
+
+
+def test_an_id_returned_by_one_tool_flows_into_the_next_on_replay() -> None:
+    users = Users(first_id=1)
+    engine = user_engine(users)
+    first = engine("sign up Ada", params={"name": "Ada"})
+    assert first.output == 2 and users.welcomed == [(2, "welcome, Ada!")]
+    steps = stored(engine, first.trajectory_id).steps
+    assert steps[0].args == (Arg.of_param("name"),)
+    assert steps[1].args[0] == Arg.output(0)  # a small int, but both ends are id-like
+    assert steps[1].args[1].kind == "template"
+
+    users.next_id = 500
+    second = engine("sign up Bob", params={"name": "Bob"})
+    assert second.hit, second.reason
+    assert users.welcomed[-1] == (501, "welcome, Bob!")  # the fresh id, not the recorded 2
+    assert second.output == 501  # point 8: the answer is the fresh id too
+
+
+@dataclass
+class Account:
+    account_id: str
+    owner: str
+
+
+def test_values_inside_dict_attribute_and_list_outputs_are_references() -> None:
+    engine = Engine()
+    counter = {"n": 0}
+    received: list[tuple[Any, ...]] = []
+
+    @engine.tool(name="make")
+    def make(owner: str) -> dict[str, Any]:
+        counter["n"] += 1
+        n = counter["n"]
+        return {
+            "order": {"id": f"ord-{n:04d}"},
+            "account": Account(f"acc-{n:04d}", owner),
+            "items": [f"sku-{n:04d}", f"sku-{n + 100:04d}"],
+        }
+
+    @engine.tool(name="use")
+    def use(order_id: str, account_id: str, sku: str, note: str) -> None:
+        received.append((order_id, account_id, sku, note))
+
+    def agent() -> str:
+        made = make("ada")
+        use(made["order"]["id"], made["account"].account_id, made["items"][1], "gift")
+        return str(made["account"].account_id)
+
+    engine.set_agent(agent)
+    first = engine()
+    args = stored(engine, first.trajectory_id).steps[1].args
+    assert args[0] == Arg.output(0, (("key", "order"), ("key", "id")))
+    assert args[1] == Arg.output(0, (("key", "account"), ("attr", "account_id")))
+    assert args[2] == Arg.output(0, (("key", "items"), ("item", 1)))
+    assert args[3] == Arg.static("gift")
+
+    second = engine()
+    assert second.hit
+    assert received == [
+        ("ord-0001", "acc-0001", "sku-0101", "gift"),
+        ("ord-0002", "acc-0002", "sku-0102", "gift"),
+    ]
+    assert second.output == "acc-0002"
+
+
+def test_a_coincidence_does_not_turn_a_constant_into_a_reference() -> None:
+    """The rule: no references for booleans, None, floats, strings under 4 characters, and small
+    integers (< 1000) unless both the output and the receiving argument have id-like names."""
+    engine = Engine()
+    calls: list[tuple[Any, ...]] = []
+    outputs = {"count": 1}
+
+    @engine.tool(name="count")
+    def count() -> int:
+        return outputs["count"]
+
+    @engine.tool(name="flags")
+    def flags() -> dict[str, Any]:
+        return {"ok": True, "missing": None, "ratio": 0.5, "code": "ab", "id": 7, "size": 3}
+
+    @engine.tool(name="act")
+    def act(retries: int, enabled: bool, default: Any, ratio: float, code: str, size: int, n: int) -> None:
+        calls.append((retries, enabled, default, ratio, code, size, n))
+
+    def agent() -> None:
+        count()
+        flags()
+        act(1, True, None, 0.5, "ab", 3, 7)
+
+    engine.set_agent(agent)
+    first = engine()
+    args = stored(engine, first.trajectory_id).steps[2].args
+    assert all(a.kind == "static" for a in args), [a.describe() for a in args]
+    outputs["count"] = 2
+    assert engine().hit
+    assert calls[-1] == (1, True, None, 0.5, "ab", 3, 7)  # the constants stayed constants
+
+
+def test_small_integer_ids_between_id_like_names_are_references() -> None:
+    engine = Engine()
+    ids = {"next": 5}
+    got: list[tuple[int, int]] = []
+
+    @engine.tool(name="open_ticket")
+    def open_ticket() -> dict[str, int]:
+        ids["next"] += 1
+        return {"ticketId": ids["next"], "priority": 6}
+
+    @engine.tool(name="close")
+    def close(ticket_id: int, level: int) -> None:
+        got.append((ticket_id, level))
+
+    def agent() -> None:
+        ticket = open_ticket()
+        close(ticket["ticketId"], 6)  # 6 is also the ticket id: level is not an id-like name
+
+    engine.set_agent(agent)
+    first = engine()
+    args = stored(engine, first.trajectory_id).steps[1].args
+    assert args == (Arg.output(0, (("key", "ticketId"),)), Arg.static(6))
+    assert engine().hit
+    assert got == [(6, 6), (7, 6)]
+
+
+def test_large_integers_and_long_strings_are_references_anywhere() -> None:
+    engine = Engine()
+    seq = {"n": 0}
+    got: list[Any] = []
+
+    @engine.tool(name="new")
+    def new() -> tuple[int, str]:
+        seq["n"] += 1
+        return 40000 + seq["n"], f"token-{seq['n']}"
+
+    @engine.tool(name="use")
+    def use(count: int, value: str) -> None:
+        got.append((count, value))
+
+    def agent() -> None:
+        number, token = new()
+        use(number, token)
+
+    engine.set_agent(agent)
+    engine()
+    assert engine().hit
+    assert got == [(40001, "token-1"), (40002, "token-2")]
+
+
+def test_structured_values_follow_the_rule_of_their_contents() -> None:
+    engine = Engine()
+    seq = {"n": 0}
+    got: list[Any] = []
+
+    @engine.tool(name="find")
+    def find() -> dict[str, Any]:
+        seq["n"] += 1
+        return {
+            "customer": {"id": f"cus_{seq['n']:04d}", "plan": "pro"},
+            "flags": {"ok": True},
+            "page_ids": [1, 2],
+        }
+
+    @engine.tool(name="bill")
+    def bill(
+        customer: dict[str, str], options: dict[str, bool], levels: list[int], page_ids: list[int]
+    ) -> None:
+        got.append((customer, options, levels, page_ids))
+
+    def agent() -> None:
+        found = find()
+        bill(found["customer"], {"ok": True}, [1, 2], [1, 2])
+
+    engine.set_agent(agent)
+    first = engine()
+    args = stored(engine, first.trajectory_id).steps[1].args
+    assert args[0] == Arg.output(0, (("key", "customer"),))  # holds a long string: a reference
+    assert args[1] == Arg.static({"ok": True})  # booleans only: a constant
+    assert args[2] == Arg.static([1, 2])  # small integers, "levels" is not an id-like name
+    assert args[3] == Arg.output(0, (("key", "page_ids"),))  # small integers, id-like at both ends
+    assert engine().hit
+    assert got[-1] == ({"id": "cus_0002", "plan": "pro"}, {"ok": True}, [1, 2], [1, 2])
+
+
+def test_a_param_wins_over_an_output_reference() -> None:
+    engine = Engine()
+    got: list[str] = []
+
+    @engine.tool(name="lookup")
+    def lookup(email: str) -> str:
+        return email  # echoes the param
+
+    @engine.tool(name="send")
+    def send(to: str) -> None:
+        got.append(to)
+
+    def agent(task: str) -> None:
+        send(lookup(task.split()[-1]))
+
+    engine.set_agent(agent)
+    first = engine("mail ada@x.io", params={"email": "ada@x.io"})
+    assert stored(engine, first.trajectory_id).steps[1].args == (Arg.of_param("email"),)
+    assert engine("mail bob@x.io", params={"email": "bob@x.io"}).hit
+    assert got == ["ada@x.io", "bob@x.io"]
+
+
+def test_params_inside_list_and_dict_arguments() -> None:
+    engine = Engine()
+    got: list[Any] = []
+
+    @engine.tool(name="fill")
+    def fill(fields: dict[str, Any], recipients: list[str]) -> None:
+        got.append((fields, recipients))
+
+    def agent(task: str, name: str, email: str) -> None:
+        fill({"name": name, "country": "FR"}, [email, "audit@corp.io"])
+
+    engine.set_agent(agent)
+    engine("register", "Ada", "ada@x.io", params={"name": "Ada", "email": "ada@x.io"})
+    assert engine("register", "Bob", "bob@x.io", params={"name": "Bob", "email": "bob@x.io"}).hit
+    assert got[-1] == ({"name": "Bob", "country": "FR"}, ["bob@x.io", "audit@corp.io"])
+
+
+# point 5: only successes are cached
+
+
+def test_an_agent_that_raises_stores_nothing_and_the_exception_propagates_unchanged() -> None:
+    engine = Engine()
+    boom = RuntimeError("the LLM quota is exhausted")
+
+    @engine.tool(name="step")
+    def step() -> None:
+        pass
+
+    def agent() -> None:
+        step()
+        raise boom
+
+    engine.set_agent(agent)
+    with pytest.raises(RuntimeError) as info:
+        engine()
+    assert info.value is boom
+    assert len(engine.store) == 0
+    assert engine.metrics.misses == 1 and engine.metrics.stored == 0
+    assert current_run() is None
+
+
+def test_a_full_hit_stores_no_duplicate_and_updates_the_use_statistics() -> None:
+    engine = Engine()
+
+    @engine.tool(name="step")
+    def step() -> int:
+        return 1
+
+    engine.set_agent(lambda: step())
+    first = engine()
+    tid = first.trajectory_id
+    assert tid is not None
+    usage = engine.store.usage(tid)
+    assert usage is not None and usage.hits == 0
+    for expected in (1, 2, 3):
+        hit = engine()
+        assert hit and hit.trajectory_id == tid
+        assert len(engine.store) == 1
+        usage = engine.store.usage(tid)
+        assert usage is not None and usage.hits == expected and usage.last_used > 0
+
+
+# point 7: concurrency
+
+
+def test_threads_each_record_only_their_own_calls() -> None:
+    engine = Engine()
+    barrier = threading.Barrier(4)
+
+    @engine.tool(name="note")
+    def note(who: str, i: int) -> str:
+        if i == 0 and not engine.metrics.stored:
+            barrier.wait(timeout=10)  # all four runs are inside the agent at once
+        return f"{who}{i}"
+
+    def agent(task: str, who: str) -> str:
+        for i in range(20):
+            note(who, i)
+        return who
+
+    engine.set_agent(agent)
+    results: dict[str, Any] = {}
+
+    def work(who: str) -> None:
+        results[who] = engine("note for", who)
+
+    threads = [threading.Thread(target=work, args=(who,)) for who in ("a", "b", "c", "d")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert len(engine.store) == 4
+    for who, result in results.items():
+        steps = stored(engine, result.trajectory_id).steps
+        assert [s.args[0].value for s in steps] == [who] * 20
+        assert [s.args[1].value for s in steps] == list(range(20))
+    assert all(engine("note for", who).hit for who in "abcd")
+
+
+async def test_asyncio_tasks_each_record_only_their_own_calls() -> None:
+    engine = Engine()
+
+    @engine.tool(name="fetch")
+    async def fetch(who: str, i: int) -> str:
+        await asyncio.sleep(0)  # let the other tasks run between calls
+        return f"{who}{i}"
+
+    @engine.tool(name="tally")
+    def tally(who: str) -> str:
+        return who
+
+    async def agent(task: str, who: str) -> str:
+        for i in range(10):
+            await fetch(who, i)
+            tally(who)
+        return who
+
+    engine.set_agent(agent)
+    results = await asyncio.gather(*(engine.arun("fetch for", who) for who in ("a", "b", "c")))
+    for who, result in zip("abc", results, strict=True):
+        assert result.output == who
+        steps = stored(engine, result.trajectory_id).steps
+        assert [s.tool for s in steps] == ["fetch", "tally"] * 10
+        assert {s.args[0].value for s in steps} == {who}
+    hits = await asyncio.gather(*(engine.arun("fetch for", who) for who in "abc"))
+    assert all(hits) and [h.output for h in hits] == ["a", "b", "c"]
+
+
+def test_a_tool_called_outside_any_run_just_runs() -> None:
+    engine = Engine()
+    calls: list[int] = []
+
+    @engine.tool(name="work")
+    def work(n: int) -> int:
+        calls.append(n)
+        return n * 2
+
+    engine.set_agent(lambda: work(1))
+    assert work(5) == 10
+    assert calls == [5] and len(engine.store) == 0
+    result = engine()
+    assert stored(engine, result.trajectory_id).steps[0].args == (Arg.static(1),)
+
+
+def test_a_tool_of_another_engine_is_not_recorded() -> None:
+    outer, inner = Engine(), Engine()
+
+    @inner.tool(name="helper")
+    def helper() -> int:
+        return 1
+
+    @outer.tool(name="main")
+    def main() -> int:
+        return helper() + 1
+
+    outer.set_agent(lambda: (helper(), main()))
+    inner.set_agent(lambda: helper())
+    result = outer()
+    assert [s.tool for s in stored(outer, result.trajectory_id).steps] == ["main"]
+
+
+def test_a_tool_called_by_another_tool_is_recorded_once() -> None:
+    engine = Engine()
+    inner_calls: list[int] = []
+
+    @engine.tool(name="inner")
+    def inner(n: int) -> int:
+        inner_calls.append(n)
+        return n
+
+    @engine.tool(name="outer")
+    def outer(n: int) -> int:
+        return inner(n) + 1
+
+    engine.set_agent(lambda: outer(3))
+    result = engine()
+    assert [s.tool for s in stored(engine, result.trajectory_id).steps] == ["outer"]
+    assert engine().hit and inner_calls == [3, 3]  # the replay of outer calls inner itself
+
+
+# point 9: quiet, unserializable values, secrets
+
+
+class Connection:
+    """Not serializable: a live resource."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+
+def test_an_unserializable_argument_is_logged_naming_tool_and_argument(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="muscle_mem")
+    engine = Engine()
+    conn = Connection()
+    broken = {"on": True}
+
+    @engine.tool(name="query")
+    def query(connection: Any, sql: str) -> list[int]:
+        return [1, 2]
+
+    def agent(sql: str) -> list[int]:
+        return query(conn if broken["on"] else "conn-default", sql)
+
+    engine.set_agent(agent)
+    result = engine("select 1")
+    assert result.output == [1, 2]  # the run still returns the agent's answer
+    assert not result.stored and result.trajectory_id is None
+    assert len(engine.store) == 0
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1
+    message = errors[0].getMessage()
+    assert "'query'" in message and "'connection'" in message
+    assert errors[0].name.startswith("muscle_mem")
+    assert capsys.readouterr() == ("", "")
+
+    broken["on"] = False  # later runs are fine
+    assert not engine("select 1") and len(engine.store) == 1
+    assert engine("select 1").hit
+
+
+def test_an_unserializable_snapshot_is_logged_and_nothing_is_stored(caplog: pytest.LogCaptureFixture) -> None:
+    from muscle_mem import Check
+
+    caplog.set_level(logging.ERROR, logger="muscle_mem")
+    engine = Engine()
+
+    @engine.tool(name="click", pre_check=Check(lambda: Connection(), lambda a, b: True))
+    def click() -> None:
+        pass
+
+    engine.set_agent(lambda: click() or "done")
+    assert engine().output == "done"
+    assert len(engine.store) == 0
+    assert "'click'" in caplog.records[-1].getMessage() and "pre-check" in caplog.records[-1].getMessage()
+
+
+SECRET = "hunter2-Sup3r"
+
+
+def login_engine(store: str | None = None) -> tuple[Engine, list[tuple[str, str]]]:
+    engine = Engine(store)
+    logins: list[tuple[str, str]] = []
+
+    @engine.tool(name="login")
+    def login(user: str, password: str) -> str:
+        logins.append((user, password))
+        return f"session-for-{user}"
+
+    @engine.tool(name="header")
+    def header(value: str) -> str:
+        return value
+
+    def agent(task: str, user: str) -> str:
+        run = current_run()
+        assert run is not None
+        password = run.params["password"].get()
+        session = login(user, password)
+        header(f"Basic {password}")
+        return session
+
+    engine.set_agent(agent)
+    return engine, logins
+
+
+def test_secret_params_never_reach_the_store_or_the_logs(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    engine, logins = login_engine()
+    params = {"user": "ada", "password": Secret(SECRET)}
+    first = engine("log in", "ada", params=params)
+    assert first.stored, "a secret passed as a param is stored as a reference by name"
+    record = to_record(stored(engine, first.trajectory_id))
+    text = json.dumps(record)
+    assert SECRET not in text
+    assert {"param": "password"} in record["steps"][0]["args"]
+
+    hit = engine("log in", "ada", params={"user": "ada", "password": Secret("other-Pa55")})
+    assert hit.hit
+    assert logins == [("ada", SECRET), ("ada", "other-Pa55")]  # the replay used the live secret
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert SECRET not in logged and "other-Pa55" not in logged
+
+
+def test_secret_params_never_reach_a_sqlite_file(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    path = tmp_path / "cache.db"
+    engine, _ = login_engine(f"sqlite:///{path}")
+    assert engine("log in", "ada", params={"user": "ada", "password": Secret(SECRET)}).stored
+    engine.close()
+    with sqlite3.connect(path) as db:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            for row in db.execute(f'SELECT * FROM "{table}"'):
+                assert SECRET not in repr(row)
+    for file in tmp_path.iterdir():
+        assert SECRET.encode() not in file.read_bytes()
+    assert SECRET not in "\n".join(r.getMessage() for r in caplog.records)
+
+
+def test_a_secret_captured_by_a_check_is_not_stored(caplog: pytest.LogCaptureFixture) -> None:
+    from muscle_mem import Check
+
+    caplog.set_level(logging.DEBUG)
+    engine = Engine()
+
+    @engine.tool(name="login", pre_check=Check.equal(lambda password: password))
+    def login(password: str) -> bool:
+        return True
+
+    def agent(task: str) -> bool:
+        run = current_run()
+        assert run is not None
+        return login(run.params["password"].get())
+
+    engine.set_agent(agent)
+    result = engine("log in", params={"password": Secret(SECRET)})
+    assert result.output is True and not result.stored
+    assert len(engine.store) == 0
+    assert any("secret" in r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR)
+    assert SECRET not in "\n".join(r.getMessage() for r in caplog.records)
+
+
+def test_current_run_shows_secrets_masked() -> None:
+    engine, _ = login_engine()
+    seen: list[str] = []
+
+    def agent(task: str, user: str) -> str:
+        run = current_run()
+        assert run is not None
+        seen.append(repr(run.params))
+        return "ok"
+
+    engine.set_agent(agent)
+    engine("log in", "ada", params={"user": "ada", "password": Secret(SECRET)})
+    assert SECRET not in seen[0] and "ada" in seen[0]
