@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
+from muscle_mem.cli import clear, export, importing, ls, report, rm, show, stats
 from muscle_mem.cli import demo as demo
 from muscle_mem.cli.common import DEFAULT_STORE, STORE_ENV, UsageError
 
-COMMANDS: tuple[ModuleType, ...] = (demo,)
+COMMANDS: tuple[ModuleType, ...] = (demo, ls, show, stats, rm, clear, export, importing, report)
 
 
 class _Parser(argparse.ArgumentParser):

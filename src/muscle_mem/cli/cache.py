@@ -1,0 +1,151 @@
+"""What the cache-inspecting commands share: opening the store, finding trajectories by id, formatting."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from muscle_mem.cli.common import STORE_ENV, UsageError, store_url
+from muscle_mem.stores import Store, open_store
+from muscle_mem.trajectory import Trajectory
+
+MIN_PREFIX = 4
+"""The fewest characters of an id that may name a trajectory."""
+
+
+@contextmanager
+def opened(args: argparse.Namespace, *, create: bool = False) -> Iterator[Store]:
+    """The store a command works on, closed afterwards.
+
+    A SQLite file that does not exist is an error unless ``create``: reading commands never leave an
+    empty cache behind because of a typo in ``--store``.
+    """
+    url = store_url(args)
+    path = sqlite_path(url)
+    if path is not None and not create and not path.exists():
+        raise UsageError(
+            f"no cache at {path}: run `muscle-mem demo`, or name one with --store URL or ${STORE_ENV}"
+        )
+    store = open_store(url)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a ``sqlite:///path`` URL (None for other schemes and malformed URLs)."""
+    scheme, sep, rest = url.partition("://")
+    if scheme.lower() != "sqlite" or not sep or not rest.startswith("/") or rest == "/":
+        return None
+    return Path(rest[1:]).expanduser()
+
+
+def display_url(url: str) -> str:
+    """A store URL safe to print: any password is masked."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}{port}"))
+
+
+def resolve_id(store: Store, ref: str) -> str:
+    """The full id that ``ref`` names: an id, or a unique prefix of at least :data:`MIN_PREFIX` characters."""
+    if store.usage(ref) is not None:
+        return ref
+    if len(ref) < MIN_PREFIX:
+        raise UsageError(f"no trajectory {ref!r} (an id prefix needs at least {MIN_PREFIX} characters)")
+    matches = [s.id for s in store.summaries() if s.id.startswith(ref)]
+    if not matches:
+        raise UsageError(f"no trajectory {ref!r} in this store (see `muscle-mem ls`)")
+    if len(matches) > 1:
+        raise UsageError(f"{ref!r} is ambiguous: {len(matches)} trajectory ids start with it")
+    return matches[0]
+
+
+def load(store: Store, ref: str) -> Trajectory:
+    """The trajectory ``ref`` names (see :func:`resolve_id`)."""
+    tid = resolve_id(store, ref)
+    trajectory = store.get(tid)
+    if trajectory is None:
+        raise UsageError(f"trajectory {tid} is stored but cannot be decoded (see the warning above)")
+    return trajectory
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def since_arg(text: str) -> float:
+    """``--since`` values: a duration back from now (``90m``, ``24h``, ``7d``, ``2w``); returns a time."""
+    match = _DURATION.fullmatch(text.strip().lower())
+    if match is None:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (examples: 30m, 24h, 7d, 2w)")
+    return time.time() - float(match[1]) * _UNIT_SECONDS[match[2]]
+
+
+def short_id(tid: str) -> str:
+    return tid[:12]
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` on one line, at most ``width`` characters (an ellipsis marks a cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def seconds(value: float) -> str:
+    """A duration for people: ``2.7 ms``, ``0.35 s``, ``12.3 s``, ``4 min 12 s``, ``2 h 05 min``."""
+    if 0 < value < 0.1:
+        return f"{value * 1000:.1f} ms"
+    if value < 1:
+        return f"{value:.2f} s"
+    if value < 60:
+        return f"{value:.1f} s"
+    if value < 3600:
+        return f"{int(value // 60)} min {int(value % 60):02d} s"
+    return f"{int(value // 3600)} h {int(value % 3600 // 60):02d} min"
+
+
+def ago(when: float, now: float | None = None) -> str:
+    """How long ago a time was: ``5 s ago``, ``3 min ago``, ``2 h ago``, ``4 d ago``."""
+    delta = max(0.0, (time.time() if now is None else now) - when)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if delta >= size:
+            return f"{int(delta // size)} {unit} ago"
+    return f"{int(delta)} s ago"
+
+
+def timestamp(when: float) -> str:
+    """A local date and time, to the second."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
+
+
+def count(value: float) -> str:
+    """A large count for people: ``950``, ``12.3k``, ``4.5M``."""
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:.1f}M"
+    if abs(value) >= 1e4:
+        return f"{value / 1e3:.1f}k"
+    return f"{value:,.0f}"
+
+
+def size(nbytes: int) -> str:
+    """A byte size: ``812 B``, ``1.2 KB``, ``3.4 MB``."""
+    value = float(nbytes)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def share(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}" if whole else "-"

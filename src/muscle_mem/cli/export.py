@@ -1,0 +1,80 @@
+"""``muscle-mem export [FILE]``: the store as JSON Lines; ``--python ID``: one trajectory as a Python function."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from muscle_mem.cli import cache, records, script
+from muscle_mem.cli.common import UsageError
+from muscle_mem.stores import Store
+
+NAME = "export"
+HELP = (
+    "Write every trajectory with its use statistics as JSON Lines (for `import`), or with --python ID "
+    "one trajectory as a Python function to review."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "file", nargs="?", default="-", metavar="FILE", help="where to write (default: stdout)"
+    )
+    parser.add_argument("--python", metavar="ID", help="write this trajectory as a Python function instead")
+
+
+def run(args: argparse.Namespace) -> int:
+    target = Path(args.file)
+    if args.file != "-" and target.is_dir():
+        raise UsageError(f"{target} is a directory")
+    with cache.opened(args) as store:
+        if args.python is not None:
+            trajectory = cache.load(store, args.python)
+            text = script.render(trajectory, store.usage(trajectory.id))
+            with _writing(args.file) as stream:
+                stream.write(text)
+            return 0
+        with _writing(args.file) as stream:
+            written, skipped = _export(store, stream)
+    if args.file != "-":
+        print(f"Exported {written} trajectories to {args.file}.", file=sys.stderr)
+    if skipped:
+        print(f"Skipped {skipped} trajectories that cannot be decoded (see the warnings).", file=sys.stderr)
+    return 0
+
+
+def _export(store: Store, stream: TextIO) -> tuple[int, int]:
+    """Write every trajectory, oldest first (so an export of an import is the same file)."""
+    summaries = sorted(store.summaries(), key=lambda s: (s.created_at, s.id))
+    written = skipped = 0
+    for summary in summaries:
+        trajectory = store.get(summary.id)
+        if trajectory is None:
+            skipped += 1
+            continue
+        stream.write(records.line(trajectory, store.usage(summary.id)) + "\n")
+        written += 1
+    return written, skipped
+
+
+@contextmanager
+def _writing(name: str) -> Iterator[TextIO]:
+    """stdout for ``-``; else a file, replaced only once it is complete."""
+    if name == "-":
+        yield sys.stdout
+        return
+    path = Path(name)
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        with partial.open("w", encoding="utf-8") as stream:
+            yield stream
+        os.replace(partial, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {name}: {exc.strerror or exc}") from None
+    finally:
+        partial.unlink(missing_ok=True)

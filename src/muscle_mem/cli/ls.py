@@ -1,0 +1,73 @@
+"""``muscle-mem ls``: the stored trajectories, most recently used first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from muscle_mem.cli import cache
+from muscle_mem.cli.common import UsageError, store_url
+from muscle_mem.cli.output import Output
+from muscle_mem.stores.base import Summary
+
+NAME = "ls"
+HELP = "List the stored trajectories: task, tags, steps, hits, last use, agent time saved."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tag", action="append", default=[], help="only trajectories with this tag (repeatable)"
+    )
+    parser.add_argument("--limit", type=int, metavar="N", help="at most N trajectories")
+    parser.add_argument("--json", action="store_true", help="a JSON array, with full ids and exact figures")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 0:
+        raise UsageError(f"--limit must be 0 or more, got {args.limit}")
+    with cache.opened(args) as store:
+        rows = [s for s in store.summaries() if all(t in s.tags for t in args.tag)]
+    if args.limit is not None:
+        rows = rows[: args.limit]
+    if args.json:
+        json.dump([_record(s) for s in rows], sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    out = Output()
+    where = cache.display_url(store_url(args))
+    if not rows:
+        out.line(f"No trajectories in {where}" + (" with those tags." if args.tag else "."))
+        return 0
+    out.table(
+        f"{len(rows)} trajectories in {where}",
+        ["id", "task<", "tags<", "steps", "hits", "last use", "saved"],
+        [
+            [
+                cache.short_id(s.id),
+                cache.clip(s.task, 60),
+                ", ".join(s.tags),
+                str(s.steps),
+                str(s.usage.hits),
+                cache.ago(s.usage.last_used) if s.usage.hits else "never",
+                cache.seconds(s.usage.saved_seconds),
+            ]
+            for s in rows
+        ],
+    )
+    return 0
+
+
+def _record(s: Summary) -> dict[str, object]:
+    return {
+        "id": s.id,
+        "task": s.task,
+        "tags": list(s.tags),
+        "steps": s.steps,
+        "created_at": s.created_at,
+        "hits": s.usage.hits,
+        "last_used": s.usage.last_used,
+        "saved_seconds": s.usage.saved_seconds,
+        "priority": s.usage.priority,
+        "attention": s.usage.attention,
+    }

@@ -1,0 +1,244 @@
+"""``muscle-mem report``: one self-contained HTML page with the cache's figures and charts.
+
+The page loads nothing (its Content-Security-Policy forbids it): styles and inline SVG charts only,
+no script, so it opens the same from a file, an e-mail attachment or a CI artifact.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+
+from muscle_mem.cli import analysis, cache, svg
+from muscle_mem.cli.common import UsageError, store_url
+from muscle_mem.cli.output import Output
+from muscle_mem.stores import Store
+from muscle_mem.stores.base import Event, Summary
+
+NAME = "report"
+HELP = "Write an HTML report: hit rate, agent time and tokens saved over time, misses by reason and tool."
+DEFAULT_OUT = "muscle-mem-report.html"
+TOP = 10
+GREEN, BLUE, ORANGE, RED, GREY = "#16a34a", "#2563eb", "#ea580c", "#dc2626", "#6b7280"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="FILE", help=f"where to write ({DEFAULT_OUT})")
+    parser.add_argument(
+        "--since",
+        type=cache.since_arg,
+        metavar="AGE",
+        help="only engine calls in the last AGE (30m, 24h, 7d)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a directory")
+    where = cache.display_url(store_url(args))
+    with cache.opened(args) as store:
+        page = render(store, where, since=args.since or 0.0)
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    Output().line(f"Wrote {out} ({cache.size(len(page.encode()))}).")
+    return 0
+
+
+def render(store: Store, where: str, *, since: float = 0.0, now: float | None = None) -> str:
+    """The report page for ``store`` (``where`` names it on the page)."""
+    now = time.time() if now is None else now
+    events = store.events(since)
+    summaries = list(store.summaries())
+    t = analysis.totals(events)
+    body = [
+        "<header><h1>muscle-mem cache report</h1>",
+        f"<p>Store <code>{escape(where)}</code>, generated {escape(cache.timestamp(now))}. {_period(t)}</p></header>",
+        _cards(store, summaries, t),
+    ]
+    if not events:
+        body.append(
+            '<p class="note">No engine calls are recorded in this store yet: run your agent through an '
+            "<code>Engine</code> using it, or <code>muscle-mem demo</code>, then write the report again.</p>"
+        )
+    body += _charts(events, t)
+    body.append(_top_table(summaries))
+    body.append(
+        "<footer>Events are written by the engine (one per call) and the newest 100,000 are kept. "
+        "Saved figures are estimates: the agent time and LLM tokens the replayed trajectories cost when they "
+        "were recorded, less the time the replay took.</footer>"
+    )
+    return _PAGE.format(style=_STYLE, body="\n".join(body))
+
+
+def _period(t: analysis.Totals) -> str:
+    if t.first is None or t.last is None:
+        return ""
+    return f"Engine calls from {escape(cache.timestamp(t.first))} to {escape(cache.timestamp(t.last))}."
+
+
+def _cards(store: Store, summaries: Sequence[Summary], t: analysis.Totals) -> str:
+    cards = [
+        ("hit rate", cache.share(t.hits, t.calls), f"{t.hits:,} hits of {t.calls:,} calls"),
+        ("agent time saved", cache.seconds(t.saved_seconds), f"{cache.seconds(t.agent_seconds)} spent"),
+        ("LLM tokens saved", cache.count(t.tokens_saved), f"{cache.count(t.tokens_spent)} spent"),
+        ("misses", f"{t.misses:,}", f"{t.partial:,} partial replays"),
+        ("trajectories", f"{len(summaries):,}", f"{cache.size(store.nbytes())} stored"),
+    ]
+    items = "".join(
+        f'<div class="card"><div class="label">{escape(name)}</div><div class="value">{escape(value)}</div>'
+        f'<div class="sub">{escape(sub)}</div></div>'
+        for name, value, sub in cards
+    )
+    return f'<section class="cards">{items}</section>'
+
+
+def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
+    span = (t.last or 0.0) - (t.first or 0.0)
+    when = _time_format(span)
+    percent: svg.Format = lambda v: f"{v:.0%}"  # noqa: E731
+    buckets = analysis.buckets(events, max(1, min(40, len(events) // 8)))
+    hit_rate = svg.line_chart(
+        [
+            svg.Series(
+                "hit rate in each interval",
+                [(b.start + (b.end - b.start) / 2, b.hit_rate) for b in buckets],
+                BLUE,
+                dots=True,
+            ),
+            svg.Series("hit rate so far", analysis.running_hit_rate(events), GREY, dashed=True),
+        ],
+        label="Hit rate over time",
+        x_format=when,
+        y_format=percent,
+        y_range=(0.0, 1.0),
+    )
+    seconds = svg.line_chart(
+        [
+            svg.Series(
+                "agent time saved", analysis.cumulative(events, [e.saved_seconds for e in events]), GREEN
+            ),
+            svg.Series(
+                "agent time spent", analysis.cumulative(events, [e.agent_seconds for e in events]), ORANGE
+            ),
+        ],
+        label="Agent time saved and spent, cumulative",
+        x_format=when,
+        y_format=cache.seconds,
+    )
+    tokens = svg.line_chart(
+        [
+            svg.Series(
+                "tokens saved", analysis.cumulative(events, [float(e.tokens_saved) for e in events]), GREEN
+            ),
+            svg.Series(
+                "tokens spent", analysis.cumulative(events, [float(e.tokens_spent) for e in events]), ORANGE
+            ),
+        ],
+        label="LLM tokens saved and spent, cumulative",
+        x_format=when,
+        y_format=cache.count,
+    )
+    whole: svg.Format = lambda v: f"{v:,.0f}"  # noqa: E731
+    reasons = analysis.miss_reasons(events).most_common(TOP)
+    tools = analysis.miss_tools(events).most_common(TOP)
+    untold = t.misses - sum(analysis.miss_tools(events).values())
+    return [
+        _section(
+            "Hit rate over time", hit_rate, f"Calls grouped into {len(buckets)} intervals of equal length."
+        ),
+        _section("Agent time saved", seconds, "Running totals over the period."),
+        _section("LLM tokens saved", tokens, "Running totals; tokens as the agent reports them."),
+        _section(
+            "Misses by reason",
+            svg.bar_chart(
+                [(r, float(n)) for r, n in reasons], label="Misses by reason", color=RED, value_format=whole
+            ),
+            "A miss with several causes counts under each.",
+        ),
+        _section(
+            "Misses by tool",
+            svg.bar_chart(
+                [(r, float(n)) for r, n in tools], label="Misses by tool", color=ORANGE, value_format=whole
+            ),
+            f"The tool whose check failed or that raised; {untold:,} misses had none to blame (new tasks).",
+        ),
+    ]
+
+
+def _section(title: str, chart: str, note: str) -> str:
+    return (
+        f'<section class="chart"><h2>{escape(title)}</h2>{chart}<p class="note">{escape(note)}</p></section>'
+    )
+
+
+def _time_format(span: float) -> svg.Format:
+    """Tick labels for a time axis covering ``span`` seconds (tenths of seconds on short spans)."""
+    if span < 60:
+        return lambda x: time.strftime("%H:%M:%S", time.localtime(x)) + f".{int(x * 10) % 10}"
+    pattern = (
+        "%H:%M:%S"
+        if span < 600
+        else "%H:%M"
+        if span < 86400
+        else "%m-%d %H:%M"
+        if span < 7 * 86400
+        else "%Y-%m-%d"
+    )
+    return lambda x: time.strftime(pattern, time.localtime(x))
+
+
+def _top_table(summaries: Sequence[Summary]) -> str:
+    top = sorted(summaries, key=lambda s: (s.usage.hits, s.usage.saved_seconds), reverse=True)[:TOP]
+    if not top:
+        return '<section><h2>Most used trajectories</h2><p class="note">The store holds no trajectories.</p></section>'
+    rows = "".join(
+        "<tr>"
+        f"<td><code>{escape(cache.short_id(s.id))}</code></td><td>{escape(cache.clip(s.task, 80))}</td>"
+        f"<td>{escape(', '.join(s.tags))}</td><td class=n>{s.steps}</td><td class=n>{s.usage.hits:,}</td>"
+        f"<td class=n>{escape(cache.seconds(s.usage.saved_seconds))}</td>"
+        f"<td>{escape(cache.ago(s.usage.last_used) if s.usage.hits else 'never')}</td>"
+        "</tr>"
+        for s in top
+    )
+    return (
+        "<section><h2>Most used trajectories</h2><table><thead><tr><th>id</th><th>task</th><th>tags</th>"
+        "<th class=n>steps</th><th class=n>hits</th><th class=n>saved</th><th>last use</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
+_STYLE = """
+body{margin:0 auto;max-width:820px;padding:24px;font:14px/1.5 system-ui,-apple-system,'Segoe UI',sans-serif;
+color:#111827;background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:0 0 8px}
+header p,.note,footer{color:#6b7280}.note{font-size:12px;margin:4px 0 0}
+section{margin:20px 0}.cards{display:flex;flex-wrap:wrap;gap:12px}
+.card{flex:1 1 100px;border:1px solid #e5e7eb;border-radius:8px;padding:10px 12px}
+.card .label{color:#6b7280;font-size:12px}.card .value{font-size:22px;font-weight:600}
+.card .sub{color:#6b7280;font-size:12px}
+.chart{border:1px solid #e5e7eb;border-radius:8px;padding:12px}
+table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;padding:4px 8px;
+border-bottom:1px solid #e5e7eb}.n{text-align:right}code{font-size:12px}
+footer{margin-top:24px;font-size:12px}
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>muscle-mem cache report</title>
+<style>{style}</style>
+</head>
+<body>
+{body}
+</body>
+</html>
+"""

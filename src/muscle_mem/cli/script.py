@@ -1,0 +1,230 @@
+"""A trajectory as a Python function a person can review and commit (``muscle-mem export --python``).
+
+Params become the function's keyword parameters, data-flow references become local variables that
+hold earlier tools' outputs, and each step's checks are comments showing the recorded snapshot.
+Tools are called on a ``tools`` object: the engine's context (the object whose methods are tools)
+or any namespace holding the tool functions.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import pprint
+import re
+from collections.abc import Iterator
+
+from muscle_mem.cli import cache
+from muscle_mem.trajectory import Arg, PathElement, Snapshot, Trajectory, Usage
+
+LINE = 100
+"""Calls longer than this put one argument a line."""
+SNAPSHOT_LINES = 24
+"""Snapshot comments longer than this are cut."""
+
+
+def render(t: Trajectory, usage: Usage | None) -> str:
+    """The source of a module holding one function that performs ``t``'s steps."""
+    names = _Names()
+    tools = names.claim("tools")
+    params = {p: names.claim(p) for p in _params(t)}
+    used = _used_outputs(t)
+    outputs = {i: names.claim(f"{_short(t.steps[i].tool)}_result") for i in sorted(used) if i < len(t.steps)}
+    expr = _Expr(params, outputs)
+
+    out = [f"# muscle-mem trajectory {t.id}, exported with `muscle-mem export --python`."]
+    out += _comment(f"Task: {t.task}", "")
+    out.append(f"# Tags: {', '.join(t.tags) or '(none)'}")
+    out.append(
+        f"# Recorded {cache.timestamp(t.created_at)}: {len(t.steps)} tool calls, "
+        f"{cache.seconds(t.agent_seconds)} of agent time, {t.tokens:,} LLM tokens."
+    )
+    if usage is not None:
+        out.append(
+            f"# Replayed {usage.hits} times since, saving {cache.seconds(usage.saved_seconds)} of agent time."
+        )
+    out += [
+        "# The engine replays a step only if its pre-check captures what it captured when recorded",
+        "# (the snapshots in the comments below), and goes on only if its post-check matches too.",
+        "",
+        "",
+    ]
+    signature = ", ".join([tools, "*", *params.values()]) if params else tools
+    out.append(f"def {_function_name(t)}({signature}):")
+    out.append(f'    """{_docstring(t.task)}"""')
+    renamed = [(p, n) for p, n in params.items() if p != n]
+    for param, name in renamed:
+        out.append(f"    # `{name}` is the param {param!r}")
+    for number, step in enumerate(t.steps):
+        out.append("")
+        out.append(
+            f"    # step {number}: {step.tool} (version {step.version}, {cache.seconds(step.seconds)} when recorded)"
+        )
+        out += _snapshot("pre-check", step.pre)
+        call_args = [expr.of(a) for a in step.args] + [_keyword(k, expr.of(a)) for k, a in step.kwargs]
+        target = f"{outputs[number]} = " if number in outputs else ""
+        out += _call(f"    {target}{_callee(tools, step.tool)}", call_args)
+        out += _snapshot("post-check", step.post)
+    out.append("")
+    out += _return(expr, t.result)
+    return "\n".join(out) + "\n"
+
+
+class _Names:
+    """Unique Python identifiers."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+
+    def claim(self, wanted: str) -> str:
+        base = re.sub(r"\W", "_", wanted, flags=re.ASCII).strip("_") or "value"
+        if base[0].isdigit():
+            base = f"p_{base}"
+        if keyword.iskeyword(base) or base in ("True", "False", "None"):
+            base += "_"
+        name, n = base, 1
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+
+class _Expr:
+    """Python expressions for recorded arguments."""
+
+    def __init__(self, params: dict[str, str], outputs: dict[int, str]) -> None:
+        self.params = params
+        self.outputs = outputs
+
+    def of(self, arg: Arg) -> str:
+        if arg.kind == "static":
+            return repr(arg.value)
+        if arg.kind == "param":
+            return self.params[str(arg.param)]
+        if arg.kind == "template":
+            parts = (
+                json.dumps(text, ensure_ascii=False)[1:-1].replace("{", "{{").replace("}", "}}")
+                if kind == "text"
+                else "{" + self.params[text] + "}"
+                for kind, text in arg.value
+            )
+            return 'f"' + "".join(parts) + '"'
+        if arg.kind == "output":
+            return self.outputs.get(int(arg.step or 0), f"step{arg.step}_result") + _path(arg.path)
+        container, items = arg.value
+        inner = [f"{k!r}: {self.of(a)}" if container == "dict" else self.of(a) for k, a in items]
+        if container == "dict":
+            return "{" + ", ".join(inner) + "}"
+        if container == "tuple":
+            return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+        return "[" + ", ".join(inner) + "]"
+
+
+def _args(arg: Arg) -> Iterator[Arg]:
+    """``arg`` and every argument nested in it."""
+    yield arg
+    if arg.kind == "struct":
+        for _, item in arg.value[1]:
+            yield from _args(item)
+
+
+def _all_args(t: Trajectory) -> Iterator[Arg]:
+    for step in t.steps:
+        for arg in (*step.args, *(a for _, a in step.kwargs)):
+            yield from _args(arg)
+    yield from _args(t.result)
+
+
+def _params(t: Trajectory) -> list[str]:
+    """The params the steps use, in order of first use."""
+    found: dict[str, None] = {}
+    for arg in _all_args(t):
+        if arg.kind == "param":
+            found[str(arg.param)] = None
+        elif arg.kind == "template":
+            found.update((text, None) for kind, text in arg.value if kind == "param")
+    return list(found)
+
+
+def _used_outputs(t: Trajectory) -> set[int]:
+    return {int(a.step or 0) for a in _all_args(t) if a.kind == "output"}
+
+
+def _path(path: tuple[PathElement, ...]) -> str:
+    return "".join(f".{v}" if k == "attr" else f"[{v!r}]" for k, v in path)
+
+
+def _short(tool: str) -> str:
+    return tool.rsplit(".", 1)[-1]
+
+
+def _callee(tools: str, tool: str) -> str:
+    parts = tool.split(".")
+    if all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
+        return f"{tools}.{tool}"
+    return f"getattr({tools}, {tool!r})"
+
+
+def _keyword(name: str, value: str) -> str:
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return f"{name}={value}"
+    return f"**{{{name!r}: {value}}}"
+
+
+def _call(head: str, args: list[str]) -> list[str]:
+    single = f"{head}({', '.join(args)})"
+    if len(single) <= LINE or not args:
+        return [single]
+    return [f"{head}(", *(f"        {a}," for a in args), "    )"]
+
+
+def _return(expr: _Expr, result: Arg) -> list[str]:
+    single = f"    return {expr.of(result)}"
+    if len(single) <= LINE or result.kind != "struct" or not result.value[1]:
+        return [single]
+    container, items = result.value
+    brackets = {"dict": "{}", "tuple": "()", "list": "[]"}[container]
+    inner = [f"{k!r}: {expr.of(a)}" if container == "dict" else expr.of(a) for k, a in items]
+    return [f"    return {brackets[0]}", *(f"        {item}," for item in inner), f"    {brackets[1]}"]
+
+
+def _snapshot(label: str, snapshot: Snapshot | None) -> list[str]:
+    if snapshot is None:
+        return []
+    text = pprint.pformat(snapshot.value, width=LINE - 10, compact=True, sort_dicts=False)
+    lines = text.splitlines() or [""]
+    if len(lines) > SNAPSHOT_LINES:
+        lines = [*lines[:SNAPSHOT_LINES], f"... ({len(lines) - SNAPSHOT_LINES} more lines)"]
+    if len(lines) == 1:
+        return _comment(f"{label}, as recorded: {lines[0]}", "    ")
+    return [f"    # {label}, as recorded:"] + [
+        line for text in lines for line in _comment("  " + text, "    ")
+    ]
+
+
+def _comment(text: str, indent: str) -> list[str]:
+    """``text`` as comment lines (unprintable characters replaced, so the source stays valid)."""
+    clean = "".join(c if c.isprintable() or c == "\n" else "\ufffd" for c in text)
+    return [f"{indent}# {line}".rstrip() for line in clean.split("\n")]
+
+
+def _function_name(t: Trajectory) -> str:
+    words = re.findall(r"[a-z0-9]+", re.sub(r"\{[^{}]*\}", " ", t.task).lower(), flags=re.ASCII)
+    name = "_".join(words[:6])[:48].strip("_")
+    if not name:
+        return f"replay_{t.id[:8]}"
+    if name[0].isdigit():
+        name = f"task_{name}"
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _docstring(task: str) -> str:
+    line = " ".join(task.split()) or "A recorded task."
+    text = line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    clean = "".join(c if c.isprintable() else "\ufffd" for c in text)
+    return (
+        clean
+        + ("" if clean.endswith((".", "!", "?")) else ".")
+        + " Replays a trajectory recorded by muscle-mem."
+    )

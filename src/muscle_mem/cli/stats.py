@@ -1,0 +1,120 @@
+"""``muscle-mem stats``: what the cache holds, and what it has done (from the engine's events)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from muscle_mem.cli import analysis, cache
+from muscle_mem.cli.common import store_url
+from muscle_mem.cli.output import Output
+from muscle_mem.stores import Store
+
+NAME = "stats"
+HELP = "Counts, size, hit rate, agent time and tokens saved, and the top reasons for misses."
+TOP = 8
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--since",
+        type=cache.since_arg,
+        metavar="AGE",
+        help="only engine calls in the last AGE (30m, 24h, 7d)",
+    )
+    parser.add_argument("--json", action="store_true", help="the figures as a JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    with cache.opened(args) as store:
+        figures = gather(store, args.since or 0.0)
+    if args.json:
+        json.dump(figures, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    _print(Output(), figures, cache.display_url(store_url(args)))
+    return 0
+
+
+def gather(store: Store, since: float) -> dict[str, Any]:
+    """Every figure ``stats`` shows, JSON-compatible."""
+    summaries = list(store.summaries())
+    events = store.events(since)
+    t = analysis.totals(events)
+    return {
+        "cache": {
+            "trajectories": len(summaries),
+            "tasks": len(store.tasks()),
+            "steps": sum(s.steps for s in summaries),
+            "bytes": store.nbytes(),
+            "hits": sum(s.usage.hits for s in summaries),
+            "saved_seconds": sum(s.usage.saved_seconds for s in summaries),
+        },
+        "calls": {
+            "since": since or None,
+            "first": t.first,
+            "last": t.last,
+            "calls": t.calls,
+            "hits": t.hits,
+            "misses": t.misses,
+            "partial_replays": t.partial,
+            "hit_rate": t.hit_rate,
+            "steps_replayed": t.steps_replayed,
+            "saved_seconds": t.saved_seconds,
+            "agent_seconds": t.agent_seconds,
+            "tokens_saved": t.tokens_saved,
+            "tokens_spent": t.tokens_spent,
+        },
+        "miss_reasons": analysis.miss_reasons(events).most_common(TOP),
+        "miss_tools": analysis.miss_tools(events).most_common(TOP),
+    }
+
+
+def _print(out: Output, f: dict[str, Any], where: str) -> None:
+    c, e = f["cache"], f["calls"]
+    _pairs(
+        out,
+        f"Cache {where}",
+        [
+            ["trajectories", f"{c['trajectories']:,} for {c['tasks']:,} tasks, {c['steps']:,} steps in all"],
+            ["size", cache.size(c["bytes"])],
+            ["hits", f"{c['hits']:,} (kept with the trajectories still stored)"],
+            ["agent time saved", cache.seconds(c["saved_seconds"])],
+        ],
+    )
+    out.line()
+    if not e["calls"]:
+        out.line("No engine calls recorded" + (" in that period." if e["since"] else " yet."))
+        return
+    calls = e["calls"]
+    _pairs(
+        out,
+        f"Engine calls from {cache.timestamp(e['first'])} to {cache.timestamp(e['last'])}",
+        [
+            ["calls", f"{calls:,}"],
+            ["hits", f"{e['hits']:,} ({cache.share(e['hits'], calls)} hit rate)"],
+            ["misses", f"{e['misses']:,}, of which {e['partial_replays']:,} partial replays"],
+            ["steps replayed", f"{e['steps_replayed']:,}"],
+            [
+                "agent time",
+                f"{cache.seconds(e['agent_seconds'])} spent, {cache.seconds(e['saved_seconds'])} saved",
+            ],
+            ["LLM tokens", f"{cache.count(e['tokens_spent'])} spent, {cache.count(e['tokens_saved'])} saved"],
+        ],
+    )
+    for title, what, rows in (
+        ("Top miss reasons", "reason", f["miss_reasons"]),
+        ("Misses by tool", "tool", f["miss_tools"]),
+    ):
+        if rows:
+            out.line()
+            out.table(title, [what, "misses"], [[name, f"{n:,}"] for name, n in rows])
+
+
+def _pairs(out: Output, title: str, rows: list[list[str]]) -> None:
+    out.line(title, style="bold")
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        out.line(f"  {name.ljust(width)}  {value}")
