@@ -103,6 +103,8 @@ def clip(text: str, width: int) -> str:
 
 def seconds(value: float) -> str:
     """A duration for people: ``2.7 ms``, ``0.35 s``, ``12.3 s``, ``4 min 12 s``, ``2 h 05 min``."""
+    if 0 < value < 0.001:
+        return f"{value * 1000:.2f} ms"
     if 0 < value < 0.1:
         return f"{value * 1000:.1f} ms"
     if value < 1:

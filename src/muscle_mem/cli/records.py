@@ -15,11 +15,11 @@ _USAGE_FIELDS = {f.name: f.type for f in dataclasses.fields(Usage)}
 
 
 def line(trajectory: Trajectory, usage: Usage | None) -> str:
-    """One line of an export file (without its newline)."""
+    """One line of an export file (ASCII, without its newline)."""
     record: dict[str, Any] = to_record(trajectory)
     if usage is not None:
         record["usage"] = dataclasses.asdict(usage)
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(record, separators=(",", ":"), allow_nan=False)
 
 
 def parse(lines: Iterable[str], source: str) -> Iterator[tuple[Trajectory, Usage | None]]:

@@ -160,9 +160,11 @@ def _short(tool: str) -> str:
 
 
 def _callee(tools: str, tool: str) -> str:
-    parts = tool.split(".")
+    """``tools.name``, ``tools.Class.name``, or ``getattr(tools, "odd name")``; a function's qualified
+    name is called by what follows ``<locals>.``, as a namespace would hold it."""
+    parts = tool.rsplit("<locals>.", 1)[-1].split(".")
     if all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
-        return f"{tools}.{tool}"
+        return ".".join([tools, *parts])
     return f"getattr({tools}, {tool!r})"
 
 
