@@ -1,7 +1,9 @@
 """The run in progress: records tool calls, then turns them into a trajectory.
 
 Recording is kept cheap on the hot path (a context-variable read and an append per call); param
-templating and data-flow detection happen once, when the run is stored.
+templating and data-flow detection happen once, when the run is stored. What may change in between
+is copied at the call: arguments and snapshots that are not plain scalars (deep-copied, once the codec
+has said it can store them), and the top two levels of lists and dicts of each output.
 
 Data flow. A tool argument equal to an earlier output of the same run, or to a value inside it (a
 dict item, an attribute, a list item, two levels deep), is stored as a reference to that output, so a
@@ -22,6 +24,7 @@ A value equal to a param wins over an output reference (params are declared by t
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import itertools
@@ -95,24 +98,64 @@ class Run:
         """The steps done so far, replayed ones included."""
         return list(self.calls)
 
+    def _kept_snapshot(self, tool: Tool, which: str, value: Any) -> Any:
+        """A frozen copy of what a Check captured (NOT_CAPTURED, the problem noted, if unstorable)."""
+        try:
+            return frozen(value)
+        except codec.CodecError as exc:
+            self.problems.append(f"{which}-check snapshot of tool {tool.name!r} cannot be stored: {exc}")
+            return NOT_CAPTURED
+
     def _capture(self, tool: Tool, which: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         check = tool.pre_check if which == "pre" else tool.post_check
         if check is None:
             return NOT_CAPTURED
         try:
-            return check.capture(*args, **kwargs)
+            value = check.capture(*args, **kwargs)
         except Exception as exc:
             self.problems.append(f"{which}-check capture of tool {tool.name!r} raised {exc!r}")
             return NOT_CAPTURED
+        return self._kept_snapshot(tool, which, value)
 
-    def _append(
-        self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, **extra: Any
-    ) -> None:
-        recorded_args = args[1:] if tool.is_method else args
-        self.calls.append(Call(tool.name, recorded_args, kwargs, out, False, tool_ref=tool, **extra))
+    async def _capture_async(
+        self, tool: Tool, which: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        check = tool.pre_check if which == "pre" else tool.post_check
+        if check is None:
+            return NOT_CAPTURED
+        try:
+            value = check.capture(*args, **kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            self.problems.append(f"{which}-check capture of tool {tool.name!r} raised {exc!r}")
+            return NOT_CAPTURED
+        return self._kept_snapshot(tool, which, value)
+
+    def _arguments(
+        self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The recorded arguments (``self`` left out), frozen before the call can change them."""
+        recorded = args[1:] if tool.is_method else args
+        if self.problems:  # this run will not be stored: no need to copy
+            return recorded, kwargs
+        try:
+            return _frozen_all(recorded), {k: frozen(v) for k, v in kwargs.items()} if kwargs else kwargs
+        except codec.CodecError:
+            names = tool.parameter_names(len(recorded), tuple(kwargs))
+            for name, value in zip(names, (*recorded, *kwargs.values()), strict=True):
+                try:
+                    frozen(value)
+                except codec.CodecError as exc:
+                    self.problems.append(
+                        f"step {len(self.calls)} (tool {tool.name!r}) argument {name!r}: {exc}"
+                    )
+                    break
+            return recorded, kwargs
 
     def record(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a tool on the agent's behalf and record the call (a call that raises is not recorded)."""
+        call_args, call_kwargs = self._arguments(tool, args, kwargs)
         pre = self._capture(tool, "pre", args, kwargs)
         self.depth += 1
         start = time.perf_counter()
@@ -121,14 +164,16 @@ class Run:
         finally:
             self.depth -= 1
         seconds = time.perf_counter() - start
-        self._append(
-            tool, args, kwargs, out, seconds=seconds, pre=pre, post=self._capture(tool, "post", args, kwargs)
+        post = self._capture(tool, "post", args, kwargs)
+        self.calls.append(
+            Call(tool.name, call_args, call_kwargs, kept(out), False, seconds, pre, post, tool_ref=tool)
         )
         return out
 
     async def record_async(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """:meth:`record` for an async tool."""
-        pre = await _resolved(self._capture(tool, "pre", args, kwargs))
+        call_args, call_kwargs = self._arguments(tool, args, kwargs)
+        pre = await self._capture_async(tool, "pre", args, kwargs)
         self.depth += 1
         start = time.perf_counter()
         try:
@@ -136,16 +181,61 @@ class Run:
         finally:
             self.depth -= 1
         seconds = time.perf_counter() - start
-        post = await _resolved(self._capture(tool, "post", args, kwargs))
-        self._append(tool, args, kwargs, out, seconds=seconds, pre=pre, post=post)
+        post = await self._capture_async(tool, "post", args, kwargs)
+        self.calls.append(
+            Call(tool.name, call_args, call_kwargs, kept(out), False, seconds, pre, post, tool_ref=tool)
+        )
         return out
 
     def __repr__(self) -> str:
         return f"Run(task={self.task!r}, tags={self.tags!r}, steps={len(self.calls)})"
 
 
-async def _resolved(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
+_SCALARS = frozenset({str, int, float, bool, type(None), bytes})
+
+
+def frozen(value: Any) -> Any:
+    """A deep copy of a value to record, so that changing it later does not change the record.
+
+    Raises :class:`codec.CodecError` if the value cannot be stored; that is checked first, so a live
+    handle (a connection, a browser page) is never walked.
+    """
+    if type(value) in _SCALARS:
+        return value
+    data = codec.encode(value)
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return codec.decode(data)
+
+
+def _frozen_all(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    for value in values:
+        if type(value) not in _SCALARS:
+            return tuple(frozen(v) for v in values)
+    return values
+
+
+def _shallow(value: Any) -> Any:
+    kind = type(value)
+    return list(value) if kind is list else dict(value) if kind is dict else value
+
+
+def kept(output: Any) -> Any:
+    """A tool output as data-flow detection will see it, its lists, tuples and dicts copied two levels
+    deep (the first 512 items): the agent sorting a list or adding a key later must not move a
+    reference. The output returned to the agent is the original."""
+    kind = type(output)
+    if kind is dict:
+        copied = dict(output)
+        for key in itertools.islice(output, _MAX_INDEXED_PER_OUTPUT):
+            copied[key] = _shallow(copied[key])
+        return copied
+    if kind is list or kind is tuple:
+        head = [_shallow(v) for v in output[:_MAX_INDEXED_PER_OUTPUT]]
+        head += output[_MAX_INDEXED_PER_OUTPUT:]
+        return head if kind is list else tuple(head)
+    return output
 
 
 def _id_like(name: object) -> bool:

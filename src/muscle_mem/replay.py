@@ -21,7 +21,7 @@ from muscle_mem import codec
 from muscle_mem.check import MissingThreshold
 from muscle_mem.index import Edge, Group, Node, TaskIndex
 from muscle_mem.keys import fill_template
-from muscle_mem.recording import NOT_CAPTURED, Call, Run
+from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen, kept
 from muscle_mem.tools import Tool, ToolRegistry
 from muscle_mem.trajectory import Arg, Step, Trajectory
 
@@ -145,10 +145,10 @@ class Replayer:
                     tool=attempt.tool.name,
                     args=attempt.call_args[1:] if attempt.tool.is_method else attempt.call_args,
                     kwargs=attempt.kwargs,
-                    output=outcome.value,
+                    output=kept(outcome.value),
                     replayed=True,
-                    pre=attempt.pre,
-                    post=post,
+                    pre=_frozen_snapshot(attempt.pre),
+                    post=_frozen_snapshot(post),
                     step=attempt.step,
                     tool_ref=attempt.tool,
                 )
@@ -249,6 +249,16 @@ class Replayer:
             except Exception as exc:
                 logger.warning("post-check compare of tool %r raised %r", attempt.tool.name, exc)
         return None, current
+
+
+def _frozen_snapshot(value: Any) -> Any:
+    """A snapshot taken at replay, copied before later steps can change it (as is if unstorable)."""
+    if value is NOT_CAPTURED:
+        return value
+    try:
+        return frozen(value)
+    except codec.CodecError:
+        return value  # storing the run will report it
 
 
 def _chain(first: Edge, rest: Iterator[Edge]) -> Iterator[Edge]:
