@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Engine, Secret, current_run
+from muscle_mem import Check, Engine, Secret, current_run
 from muscle_mem.trajectory import Arg, Trajectory, to_record
 
 
@@ -279,6 +279,100 @@ def test_params_inside_list_and_dict_arguments() -> None:
     assert got[-1] == ({"name": "Bob", "country": "FR"}, ["bob@x.io", "audit@corp.io"])
 
 
+# what was recorded is what was passed at the time
+
+
+def test_a_snapshot_of_live_state_is_taken_at_capture_time() -> None:
+    """A capture returning a live dict that the tool then changes: the snapshot is the state before."""
+    engine = Engine()
+    form: dict[str, str | None] = {"name": None}
+
+    @engine.tool(name="type_name", pre_check=Check.equal(lambda text: form))
+    def type_name(text: str) -> None:
+        form["name"] = text
+
+    engine.set_agent(lambda task: type_name(task))
+    first = engine("Ada", params={"who": "Ada"})
+    step = stored(engine, first.trajectory_id).steps[0]
+    assert step.pre is not None and step.pre.value == {"name": None}
+    form["name"] = None
+    assert engine("Bob", params={"who": "Bob"}).hit and form == {"name": "Bob"}
+
+
+def test_an_argument_changed_after_the_call_is_recorded_as_it_was_passed() -> None:
+    engine = Engine()
+    sent: list[list[str]] = []
+
+    @engine.tool(name="send")
+    def send(messages: list[str]) -> None:
+        sent.append(list(messages))
+
+    @engine.tool(name="normalize")
+    def normalize(rows: list[str]) -> int:
+        rows[:] = [r.strip() for r in rows]  # the tool changes its own argument
+        return len(rows)
+
+    def agent() -> None:
+        messages = ["hello there"]
+        send(messages)
+        messages.append("second message")
+        send(messages)
+        normalize(["  a  ", " b"])
+
+    engine.set_agent(agent)
+    first = engine()
+    steps = stored(engine, first.trajectory_id).steps
+    assert steps[0].args[0].value == ["hello there"]
+    assert steps[2].args[0].value == ["  a  ", " b"]
+    sent.clear()
+    assert engine().hit
+    assert sent == [["hello there"], ["hello there", "second message"]]
+
+
+def test_an_output_the_agent_reorders_keeps_its_references_right() -> None:
+    engine = Engine()
+    opened: list[str] = []
+    pages = {"results": ["https://b.example/2", "https://a.example/1"]}
+
+    @engine.tool(name="search")
+    def search(query: str) -> list[str]:
+        return list(pages["results"])
+
+    @engine.tool(name="open_page")
+    def open_page(url: str) -> None:
+        opened.append(url)
+
+    def agent(query: str) -> None:
+        results = search(query)
+        results.sort()  # in place, after the call
+        open_page(results[0])
+
+    engine.set_agent(agent)
+    first = engine("docs")
+    assert opened == ["https://a.example/1"]
+    assert stored(engine, first.trajectory_id).steps[1].args[0] == Arg.output(0, (("item", 1),))
+    assert engine("docs").hit
+    assert opened == ["https://a.example/1", "https://a.example/1"]
+
+
+async def test_an_async_capture_that_raises_does_not_reach_the_agent() -> None:
+    engine = Engine()
+
+    async def capture() -> str:
+        raise ConnectionError("screen unavailable")
+
+    @engine.tool(name="fetch", pre_check=Check.equal(capture))
+    async def fetch() -> str:
+        return "page"
+
+    async def agent() -> str:
+        return await fetch()
+
+    engine.set_agent(agent)
+    result = await engine.arun()
+    assert result.output == "page" and not result.stored
+
+
 # point 5: only successes are cached
 
 
@@ -390,6 +484,45 @@ async def test_asyncio_tasks_each_record_only_their_own_calls() -> None:
     assert all(hits) and [h.output for h in hits] == ["a", "b", "c"]
 
 
+def test_threads_replaying_and_recording_one_task_at_once() -> None:
+    """Eight threads share one task; each run's answer matches its own environment state."""
+    engine = Engine()
+    local = threading.local()
+    problems: list[str] = []
+
+    @engine.tool(name="step", pre_check=Check.equal(lambda i: local.state))
+    def step(i: int) -> str:
+        return f"{local.state}:{i}"
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        for i in range(len(run.steps), 3):
+            step(i)
+        return f"done {local.state}"
+
+    engine.set_agent(agent)
+
+    def work(seed: int) -> None:
+        try:
+            for n in range(60):
+                local.state = (seed * 7 + n) % 12
+                result = engine("same task")
+                if result.output != f"done {local.state}":
+                    problems.append(f"{result!r} in state {local.state}")
+        except Exception as exc:
+            problems.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert problems == []
+    assert engine.metrics.hits + engine.metrics.misses == 480
+    assert 12 <= len(engine.store) <= 12 + 8  # two threads may both miss one new state
+
+
 def test_a_tool_called_outside_any_run_just_runs() -> None:
     engine = Engine()
     calls: list[int] = []
@@ -485,8 +618,6 @@ def test_an_unserializable_argument_is_logged_naming_tool_and_argument(
 
 
 def test_an_unserializable_snapshot_is_logged_and_nothing_is_stored(caplog: pytest.LogCaptureFixture) -> None:
-    from muscle_mem import Check
-
     caplog.set_level(logging.ERROR, logger="muscle_mem")
     engine = Engine()
 
@@ -563,8 +694,6 @@ def test_secret_params_never_reach_a_sqlite_file(tmp_path: Path, caplog: pytest.
 
 
 def test_a_secret_captured_by_a_check_is_not_stored(caplog: pytest.LogCaptureFixture) -> None:
-    from muscle_mem import Check
-
     caplog.set_level(logging.DEBUG)
     engine = Engine()
 

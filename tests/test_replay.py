@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 from muscle_mem import Check, Engine, current_run
 from muscle_mem.recording import Run
 from muscle_mem.stores import MemoryStore
-from muscle_mem.trajectory import Trajectory
+from muscle_mem.trajectory import Arg, Trajectory
 
 
 def stored(engine: Engine, trajectory_id: str | None) -> Trajectory:
@@ -208,6 +210,82 @@ def test_current_run_inside_the_agent_on_a_first_run() -> None:
     assert run is not None
     assert run.task == "do it for {who}" and run.tags == ("t",) and run.params == {"who": "Ada"}
     assert current_run() is None
+
+
+def test_an_output_of_a_replayed_step_flows_into_the_agents_steps() -> None:
+    engine = Engine()
+    seq = {"n": 0}
+    mode = {"v": "a"}
+    used: list[str] = []
+
+    @engine.tool(name="create")
+    def create() -> str:
+        seq["n"] += 1
+        return f"obj-{seq['n']:03d}"
+
+    @engine.tool(name="use", pre_check=Check.equal(lambda obj_id: mode["v"]))
+    def use(obj_id: str) -> None:
+        used.append(obj_id)
+
+    def agent() -> None:
+        run = current_run()
+        assert run is not None
+        obj_id = run.steps[0].output if run.steps else create()
+        use(obj_id)
+
+    engine.set_agent(agent)
+    engine()
+    mode["v"] = "b"  # use() is not safe: create() is replayed, the agent uses its fresh output
+    partial = engine()
+    assert not partial and partial.steps_replayed == 1
+    assert used == ["obj-001", "obj-002"]
+    new = stored(engine, partial.trajectory_id)
+    assert new.steps[1].args == (Arg.output(0),)
+    assert engine().hit and used[-1] == "obj-003"
+
+
+def test_a_reference_that_cannot_be_resolved_hands_over() -> None:
+    engine = Engine()
+    shape = {"ok": True}
+    used: list[str] = []
+
+    @engine.tool(name="lookup")
+    def lookup() -> dict[str, str] | None:
+        return {"user_id": "usr-0001"} if shape["ok"] else None
+
+    @engine.tool(name="greet")
+    def greet(user_id: str) -> None:
+        used.append(user_id)
+
+    def agent() -> str:
+        found = lookup()
+        if found is None:
+            return "nobody"
+        greet(found["user_id"])
+        return "greeted"
+
+    engine.set_agent(agent)
+    engine()
+    shape["ok"] = False
+    result = engine()
+    assert not result and result.steps_replayed == 1
+    assert result.reason is not None and "cannot be resolved" in result.reason
+    assert result.output == "nobody"
+
+
+def test_an_unstorable_answer_is_logged_and_returned(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="muscle_mem")
+    engine = Engine()
+
+    @engine.tool(name="connect")
+    def connect() -> str:
+        return "dsn"
+
+    lock = threading.Lock()
+    engine.set_agent(lambda: (connect(), lock)[1])
+    result = engine()
+    assert result.output is lock and not result.stored and len(engine.store) == 0
+    assert "return value" in caplog.text
 
 
 # point 6: tool versions
