@@ -16,6 +16,7 @@ import pytest
 
 from conftest import POSTGRES_URL, StoreSpec, open_spec, trajectory
 from muscle_mem.stores import Event, PostgresStore, SQLiteStore, Store, StoreError, _records
+from muscle_mem.trajectory import Trajectory
 
 SPAWN = multiprocessing.get_context("spawn")
 
@@ -115,6 +116,30 @@ def test_four_writer_processes_lose_nothing(durable: StoreSpec, opener: Callable
         everything += added
     assert store.nbytes() == sum(len(_records.dumps(t).encode()) for t in everything)
     assert store.tasks() == {f"task-{w}": f"do task-{w}" for w in range(4)}
+
+
+def add_same(spec: StoreSpec, batch: list[Trajectory]) -> None:
+    store = open_spec(spec)
+    try:
+        for t in batch:
+            store.add(t)
+        assert isinstance(store, SQLiteStore | PostgresStore)
+        store.add_many([(t, None) for t in reversed(batch)])
+    finally:
+        store.close()
+
+
+@pytest.mark.slow
+def test_writers_adding_the_same_trajectories_store_each_once(
+    durable: StoreSpec, opener: Callable[[], Store]
+) -> None:
+    batch = [trajectory("same", n=i) for i in range(20)]
+    run_processes(add_same, *[(durable, batch) for _ in range(3)])
+    store = opener()
+    assert len(store) == 20
+    assert sorted(t.id for t in store.changes("same", 0).added) == sorted(t.id for t in batch)
+    assert store.tasks() == {"same": "do same"}
+    assert store.nbytes() == sum(len(_records.dumps(t)) for t in batch)
 
 
 @pytest.mark.slow

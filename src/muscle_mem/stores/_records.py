@@ -22,8 +22,8 @@ _EVENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Event))
 
 
 def dumps(trajectory: Trajectory) -> str:
-    """The stored JSON text of a trajectory (raises :class:`codec.CodecError` on unstorable values)."""
-    return json.dumps(to_record(trajectory), separators=(",", ":"), ensure_ascii=False)
+    """The stored JSON text (ASCII) of a trajectory (raises :class:`codec.CodecError` on unstorable values)."""
+    return json.dumps(to_record(trajectory), separators=(",", ":"))
 
 
 def loads(text: str | bytes, row_id: str, where: str) -> Trajectory | None:
@@ -74,9 +74,7 @@ def prepare(items: Iterable[tuple[Trajectory, Usage | None]]) -> list[Prepared]:
     for trajectory, usage in items:
         if trajectory.id not in found:
             text = dumps(trajectory)
-            found[trajectory.id] = Prepared(
-                trajectory, initial_usage(trajectory, usage), text, len(text.encode())
-            )
+            found[trajectory.id] = Prepared(trajectory, initial_usage(trajectory, usage), text, len(text))
     return list(found.values())
 
 
@@ -95,7 +93,7 @@ def summaries(rows: Iterable[Any], where: str) -> Iterator[Summary]:
 
 def dump_event(event: Event) -> str:
     """The stored JSON text of an event."""
-    return json.dumps(dataclasses.asdict(event), separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(dataclasses.asdict(event), separators=(",", ":"))
 
 
 def load_events(rows: Iterable[tuple[Any, str]], where: str) -> list[Event]:

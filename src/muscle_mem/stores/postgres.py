@@ -12,13 +12,13 @@ operation that met it is retried once after the pool has checked its idle connec
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from muscle_mem.stores import _records
@@ -68,6 +68,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _USAGE = "hits, last_used, saved_seconds, priority, attention"
+_ASYNC_COMMIT = "SELECT set_config('synchronous_commit', 'off', true)"
+"""Use statistics and events are committed without waiting for the disk (a server crash may lose the
+last few, which costs nothing); trajectories and removals are committed as the server is configured."""
 _ALL_STORES: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
 _INHERITED: list[object] = []
 """Pools inherited through fork: kept referenced, never closed, so the parent's sessions survive."""
@@ -134,7 +137,6 @@ class PostgresStore:
                     kwargs={"autocommit": True, "application_name": f"muscle_mem:{self.schema}"[:63]},
                     timeout=self.timeout,
                     name=f"muscle_mem:{self.schema}",
-                    configure=_configure,
                     open=False,
                 )
                 try:
@@ -177,15 +179,8 @@ class PostgresStore:
             raise StoreError(f"{self!r}: the state row is missing")
         return row[0]
 
-    @contextmanager
-    def _write(self, conn: Connection[Any]) -> Iterator[None]:
-        """A transaction that changes trajectories: committed durably (the server's own setting)."""
-        with conn.transaction():
-            conn.execute(_DURABLE_COMMIT)
-            yield
-
     def _migrate(self, conn: Connection[Any]) -> None:
-        with self._write(conn):
+        with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"muscle_mem.schema:{self.schema}",))
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
             version = 0
@@ -219,31 +214,23 @@ class PostgresStore:
         self.add_many([(trajectory, usage)])
 
     def add_many(self, items: Iterable[tuple[Trajectory, Usage | None]]) -> int:
-        """Store many trajectories in one transaction (ids already stored are skipped); returns how
+        """Store many trajectories in one statement (ids already stored are skipped); returns how
         many were new. Each gets its own revision, as if added one by one."""
         prepared = _records.prepare(items)
+        unique_violation = self._psycopg.errors.UniqueViolation
 
         def work(conn: Connection[Any]) -> int:
-            with self._write(conn):
-                conn.execute(self._sql["lock_state"])
-                ids = [p.trajectory.id for p in prepared]
+            pending = prepared
+            while pending:
+                try:
+                    if conn.execute(self._sql["insert"], _columns(pending)).fetchone() is not None:
+                        return len(pending)
+                except unique_violation:
+                    pass  # another process stored one of these ids meanwhile
+                ids = [p.trajectory.id for p in pending]
                 stored = {r[0] for r in conn.execute(self._sql["stored_ids"], (ids,))}
-                new = [p for p in prepared if p.trajectory.id not in stored]
-                if not new:
-                    return 0
-                top = self._scalar(conn, "bump", (len(new), len(new), sum(p.nbytes for p in new)))
-                revs = range(top - len(new) + 1, top + 1)
-                cursor = conn.cursor()
-                cursor.executemany(
-                    self._sql["insert"], [p.row(rev) for p, rev in zip(new, revs, strict=True)]
-                )
-                cursor.executemany(
-                    self._sql["insert_usage"], [p.usage_row(rev) for p, rev in zip(new, revs, strict=True)]
-                )
-                cursor.executemany(
-                    self._sql["insert_task"], [(p.trajectory.task_key, p.trajectory.task) for p in new]
-                )
-                return len(new)
+                pending = [p for p in pending if p.trajectory.id not in stored]
+            return 0
 
         return self._run(work) if prepared else 0
 
@@ -257,32 +244,22 @@ class PostgresStore:
         ids = list(dict.fromkeys(trajectory_ids))
         if not ids:
             return 0
-        return len(self._run(lambda conn: self._delete(conn, self._sql["delete_ids"], (ids,))))
+        return len(self._run(lambda conn: self._delete(conn, "t.id = ANY(%(arg)s)", ids)))
 
     def expire(self, created_before: float) -> list[str]:
-        return self._run(lambda conn: self._delete(conn, self._sql["delete_old"], (created_before,)))
+        return self._run(lambda conn: self._delete(conn, "t.created_at < %(arg)s", created_before))
 
-    def _delete(self, conn: Connection[Any], sql: str, args: tuple[Any, ...]) -> list[str]:
-        """Delete rows in one transaction: one new revision, one tombstone each; returns their ids."""
-        rows: list[tuple[str, str, int]] = []
-        with self._write(conn):
-            rev = self._scalar(conn, "bump", (1, 0, 0))
-            rows = conn.execute(sql, args).fetchall()
-            if not rows:
-                raise self._psycopg.Rollback
-            ids = [r[0] for r in rows]
-            conn.execute(self._sql["shrink"], (len(rows), sum(r[2] for r in rows)))
-            conn.execute(self._sql["delete_usage"], (ids,))
-            cursor = conn.cursor()
-            cursor.executemany(self._sql["tombstone"], [(rev, r[0], r[1]) for r in rows])
-            cursor.executemany(self._sql["untask"], [(r[1],) for r in rows])
-            conn.execute(self._sql["drop_tasks"])
-            conn.execute(self._sql["prune"], (rev - _records.TOMBSTONE_REVISIONS,))
-        return [r[0] for r in rows]
+    def _delete(self, conn: Connection[Any], where: str, arg: Any) -> list[str]:
+        """Delete matching rows in one statement (one new revision, one tombstone each), then prune old
+        tombstones and emptied tasks; returns the deleted ids."""
+        ids = [r[0] for r in conn.execute(self._sql["delete"].replace("{where}", where), {"arg": arg})]
+        if ids:
+            conn.execute(self._sql["prune"], (_records.TOMBSTONE_REVISIONS,))
+        return ids
 
     def clear(self) -> None:
         def work(conn: Connection[Any]) -> None:
-            with self._write(conn):
+            with conn.transaction():
                 conn.execute(self._sql["clear_state"])
                 for table in ("trajectories", "usage", "tombstones", "tasks"):
                     conn.execute(f'DELETE FROM "{self.schema}".{table}')
@@ -294,6 +271,7 @@ class PostgresStore:
 
         def work(conn: Connection[Any]) -> None:
             with conn.transaction():
+                conn.execute(_ASYNC_COMMIT)
                 conn.cursor().executemany(self._sql["log_event"], rows)
                 conn.execute(self._sql["prune_events"], (_records.EVENTS_KEPT,))
 
@@ -371,25 +349,40 @@ _SQL = {
     "set_version": "INSERT INTO {s}.meta VALUES ('schema_version', %s) "
     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     "tables": "SELECT 1 FROM pg_tables WHERE schemaname = %s LIMIT 1",
-    "lock_state": "SELECT FROM {s}.state FOR UPDATE",
+    "insert": """WITH s AS (
+        UPDATE {s}.state SET revision = revision + %(n)s, count = count + %(n)s, nbytes = nbytes + %(size)s
+        WHERE NOT EXISTS (SELECT FROM {s}.trajectories WHERE id = ANY(%(ids)s)) RETURNING revision),
+    r AS (
+        SELECT s.revision - %(n)s + r.ord AS rev, r.* FROM s, unnest(
+            %(ids)s::text[], %(keys)s::text[], %(tasks)s::text[], %(tags)s::text[], %(steps)s::int[],
+            %(created)s::float8[], %(sizes)s::bigint[], %(records)s::text[], %(hits)s::bigint[],
+            %(last)s::float8[], %(saved)s::float8[], %(priority)s::float8[], %(attention)s::float8[]
+        ) WITH ORDINALITY AS r(id, task_key, task, tags, steps, created_at, nbytes, record, hits, last_used,
+            saved_seconds, priority, attention, ord)),
+    t AS (INSERT INTO {s}.trajectories
+        SELECT rev, id, task_key, task, tags, steps, created_at, nbytes, record FROM r),
+    u AS (INSERT INTO {s}.usage SELECT id, rev, hits, last_used, saved_seconds, priority, attention FROM r),
+    k AS (INSERT INTO {s}.tasks SELECT task_key, min(task), count(*) FROM r GROUP BY task_key
+        ON CONFLICT (task_key) DO UPDATE SET n = tasks.n + excluded.n)
+    SELECT revision FROM s""",
     "stored_ids": "SELECT id FROM {s}.trajectories WHERE id = ANY(%s)",
-    "bump": "UPDATE {s}.state SET revision = revision + %s, count = count + %s, nbytes = nbytes + %s "
-    "RETURNING revision",
-    "shrink": "UPDATE {s}.state SET count = count - %s, nbytes = nbytes - %s",
+    "touch": "WITH c AS (" + _ASYNC_COMMIT + ") "
+    "UPDATE {s}.usage SET hits = hits + 1, last_used = %s, saved_seconds = saved_seconds + %s, "
+    "priority = %s, attention = %s WHERE id = %s AND (SELECT true FROM c)",
+    "delete": """WITH d AS (DELETE FROM {s}.trajectories t WHERE {{where}} RETURNING t.id, t.task_key, t.nbytes),
+    s AS (UPDATE {s}.state SET revision = revision + 1, count = count - (SELECT count(*) FROM d),
+            nbytes = nbytes - (SELECT sum(nbytes) FROM d)
+        WHERE EXISTS (SELECT FROM d) RETURNING revision),
+    b AS (INSERT INTO {s}.tombstones SELECT s.revision, d.id, d.task_key FROM d, s),
+    u AS (DELETE FROM {s}.usage WHERE id IN (SELECT id FROM d)),
+    k AS (UPDATE {s}.tasks SET n = tasks.n - g.n
+        FROM (SELECT task_key, count(*) AS n FROM d GROUP BY task_key) g WHERE tasks.task_key = g.task_key)
+    SELECT id FROM d""",
+    "prune": """WITH o AS (DELETE FROM {s}.tombstones WHERE rev <= (SELECT revision FROM {s}.state) - %s
+        RETURNING rev),
+    z AS (DELETE FROM {s}.tasks WHERE n <= 0)
+    UPDATE {s}.state SET floor = GREATEST(floor, (SELECT max(rev) FROM o)) WHERE EXISTS (SELECT FROM o)""",
     "clear_state": "UPDATE {s}.state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0",
-    "insert": "INSERT INTO {s}.trajectories VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-    "insert_usage": f"INSERT INTO {{s}}.usage (id, rev, {_USAGE}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-    "insert_task": "INSERT INTO {s}.tasks VALUES (%s, %s, 1) ON CONFLICT (task_key) DO UPDATE SET n = tasks.n + 1",
-    "touch": "UPDATE {s}.usage SET hits = hits + 1, last_used = %s, saved_seconds = saved_seconds + %s, "
-    "priority = %s, attention = %s WHERE id = %s",
-    "delete_ids": "DELETE FROM {s}.trajectories WHERE id = ANY(%s) RETURNING id, task_key, nbytes",
-    "delete_old": "DELETE FROM {s}.trajectories WHERE created_at < %s RETURNING id, task_key, nbytes",
-    "delete_usage": "DELETE FROM {s}.usage WHERE id = ANY(%s)",
-    "tombstone": "INSERT INTO {s}.tombstones VALUES (%s, %s, %s)",
-    "untask": "UPDATE {s}.tasks SET n = n - 1 WHERE task_key = %s",
-    "drop_tasks": "DELETE FROM {s}.tasks WHERE n <= 0",
-    "prune": "WITH old AS (DELETE FROM {s}.tombstones WHERE rev <= %s RETURNING rev) "
-    "UPDATE {s}.state SET floor = GREATEST(floor, (SELECT MAX(rev) FROM old)) WHERE EXISTS (SELECT FROM old)",
     "revision": "SELECT revision FROM {s}.state",
     "changes": "WITH q AS MATERIALIZED (SELECT revision, floor, %(since)s::bigint AS since FROM {s}.state) "
     "SELECT 0, t.id, t.record, t.rev, q.revision, q.floor FROM {s}.trajectories t, q WHERE t.task_key = %(key)s "
@@ -402,7 +395,7 @@ _SQL = {
     "victims_priority": "SELECT id FROM {s}.usage ORDER BY priority, rev LIMIT %s",
     "victims_recency": "SELECT id FROM {s}.usage "
     "ORDER BY %s / (1.0 + GREATEST(%s - last_used, 0.0)) + %s * attention, rev LIMIT %s",
-    "tasks": "SELECT task_key, task FROM {s}.tasks",
+    "tasks": "SELECT task_key, task FROM {s}.tasks WHERE n > 0",
     "log_event": "INSERT INTO {s}.events (at, data) VALUES (%s, %s)",
     "prune_events": "DELETE FROM {s}.events WHERE seq <= (SELECT MAX(seq) FROM {s}.events) - %s",
     "events": "SELECT seq, data FROM {s}.events WHERE at >= %s ORDER BY at, seq",
@@ -414,17 +407,27 @@ _SQL = {
 }
 
 
-_DURABLE = "muscle_mem.durable_commit"
-_DURABLE_COMMIT = f"SELECT set_config('synchronous_commit', current_setting('{_DURABLE}'), true)"
-
-
-def _configure(conn: Connection[Any]) -> None:
-    """Commit use statistics (``touch``) without waiting for the disk: losing the last ones in a server
-    crash costs nothing, and a hit stays one round trip. Writes to trajectories restore the server's
-    setting, remembered here, inside their transactions (see :meth:`PostgresStore._write`)."""
-    durable = conn.execute("SHOW synchronous_commit").fetchone()
-    conn.execute(f"SET {_DURABLE} TO '{durable[0] if durable else 'on'}'")
-    conn.execute("SET synchronous_commit TO off")
+def _columns(pending: list[_records.Prepared]) -> dict[str, Any]:
+    """The arrays the ``insert`` statement unnests, one element per trajectory."""
+    trajectories = [p.trajectory for p in pending]
+    usages = [p.usage for p in pending]
+    return {
+        "n": len(pending),
+        "size": sum(p.nbytes for p in pending),
+        "ids": [t.id for t in trajectories],
+        "keys": [t.task_key for t in trajectories],
+        "tasks": [t.task for t in trajectories],
+        "tags": [json.dumps(list(t.tags)) for t in trajectories],
+        "steps": [len(t.steps) for t in trajectories],
+        "created": [t.created_at for t in trajectories],
+        "sizes": [p.nbytes for p in pending],
+        "records": [p.text for p in pending],
+        "hits": [u.hits for u in usages],
+        "last": [u.last_used for u in usages],
+        "saved": [u.saved_seconds for u in usages],
+        "priority": [u.priority for u in usages],
+        "attention": [u.attention for u in usages],
+    }
 
 
 def _reset_after_fork() -> None:
