@@ -3,6 +3,10 @@
 A task is identified by its tags and by the agent's arguments once every param value in them is
 replaced by the param's name: ``engine("fill the form for John", params={"name": "John"})`` and the
 same call for Jane are one task, ``fill the form for {name}``.
+
+Inside a longer string, a param value of 4 characters or more is replaced wherever it occurs; a
+shorter one (2 or 3 characters) only as a whole word, not next to a letter or digit, so that
+``params={"lang": "en"}`` templates ``"en-US"`` but leaves ``"Send"`` alone.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from muscle_mem.trajectory import TemplatePart
 Match = Literal["exact", "tags", "semantic"]
 MIN_TEMPLATE_LENGTH = 2
 """A string param shorter than this is never substituted inside other strings."""
+MIN_UNBOUNDED_LENGTH = 4
+"""A string param shorter than this is substituted inside other strings only as a whole word."""
 
 
 def plain_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -39,7 +45,9 @@ def split_template(text: str, params: Mapping[str, Any]) -> tuple[TemplatePart, 
     literal_start = i = 0
     while i < len(text):
         for value, name in needles:
-            if text.startswith(value, i):
+            if text.startswith(value, i) and (
+                len(value) >= MIN_UNBOUNDED_LENGTH or _whole_word(text, i, i + len(value))
+            ):
                 if literal_start < i:
                     parts.append(("text", text[literal_start:i]))
                 parts.append(("param", name))
@@ -48,9 +56,15 @@ def split_template(text: str, params: Mapping[str, Any]) -> tuple[TemplatePart, 
                 break
         else:
             i += 1
+    if literal_start == 0:
+        return None
     if literal_start < len(text):
         parts.append(("text", text[literal_start:]))
     return tuple(parts)
+
+
+def _whole_word(text: str, start: int, end: int) -> bool:
+    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
 
 
 def fill_template(parts: Sequence[TemplatePart], params: Mapping[str, Any]) -> str:
