@@ -151,3 +151,38 @@ def test_an_unencodable_agent_argument_still_runs_the_agent(caplog: pytest.LogCa
     assert result.output == "filled for Ada" and not result.stored
     assert typed == ["Ada"] and len(engine.store) == 0
     assert "agent argument 1" in caplog.text
+
+
+def test_a_short_param_is_substituted_only_as_a_whole_word() -> None:
+    params = {"lang": "en"}
+    assert split_template("Send the report", params) is None
+    assert split_template("locale en-US", params) == (("text", "locale "), ("param", "lang"), ("text", "-US"))
+    assert split_template("/docs/en/index", params) == (
+        ("text", "/docs/"),
+        ("param", "lang"),
+        ("text", "/index"),
+    )
+    # four characters or more: anywhere, even glued to other text
+    assert split_template("user_adam42", {"who": "adam"}) == (
+        ("text", "user_"),
+        ("param", "who"),
+        ("text", "42"),
+    )
+
+
+def test_a_short_param_does_not_rewrite_unrelated_tool_arguments() -> None:
+    engine = Engine()
+    clicked: list[str] = []
+
+    @engine.tool()
+    def click(label: str) -> None:
+        clicked.append(label)
+
+    def agent(task: str, lang: str) -> None:
+        click("Send")
+        click(f"locale {lang}")
+
+    engine.set_agent(agent)
+    engine("send it", "en", params={"lang": "en"})
+    assert engine("send it", "fr", params={"lang": "fr"}).hit
+    assert clicked == ["Send", "locale en", "Send", "locale fr"]
