@@ -302,3 +302,35 @@ def test_passwords_are_masked_in_output() -> None:
 
     assert display_url("postgresql://app:s3cret@db:5432/agents") == "postgresql://app:***@db:5432/agents"
     assert display_url("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_stats_and_report_after_a_demo_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """End to end: the engine's own events (written by the demo's engine) are what stats counts."""
+    store = f"sqlite:///{tmp_path / 'demo.db'}"
+    demo = [
+        "demo",
+        "--tasks",
+        "16",
+        "--speed",
+        "200",
+        "--plain",
+        "--workdir",
+        str(tmp_path / "desk"),
+        "--store",
+        store,
+    ]
+    assert run_cli(capsys, *demo).status == 0
+    figures = json.loads(run_cli(capsys, "stats", "--json", "--store", store).out)
+    calls = figures["calls"]
+    assert calls["calls"] == 16 and calls["hits"] + calls["misses"] == 16
+    assert "no trajectory is stored for this task" in dict(
+        figures["miss_reasons"]
+    )  # the first request is new
+    assert calls["tokens_spent"] > 0
+    if calls["hits"]:
+        assert calls["tokens_saved"] > 0 and calls["saved_seconds"] > 0
+    rows = json.loads(run_cli(capsys, "ls", "--json", "--store", store).out)
+    assert rows and sum(r["hits"] for r in rows) == figures["cache"]["hits"]
+    out = tmp_path / "report.html"
+    assert run_cli(capsys, "report", "--store", store, "--out", str(out)).status == 0
+    assert out.read_text().count("<svg") == 5

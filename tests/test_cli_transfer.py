@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -341,3 +342,17 @@ def test_export_python_of_a_real_recording_replays_the_same_calls(
     answer = function(SimpleNamespace(find_customer=find_customer, refund=refund), **params)
     assert answer == result.output == "R-30"
     assert calls == recorded
+
+
+def test_an_undecodable_row_is_reported_not_fatal(
+    cache: dict[str, Trajectory], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with sqlite3.connect(tmp_path / "cache.db") as db:
+        db.execute("UPDATE trajectories SET record = '{broken' WHERE id = ?", (cache["plain"].id,))
+    ran = run_cli(capsys, "show", cache["plain"].id)
+    assert ran.status == 2
+    assert f"trajectory {cache['plain'].id} is stored but cannot be decoded" in ran.err
+    ran = run_cli(capsys, "export")
+    assert ran.status == 0 and len(ran.out.splitlines()) == 2
+    assert "Skipped 1 trajectories that cannot be decoded" in ran.err
+    assert len(json.loads(run_cli(capsys, "ls", "--json").out)) == 3  # listing needs no record

@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
             text = script.render(trajectory, store.usage(trajectory.id))
             with _writing(args.file) as stream:
                 stream.write(text)
+            if args.file != "-":
+                print(f"Exported trajectory {trajectory.id} as Python to {args.file}.", file=sys.stderr)
             return 0
         with _writing(args.file) as stream:
             written, skipped = _export(store, stream)

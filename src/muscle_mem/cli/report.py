@@ -118,18 +118,23 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
         y_format=percent,
         y_range=(0.0, 1.0),
     )
+    unit, per = _time_unit(max(t.saved_seconds, t.agent_seconds))
     seconds = svg.line_chart(
         [
             svg.Series(
-                "agent time saved", analysis.cumulative(events, [e.saved_seconds for e in events]), GREEN
+                "agent time saved",
+                analysis.cumulative(events, [e.saved_seconds / per for e in events]),
+                GREEN,
             ),
             svg.Series(
-                "agent time spent", analysis.cumulative(events, [e.agent_seconds for e in events]), ORANGE
+                "agent time spent",
+                analysis.cumulative(events, [e.agent_seconds / per for e in events]),
+                ORANGE,
             ),
         ],
         label="Agent time saved and spent, cumulative",
         x_format=when,
-        y_format=cache.seconds,
+        y_format=lambda v: f"{v:g} {unit}",
     )
     tokens = svg.line_chart(
         [
@@ -175,6 +180,11 @@ def _section(title: str, chart: str, note: str) -> str:
     return (
         f'<section class="chart"><h2>{escape(title)}</h2>{chart}<p class="note">{escape(note)}</p></section>'
     )
+
+
+def _time_unit(most: float) -> tuple[str, float]:
+    """The unit a time axis reaching ``most`` seconds is labelled in, and its size in seconds."""
+    return ("s", 1.0) if most < 180 else ("min", 60.0) if most < 3 * 3600 else ("h", 3600.0)
 
 
 def _time_format(span: float) -> svg.Format:

@@ -56,7 +56,7 @@ def line_chart(
     height: int = 280,
 ) -> str:
     """A line chart with axes, grid, a legend and a tooltip on each dot."""
-    left, right, top, bottom = 64, 16, 28, 36
+    left, right, top, bottom = 72, 16, 28, 36
     xs = [x for s in series for x, _ in s.points]
     ys = [y for s in series for _, y in s.points]
     if not xs:
