@@ -15,6 +15,7 @@ from muscle_mem.attention import TaskStream
 from muscle_mem.check import Check
 from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
 from muscle_mem.index import Index, TaskIndex
+from muscle_mem.journal import Journal
 from muscle_mem.keys import Match, plain_params, task_key, task_text
 from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy, make_policy
@@ -23,6 +24,7 @@ from muscle_mem.recording import CURRENT_RUN, Run, build_trajectory
 from muscle_mem.replay import Ending, Replayer, drive, drive_async
 from muscle_mem.result import Result
 from muscle_mem.stores import Store, open_store
+from muscle_mem.stores.base import Event
 from muscle_mem.tools import Tool, ToolRegistry, instrument, source_version
 from muscle_mem.trajectory import Trajectory, to_record
 
@@ -66,6 +68,7 @@ class Engine:
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
         self.metrics = Metrics()
+        self.journal = Journal(self.store)
         semantic_policy = self.policy.name in SEMANTIC_POLICIES
         task_embedder = get_embedder(embedder) if embedder or semantic_policy or match == "semantic" else None
         self._stream = TaskStream(task_embedder) if task_embedder is not None else None
@@ -283,7 +286,20 @@ class Engine:
         elapsed = time.perf_counter() - started
         saved = max(0.0, trajectory.agent_seconds - elapsed)
         steps = len(run.calls)
-        self.metrics.hit(steps, saved)
+        self.metrics.hit(steps, saved, trajectory.tokens)
+        self.journal.add(
+            Event(
+                at=time.time(),
+                task=run.task,
+                task_key=run.task_key,
+                hit=True,
+                steps_replayed=steps,
+                trajectory_id=trajectory.id,
+                elapsed=elapsed,
+                saved_seconds=saved,
+                tokens_saved=trajectory.tokens,
+            )
+        )
         try:
             self._touch(run, task, trajectory, saved)
         except Exception:
@@ -312,15 +328,48 @@ class Engine:
         task.promote(trajectory.id)
 
     def _on_agent_error(self, run: Run, ending: Ending, agent_started: float) -> None:
+        agent_seconds = time.perf_counter() - agent_started
         replayed = sum(c.replayed for c in run.calls)
-        self.metrics.miss(replayed, ending.reason, time.perf_counter() - agent_started)
+        self.metrics.miss(replayed, ending.reason, agent_seconds, run.tokens)
+        self._journal_miss(run, ending, replayed, agent_seconds, agent_seconds, None, "the agent raised")
         logger.info("muscle_mem: the agent raised; nothing is stored for task %r", run.task)
+
+    def _journal_miss(
+        self,
+        run: Run,
+        ending: Ending,
+        replayed: int,
+        elapsed: float,
+        agent_seconds: float,
+        stored_id: str | None,
+        outcome: str | None = None,
+    ) -> None:
+        reason = "; ".join(r for r in (ending.reason, outcome) if r)
+        self.journal.add(
+            Event(
+                at=time.time(),
+                task=run.task,
+                task_key=run.task_key,
+                hit=False,
+                steps_replayed=replayed,
+                reason=reason or None,
+                tool=ending.tool,
+                trajectory_id=stored_id,
+                elapsed=elapsed,
+                agent_seconds=agent_seconds,
+                tokens_spent=run.tokens,
+            ),
+            flush=True,
+        )
 
     def _on_miss(self, run: Run, ending: Ending, output: Any, agent_started: float, started: float) -> Result:
         now = time.perf_counter()
         replayed = sum(c.replayed for c in run.calls)
-        self.metrics.miss(replayed, ending.reason, now - agent_started)
+        self.metrics.miss(replayed, ending.reason, now - agent_started, run.tokens)
         stored_id = self._store(run, output, now - started)
+        self._journal_miss(
+            run, ending, replayed, time.perf_counter() - started, now - agent_started, stored_id
+        )
         logger.info("muscle_mem: miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
         return Result(
             hit=False,
@@ -370,7 +419,8 @@ class Engine:
         return frozenset().union(*(e.trajectories for e in edges))
 
     def close(self) -> None:
-        """Close the store."""
+        """Write pending events and close the store."""
+        self.journal.flush()
         self.store.close()
 
     def __enter__(self) -> Engine:

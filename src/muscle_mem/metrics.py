@@ -20,23 +20,29 @@ class Metrics:
     """Wall time spent in the agent."""
     saved_seconds: float = 0.0
     """Agent time avoided by hits, estimated from the recorded runs."""
+    agent_tokens: int = 0
+    """LLM tokens the agent reported spending (``current_run().tokens``)."""
+    saved_tokens: int = 0
+    """LLM tokens avoided by hits: what the replayed trajectories cost when recorded."""
     stored: int = 0
     store_errors: int = 0
     evicted: int = 0
     miss_reasons: Counter[str] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def hit(self, steps: int, saved_seconds: float) -> None:
+    def hit(self, steps: int, saved_seconds: float, saved_tokens: int) -> None:
         with self._lock:
             self.hits += 1
             self.steps_replayed += steps
             self.saved_seconds += saved_seconds
+            self.saved_tokens += saved_tokens
 
-    def miss(self, steps: int, reason: str | None, agent_seconds: float) -> None:
+    def miss(self, steps: int, reason: str | None, agent_seconds: float, tokens: int) -> None:
         with self._lock:
             self.misses += 1
             self.steps_replayed += steps
             self.agent_seconds += agent_seconds
+            self.agent_tokens += tokens
             if steps:
                 self.partial_replays += 1
             if reason:

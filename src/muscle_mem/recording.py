@@ -88,6 +88,8 @@ class Run:
         self.calls: list[Call] = []
         self.recording = False
         self.depth = 0
+        self.tokens = 0
+        """LLM tokens the agent spent on this run; an agent adds them: ``current_run().tokens += n``."""
         self.relevance = 1.0
         """How relevant the task is to the recent task stream (for eviction policies), in [0, 1]."""
         self.problems: list[str] = []
@@ -429,4 +431,5 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         steps=tuple(steps),
         result=answer,
         agent_seconds=agent_seconds,
+        tokens=run.tokens,
     )

@@ -54,6 +54,8 @@ class Ending:
     trajectory: Trajectory | None = None
     answer: Any = None
     reason: str | None = None
+    tool: str | None = None
+    """On a miss, the tool to blame: the first whose step was not safe, failed its post-check or raised."""
 
 
 class UnresolvedReference(LookupError):
@@ -123,20 +125,26 @@ class Replayer:
             step_no = len(self.run.calls)
             reasons: list[str] = []
             attempt: _Attempt | None = None
+            blame: str | None = None
             for group in list(reversed(node.groups.values())):
                 attempt = yield from self._try_group(group, step_no, reasons)
                 if attempt is not None:
                     break
+                blame = blame or group.step.tool
             if attempt is None:
                 if node.ends:
                     return self._finish(node)
-                return Ending(reason="; ".join(dict.fromkeys(reasons)) or f"no stored step {step_no} is safe")
+                return Ending(
+                    reason="; ".join(dict.fromkeys(reasons)) or f"no stored step {step_no} is safe",
+                    tool=blame,
+                )
             outcome = yield Invoke(attempt.tool.fn, attempt.call_args, attempt.kwargs)
             if outcome.error is not None:
                 if not isinstance(outcome.error, Exception):
                     raise outcome.error
                 return Ending(
-                    reason=f"replayed tool {attempt.tool.name!r} raised {outcome.error!r} at step {step_no}"
+                    reason=f"replayed tool {attempt.tool.name!r} raised {outcome.error!r} at step {step_no}",
+                    tool=attempt.tool.name,
                 )
             edge, post = yield from self._post_check(attempt, outcome.value)
             self.outputs.append(outcome.value)
@@ -154,7 +162,10 @@ class Replayer:
                 )
             )
             if edge is None:
-                return Ending(reason=f"post-check of tool {attempt.tool.name!r} failed at step {step_no}")
+                return Ending(
+                    reason=f"post-check of tool {attempt.tool.name!r} failed at step {step_no}",
+                    tool=attempt.tool.name,
+                )
             self.edge = edge
             node = edge.node
 

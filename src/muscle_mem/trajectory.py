@@ -125,6 +125,8 @@ class Trajectory:
     result: Arg = field(default_factory=lambda: Arg.static(None))
     agent_seconds: float = 0.0
     """Wall time of the recorded run (replayed prefix plus agent)."""
+    tokens: int = 0
+    """LLM tokens the agent reported spending on the recorded run."""
     created_at: float = field(default_factory=time.time)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
@@ -215,6 +217,7 @@ def to_record(trajectory: Trajectory) -> dict[str, Any]:
         "steps": [step_record(s) for s in trajectory.steps],
         "result": _arg_record(trajectory.result),
         "agent_seconds": trajectory.agent_seconds,
+        "tokens": trajectory.tokens,
         "created_at": trajectory.created_at,
     }
 
@@ -247,6 +250,7 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
             steps=steps,
             result=_arg_from(data["result"]),
             agent_seconds=float(data["agent_seconds"]),
+            tokens=int(data.get("tokens", 0)),
             created_at=float(data["created_at"]),
         )
     except RecordError:

@@ -1,0 +1,54 @@
+"""The engine's event journal: hits and misses, written to the store in batches for reports."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+import time
+import weakref
+
+from muscle_mem.stores.base import Event, Store
+
+logger = logging.getLogger("muscle_mem")
+
+
+class Journal:
+    """Buffers events and writes them with ``Store.log_events``: every ``batch`` events, every
+    ``interval`` seconds, on :meth:`flush`, and at interpreter exit. A write that fails is logged and
+    its events dropped (they are statistics; the cache itself is not affected)."""
+
+    def __init__(self, store: Store, *, batch: int = 64, interval: float = 1.0) -> None:
+        self._store = store
+        self._batch = batch
+        self._interval = interval
+        self._pending: list[Event] = []
+        self._last_flush = time.monotonic()
+        self._lock = threading.Lock()
+        atexit.register(_flush_at_exit, weakref.ref(self))
+
+    def add(self, event: Event, *, flush: bool = False) -> None:
+        with self._lock:
+            self._pending.append(event)
+            due = len(self._pending) >= self._batch or time.monotonic() - self._last_flush >= self._interval
+        if flush or due:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+            self._last_flush = time.monotonic()
+        if not pending:
+            return
+        try:
+            self._store.log_events(pending)
+        except Exception:
+            logger.warning(
+                "muscle_mem: %d events could not be written to the store", len(pending), exc_info=True
+            )
+
+
+def _flush_at_exit(ref: weakref.ref[Journal]) -> None:
+    journal = ref()
+    if journal is not None:
+        journal.flush()
