@@ -143,7 +143,6 @@ def test_an_unencodable_agent_argument_is_named_in_the_error() -> None:
         task_key(["task"], {"conn": threading.Lock()}, (), {})
 
 
-@pytest.mark.xfail(strict=True, reason="engine.py: _begin does not catch the task key's CodecError yet")
 def test_an_unencodable_agent_argument_still_runs_the_agent(caplog: pytest.LogCaptureFixture) -> None:
     engine, typed = form_engine()
     lock = threading.Lock()

@@ -252,13 +252,22 @@ class Engine:
             raise TypeError("tags must be a sequence of strings, not a string")
         tag_tuple = tuple(tags or ())
         plain = plain_params(params)
-        key = task_key(args, kwargs, tag_tuple, plain, "tags" if self.match == "tags" else "exact")
+        try:
+            key = task_key(args, kwargs, tag_tuple, plain, "tags" if self.match == "tags" else "exact")
+        except codec.CodecError as exc:
+            key, unkeyable = "", str(exc)
+        else:
+            unkeyable = None
         run = Run(self, task_text(args, kwargs, plain), key, tag_tuple, params or {})
-        if self._stream is not None:
-            run.relevance = self._stream.observe(key, run.task)
         replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
         with self._lock:
             self._active[run.id] = replayer
+        if unkeyable is not None:
+            logger.error("muscle_mem: the agent handles task %r uncached: %s", run.task, unkeyable)
+            run.problems.append(unkeyable)
+            return run, replayer, None, unkeyable
+        if self._stream is not None:
+            run.relevance = self._stream.observe(key, run.task)
         try:
             return run, replayer, self._lookup(run), None
         except Exception as exc:
