@@ -252,12 +252,11 @@ class Engine:
             raise TypeError("tags must be a sequence of strings, not a string")
         tag_tuple = tuple(tags or ())
         plain = plain_params(params)
+        unkeyable: str | None = None
         try:
             key = task_key(args, kwargs, tag_tuple, plain, "tags" if self.match == "tags" else "exact")
         except codec.CodecError as exc:
             key, unkeyable = "", str(exc)
-        else:
-            unkeyable = None
         run = Run(self, task_text(args, kwargs, plain), key, tag_tuple, params or {})
         replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
         with self._lock:
