@@ -206,7 +206,9 @@ def test_llm_latency_is_a_models_divided_by_speed() -> None:
     text = "Refund $12.50 to ada@example.com: it broke"
     transcript = Transcript()
     first = llm.decide(text, transcript)
-    assert first == ToolCall("lookup_customer", ("ada@example.com",))
+    assert first.action == ToolCall("lookup_customer", ("ada@example.com",))
+    assert first.usage.calls == 1
+    assert first.usage.tokens == llm.usage.tokens
     transcript.add(
         "lookup_customer", ("ada@example.com",), {"id": "CUS-1001", "plan": "Growth", "status": "active"}
     )

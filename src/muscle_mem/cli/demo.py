@@ -23,7 +23,7 @@ HELP = "Run a support agent on a stream of requests with muscle memory, and veri
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tasks", type=_positive(int), default=40, metavar="N", help="requests to run (40)")
+    parser.add_argument("--tasks", type=_positive(int), default=60, metavar="N", help="requests to run (60)")
     parser.add_argument("--seed", type=int, default=7, help="seed of the desk and of the request stream (7)")
     parser.add_argument(
         "--speed",
@@ -132,13 +132,13 @@ def _summary(out: Output, t: Tally, store: str) -> None:
                 "fallbacks",
                 str(misses),
                 _share(misses, n),
-                f"{new} new tasks, {misses - new} changed at step 1",
+                f"{new} new tasks, {misses - new} failed the first check",
             ],
             [
                 "unsafe replays",
                 str(len(t.unsafe)),
                 "",
-                f"of {verified} replays, checked against the agent alone",
+                f"of {verified} replays, each checked vs the agent alone",
             ],
         ],
     )
@@ -156,8 +156,8 @@ def _summary(out: Output, t: Tally, store: str) -> None:
     )
     out.line(
         f"Avoided is measured: the agent alone on copies of the desk for the {verified} replayed tasks, "
-        f"minus what those tasks still spent. The engine's own estimate of agent time saved: "
-        f"{_seconds(t.saved_seconds_estimate)}."
+        f"minus what those tasks still spent. The engine's own estimate, from the recorded runs: "
+        f"{_seconds(t.saved_seconds_estimate)} and {_tokens(t.saved_tokens_estimate)} tokens saved."
     )
     out.line()
     with_cache, without = t.seconds_with_cache, t.seconds_without_cache

@@ -109,7 +109,8 @@ class SupportAgent:
     """An agent loop: ask the LLM for the next action, call the tool, repeat until it answers.
 
     Inside an engine run it starts from the run's steps (replayed ones included), so after a
-    partial replay it resumes instead of starting over.
+    partial replay it resumes instead of starting over, and it reports the LLM tokens it spends
+    (``current_run().tokens``) so the engine can count the tokens its hits avoid.
     """
 
     def __init__(self, desk: Desk, llm: ScriptedLLM, *, max_steps: int = 20) -> None:
@@ -121,7 +122,10 @@ class SupportAgent:
         run = current_run()
         transcript = Transcript.of(run.steps) if run is not None else Transcript()
         for _ in range(self.max_steps):
-            action = self.llm.decide(request, transcript)
+            decision = self.llm.decide(request, transcript)
+            if run is not None:
+                run.tokens += decision.usage.tokens
+            action = decision.action
             if isinstance(action, Answer):
                 return action.value
             output = getattr(self.desk, action.tool)(*action.args)

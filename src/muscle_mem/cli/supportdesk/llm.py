@@ -73,7 +73,7 @@ _REASONING = (
 )
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class LLMUsage:
     """What an LLM has cost so far."""
 
@@ -103,6 +103,14 @@ class LLMUsage:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What one LLM call decided, and what it cost."""
+
+    action: Action
+    usage: LLMUsage
+
+
 class ScriptedLLM:
     """Decides like :func:`policy.decide`, costs like a hosted model (its sleep divided by ``speed``)."""
 
@@ -116,9 +124,10 @@ class ScriptedLLM:
         self._sleep = sleep
         self._lock = threading.Lock()
         self.usage = LLMUsage()
+        """What this LLM has cost so far (replaced, never mutated: safe to read from any thread)."""
 
-    def decide(self, request_text: str, transcript: Transcript) -> Action:
-        """The next action, after "thinking" for as long as a model would."""
+    def decide(self, request_text: str, transcript: Transcript) -> Decision:
+        """The next action and what it cost, after "thinking" for as long as a model would."""
         start = time.perf_counter()
         action = decide(Request.parse(request_text), transcript)
         prompt = self.prompt(request_text, transcript)
@@ -133,12 +142,10 @@ class ScriptedLLM:
             + DECODE_SECONDS_PER_TOKEN * completion_tokens
         )
         self._sleep(latency / self.speed)
+        cost = LLMUsage(1, prompt_tokens, completion_tokens, time.perf_counter() - start)
         with self._lock:
-            self.usage.calls += 1
-            self.usage.prompt_tokens += prompt_tokens
-            self.usage.completion_tokens += completion_tokens
-            self.usage.seconds += time.perf_counter() - start
-        return action
+            self.usage = self.usage + cost
+        return Decision(action, cost)
 
     @staticmethod
     def prompt(request_text: str, transcript: Transcript) -> str:
@@ -148,13 +155,6 @@ class ScriptedLLM:
             lines.append(f"Call: {json.dumps({'tool': call.tool, 'args': list(call.args)})}")
             lines.append(f"Result: {json.dumps(call.output, default=str)}")
         return "\n".join(lines)
-
-    def snapshot(self) -> LLMUsage:
-        """A copy of the usage so far."""
-        with self._lock:
-            return LLMUsage(
-                self.usage.calls, self.usage.prompt_tokens, self.usage.completion_tokens, self.usage.seconds
-            )
 
 
 def render_action(action: Action) -> str:

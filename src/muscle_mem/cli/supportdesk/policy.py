@@ -16,8 +16,6 @@ from typing import Any
 
 from muscle_mem.cli.supportdesk.desk import to_cents
 
-KINDS = ("refund", "plan", "signup", "close")
-
 _PATTERNS = {
     "refund": re.compile(r"Refund \$(?P<amount>\d+\.\d\d) to (?P<email>\S+@\S+): (?P<reason>.+)"),
     "plan": re.compile(r"Move (?P<email>\S+@\S+) to the (?P<plan>\w+) plan"),

@@ -73,6 +73,8 @@ class Tally:
     """Wall time of the whole run, verification included."""
     saved_seconds_estimate: float = 0.0
     """The engine's own estimate of agent time avoided (from the recorded runs)."""
+    saved_tokens_estimate: int = 0
+    """The engine's own estimate of LLM tokens avoided (from the tokens the recorded runs reported)."""
 
     def count(self, kind: str) -> int:
         return sum(o.kind == kind for o in self.outcomes)
@@ -94,13 +96,10 @@ class Tally:
         return _total(o.llm for o in self.outcomes)
 
     @property
-    def llm_alone(self) -> LLMUsage:
-        """What the LLM cost the agent alone on the verified requests."""
-        return _total(o.alone.llm for o in self.verified if o.alone is not None)
-
-    @property
     def llm_avoided(self) -> LLMUsage:
-        return self.llm_alone - _total(o.llm for o in self.verified)
+        """Measured: the LLM cost of the agent alone on the verified requests, minus what they still cost."""
+        alone = _total(o.alone.llm for o in self.verified if o.alone is not None)
+        return alone - _total(o.llm for o in self.verified)
 
     @property
     def agent_seconds(self) -> float:
@@ -183,11 +182,11 @@ class DemoRunner:
         for index, task in enumerate(self.workload.tasks(tasks)):
             copy = self.copies / f"{index}.db"
             self.desk.copy_to(copy).close()
-            llm_before, agent_before = self.llm.snapshot(), self.engine.metrics.agent_seconds
+            llm_before, agent_before = self.llm.usage, self.engine.metrics.agent_seconds
             call_started = time.perf_counter()
             result = self.engine(task.text, tags=task.tags, params=task.params)
             seconds = time.perf_counter() - call_started
-            llm = self.llm.snapshot() - llm_before
+            llm = self.llm.usage - llm_before
             outcome = Outcome(
                 index, task, result, seconds, self.engine.metrics.agent_seconds - agent_before, llm
             )
@@ -218,6 +217,7 @@ class DemoRunner:
         self._pending.clear()
         self.tally.wall_seconds = self._elapsed + time.perf_counter() - started
         self.tally.saved_seconds_estimate = self.engine.metrics.saved_seconds
+        self.tally.saved_tokens_estimate = self.engine.metrics.saved_tokens
         return self.tally
 
     def _verify(self, outcome: Outcome, copy: Path, live: State) -> None:
@@ -233,7 +233,7 @@ class DemoRunner:
         if output != outcome.result.output:
             found.append(f"answer: {outcome.result.output!r} (agent alone: {output!r})")
         outcome.differences = found
-        outcome.alone = AloneRun(output, seconds, llm.snapshot())
+        outcome.alone = AloneRun(output, seconds, llm.usage)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
