@@ -118,6 +118,18 @@ def test_a_new_engine_on_the_same_sqlite_file_hits(tmp_path: Path) -> None:
         assert not changed and "'order' changed since it was recorded" in (changed.reason or "")
 
 
+def test_two_live_engines_on_one_sqlite_file_see_each_others_trajectories(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    shop = Shop()
+    with shop_engine(url, shop) as one, shop_engine(url, shop) as two:
+        assert not buy(one, "lamp", "1 Main St")
+        assert buy(two, "desk", "2 Side Rd").hit
+        shop.screen = Seen("sale", 1)  # a new screen: two records a new trajectory
+        assert not buy(two, "chair", "3 Hill Ave")
+        assert buy(one, "rug", "4 Low St").hit
+        assert len(one.store) == len(two.store) == 2
+
+
 def test_a_restarted_process_replays_from_a_sqlite_file(tmp_path: Path) -> None:
     script = tmp_path / "job.py"
     script.write_text(
