@@ -2,9 +2,9 @@
 recording overhead per tool call, and correctness on the behaviours 0.1.0's README documents.
 
 Both projects import as ``muscle_mem``, so 0.1.0 is installed from the package index into its own
-virtual environment (``benchmarks/.venv-010``, made once), and ``vs010_workload.py`` runs twice in the
-same run: with that environment's Python, then with this project's. The table, its ratios
-(0.1.0 time / our time), ``docs/vs_010.png`` and ``docs/vs_010.md`` come from those two runs.
+virtual environment (``benchmarks/.venv-010``, made once), and ``vs010_workload.py`` runs under that
+environment's Python and under this project's, taking turns size by size in the same run. The table,
+its ratios (0.1.0's time over ours), ``docs/vs_010.png`` and ``docs/vs_010.md`` come from those runs.
 
 Run: python benchmarks/bench_vs_010.py [--quick] [--sizes 1 10 100 1000 10000] [--no-docs]
 """
@@ -74,14 +74,20 @@ def run_workload(python: Path, args: Sequence[str]) -> dict[str, Any]:
 # rendering
 
 
-def _us(value: float) -> str:
-    if value >= 10_000:
-        return f"{value / 1000:,.1f} ms"
+def _us(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if value >= 1_000:
+        return f"{value / 1000:,.1f} ms" if value >= 10_000 else f"{value / 1000:.2f} ms"
     return f"{value:,.0f} µs" if value >= 100 else f"{value:.1f} µs"
 
 
-def _ratio(reference: float, ours: float) -> str:
-    return f"{reference / ours:,.1f}×" if ours > 0 else "n/a"
+def _ratio(reference: float | None, ours: float | None) -> str:
+    """0.1.0's time over ours: above 1, ours is faster."""
+    if reference is None or ours is None or ours <= 0:
+        return "n/a"
+    ratio = reference / ours
+    return f"{ratio:,.1f}×" if ratio >= 1 else f"{ratio:.2g}×"
 
 
 def _rows(result: dict[str, Any], variant: str) -> dict[int, dict[str, Any]]:
@@ -109,7 +115,9 @@ def hit_table(old: dict[str, Any], ours: dict[str, Any]) -> list[str]:
                 _ratio(r["hit_us"], e["hit_us"]),
                 _us(r["miss_us"]),
                 _us(p["miss_us"]),
+                _ratio(r["miss_us"], p["miss_us"]),
                 _us(e["miss_us"]),
+                _ratio(r["miss_us"], e["miss_us"]),
             ]
         )
     header = [
@@ -121,7 +129,9 @@ def hit_table(old: dict[str, Any], ours: dict[str, Any]) -> list[str]:
         "0.1.0/ours",
         "0.1.0 miss",
         "ours miss",
+        "0.1.0/ours",
         "ours miss, `Check.equal`",
+        "0.1.0/ours",
     ]
     return _table(header, rows)
 
@@ -148,7 +158,7 @@ def record_table(old: dict[str, Any], ours: dict[str, Any]) -> list[str]:
     labels = {
         "no_check_us": "tool call, no check (in the call)",
         "pre_check_us": "tool call with a pre-check (in the call)",
-        "run_with_store_us": "whole run per call, storing included",
+        "end_to_end_us": "end to end: 20-call tasks, storing included",
     }
     rows = [
         [
@@ -191,6 +201,11 @@ def summary_lines(old: dict[str, Any], ours: dict[str, Any]) -> list[str]:
         f"({equal[large]['hit_us'] / equal[small]['hit_us']:,.1f}×)",
         f"at {large:,} stored ours hits {_ratio(ref[large]['hit_us'], plain[large]['hit_us'])} faster "
         f"({_ratio(ref[large]['hit_us'], equal[large]['hit_us'])} with Check.equal)",
+        f"miss (lookup + agent + recording) at {small:,} stored: 0.1.0 {_us(ref[small]['miss_us'])}, ours "
+        f"{_us(plain[small]['miss_us'])} ({_ratio(ref[small]['miss_us'], plain[small]['miss_us'])}); at {large:,}:"
+        f" 0.1.0 {_us(ref[large]['miss_us'])}, ours {_us(plain[large]['miss_us'])} "
+        f"({_ratio(ref[large]['miss_us'], plain[large]['miss_us'])}), with Check.equal "
+        f"{_us(equal[large]['miss_us'])} ({_ratio(ref[large]['miss_us'], equal[large]['miss_us'])})",
         f"correctness: 0.1.0 passes {passed_old}/{len(old['checks'])}, ours {passed_ours}/{len(ours['checks'])}",
     ]
 
@@ -224,7 +239,7 @@ def plot(old: dict[str, Any], ours: dict[str, Any], path: Path) -> None:
     ]
     for ax, (key, title) in zip(axes, panels, strict=True):
         for label, rows, color, marker in series:
-            sizes = sorted(rows)
+            sizes = [s for s in sorted(rows) if rows[s][key] is not None]
             ax.plot(sizes, [rows[s][key] / 1000 for s in sizes], marker=marker, color=color, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -242,14 +257,21 @@ def plot(old: dict[str, Any], ours: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def markdown(old: dict[str, Any], ours: dict[str, Any], seconds: float) -> str:
+def markdown(
+    old: dict[str, Any], ours: dict[str, Any], seconds: float, load: tuple[float, float] | None = None
+) -> str:
+    """docs/vs_010.md; ``load``: the 1-minute load average when the run began and ended."""
     settings = ours["settings"]
+    machine = f"{os.cpu_count()} CPUs" + (
+        f", load average {load[0]:.1f} at the start and {load[1]:.1f} at the end" if load else ""
+    )
     lines = [
         "# Side by side with muscle-mem 0.1.0",
         "",
         f"Generated by `{RUN_COMMAND}` in {seconds:.0f} s (Python {ours['python']}; "
         f"0.1.0 from the package index in `benchmarks/.venv-010`, ours {ours['version']} from this tree). "
-        "Medians; ratios are 0.1.0's time over ours, both measured in the same run on the same machine.",
+        f"Medians; ratios are 0.1.0's time over ours (above 1: ours is faster), both measured in the same run"
+        f" on the same machine ({machine}).",
         "",
         "![hit and miss latency against the number of stored trajectories](vs_010.png)",
         "",
@@ -275,16 +297,27 @@ def markdown(old: dict[str, Any], ours: dict[str, Any], seconds: float) -> str:
         "",
         "## Recording overhead",
         "",
-        f"{settings['record_calls']:,} calls of a tool inside one run, against the same body called bare",
-        "(with a pre-check, the bare loop calls the capture too). Ours defers param and data-flow detection",
-        "and serialization to the end of the run; the last row divides the whole run, storing included, by",
-        "the number of calls.",
+        f"*In the call*: {settings['record_calls']:,} calls of a tool inside one run, in batches interleaved",
+        "with the same body called bare (with a pre-check, the bare loop calls the capture too). Ours defers",
+        "param and data-flow detection and serialization to the end of the run, so the last row matters too:",
+        "*end to end*, 200 tasks of 20 tool calls each (half with a pre-check), each a miss on a new task,",
+        "against the same calls made bare; the difference, building and storing the trajectory included, per",
+        "call.",
         "",
         *record_table(old, ours),
         "",
         "## Correctness on the behaviours 0.1.0's README documents",
         "",
         *check_table(old, ours),
+        "",
+        "*0.1.0 examples/greeter.py* is the example shipped in 0.1.0's repository, run step by step with its",
+        "own assertions. 0.1.0 goes wrong at step 2: asked to greet erik within a second of greeting john,",
+        "it replays john's greetings (it matches on tags and checks only). Ours tells the tasks apart and",
+        "goes as the example expects except at step 4, the third erik: the example expects a hit on the",
+        "trajectory that 0.1.0 stored, with fresh timestamps, during the *hit* of step 3 (0.1.0 stores a copy",
+        "on every hit); ours stores nothing on a hit, so its snapshots are those of the first erik run, now",
+        "1.8 s old against a 1 s window: a miss, after which the agent greets erik, and steps 5 to 9 go as",
+        "the example expects. *another task is not replayed* is the same question without a clock.",
         "",
         "## How to run",
         "",
@@ -298,6 +331,9 @@ def markdown(old: dict[str, Any], ours: dict[str, Any], seconds: float) -> str:
         "",
         "## Notes",
         "",
+        "- **Same run.** Each engine runs in its own process (both import as `muscle_mem`); they take",
+        "  turns size by size, alternating which goes first, so that a change of load on the machine falls",
+        "  on both alike.",
         "- **Printing.** 0.1.0 prints colour codes on every engine call; in both runs everything printed goes",
         "  to an in-memory buffer (`contextlib.redirect_stdout` to `io.StringIO`), so that terminal output does",
         "  not distort the timings.",
@@ -306,14 +342,15 @@ def markdown(old: dict[str, Any], ours: dict[str, Any], seconds: float) -> str:
         "  the copies are compared too (up to its page of 20): with 1 trajectory recorded, after 100 hits,",
         f"  a hit takes {_us(old['hit_keeping_copies_us'])} in 0.1.0 (ours stores nothing on a hit: "
         f"{_us(ours['hit_keeping_copies_us'])}).",
-        f"- **Fill.** Up to {1_000:,} stored, every trajectory is recorded by a real miss. A miss with a plain",
+        f"- **Fill.** Up to {ours['full_fill_limit']:,} stored, every trajectory is recorded by a real miss. A miss with a plain",
         "  compare costs O(stored) in both engines, so above that the trajectories before the timed ones are",
         "  stored by a state-equivalent fast fill: 0.1.0 records each with its bucket's list set aside and",
         "  joins the lists in order; ours records through a twin engine with `Check.equal` on the same store",
         "  (the snapshot stored does not depend on the Check's kind). The timed misses are always real.",
         f"- **Repetitions.** At most {settings['repeat']} timed hits per size and at least 5, within"
         f" {settings['budget']:g} s per size; capped by the time budget: {capped_note(old, ours)}.",
-        f"  Misses: {settings['miss_samples']} per size (from separate fills below 10× that size).",
+        f"  Misses: {settings['miss_samples']} per size: the last ones of the fill, or below"
+        f" {10 * settings['miss_samples']} stored each from a fill of its own.",
         "- **Order.** Ours tries the most recently successful step first and a hit promotes its trajectory,",
         "  so repeated hits on the same state find it first whatever the recording order; 0.1.0 scans from",
         "  the oldest. The table with the oldest trajectories shows the other side: there 0.1.0 finds the",
@@ -322,6 +359,35 @@ def markdown(old: dict[str, Any], ours: dict[str, Any], seconds: float) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def merge(into: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
+    """Add one partial workload result (some sizes, the record overhead or the checks) to ``into``."""
+    hits = [*into.get("hits", []), *part["hits"]]
+    into.update(part)
+    into["hits"] = hits
+    return into
+
+
+def run_interleaved(
+    pythons: dict[str, Path], args: argparse.Namespace
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both engines, one size (or part) at a time, taking turns at going first, so that a change of
+    load on the machine during the run falls on both alike."""
+    common = ["--repeat", str(args.repeat), "--budget", str(args.budget)]
+    parts = [("hits", ["--sizes", str(size)]) for size in args.sizes] + [("record", []), ("checks", [])]
+    results: dict[str, dict[str, Any]] = {name: {} for name in pythons}
+    for turn, (part, extra) in enumerate(parts):
+        label = f"{int(extra[1]):,} stored" if extra else part
+        print(f"  {label} ...", flush=True)
+        names = list(pythons) if turn % 2 == 0 else list(reversed(pythons))
+        for name in names:
+            merge(results[name], run_workload(pythons[name], [*common, "--parts", part, *extra]))
+    return results["0.1.0"], results["ours"]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -337,20 +403,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.sizes = [s for s in args.sizes if s <= 1_000]
         args.budget = min(args.budget, 0.5)
         args.no_docs = True
-    started = time.perf_counter()
-    workload_args = [
-        "--sizes",
-        *map(str, args.sizes),
-        "--repeat",
-        str(args.repeat),
-        "--budget",
-        str(args.budget),
-    ]
-    reference = reference_python()
-    print(f"running the workload on muscle-mem 0.1.0 ({reference}) ...", flush=True)
-    old = run_workload(reference, workload_args)
-    print(f"running the workload on ours ({args.python}) ...", flush=True)
-    ours = run_workload(Path(args.python), workload_args)
+    started, load_before = time.perf_counter(), _load()
+    pythons = {"0.1.0": reference_python(), "ours": Path(args.python)}
+    print(f"muscle-mem 0.1.0: {pythons['0.1.0']}; ours: {pythons['ours']}", flush=True)
+    old, ours = run_interleaved(pythons, args)
     if old["flavor"] != "0.1.0" or ours["flavor"] != "ours":
         raise SystemExit(
             f"wrong engines: {old['module']} ({old['flavor']}), {ours['module']} ({ours['flavor']})"
@@ -363,7 +419,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("\n".join(summary_lines(old, ours)))
     print(f"total {seconds:.0f} s")
     if not args.no_docs:
-        (DOCS / "vs_010.md").write_text(markdown(old, ours, seconds))
+        (DOCS / "vs_010.md").write_text(markdown(old, ours, seconds, (load_before, _load())))
         try:
             plot(old, ours, DOCS / "vs_010.png")
         except ImportError:

@@ -235,7 +235,7 @@ def measure_size(variant: str, size: int, repeat: int, budget: float, miss_sampl
 
     ``hit``: the matching trajectory is the last recorded (the workload of issue 2), after one
     warm-up hit. ``oldest``: one hit in each of the oldest states, each state's first hit (a
-    trajectory recorded long ago and not used since).
+    trajectory recorded long ago and not used since); None with a single trajectory stored.
     """
     per_fill = miss_samples if size >= 10 * miss_samples else 1
     misses: list[float] = []
@@ -248,7 +248,7 @@ def measure_size(variant: str, size: int, repeat: int, budget: float, miss_sampl
     assert work is not None
     timed_hits(work, size - 1, size, 1)  # warm-up
     hits, bares = timed_hits(work, size - 1, size, repeat, budget)
-    oldest = [timed_hits(work, state, size, 1)[0][0] for state in range(min(miss_samples, size))]
+    oldest = [timed_hits(work, state, size, 1)[0][0] for state in range(min(miss_samples, size - 1))]
     bare = statistics.median(bares)
     hit = statistics.median(hits)
     miss = statistics.median(misses)
@@ -259,7 +259,7 @@ def measure_size(variant: str, size: int, repeat: int, budget: float, miss_sampl
         "hit_overhead_us": (hit - bare) * 1e6,
         "hit_repeats": len(hits),
         "hit_repeats_capped": len(hits) < repeat,
-        "oldest_hit_us": statistics.median(oldest) * 1e6,
+        "oldest_hit_us": statistics.median(oldest) * 1e6 if oldest else None,
         "oldest_samples": len(oldest),
         "miss_us": miss * 1e6,
         "miss_overhead_us": (miss - bare) * 1e6,
@@ -281,13 +281,18 @@ def hits_keeping_copies(hits: int = 100) -> float:
 # recording overhead per tool call
 
 
-def record_overhead(calls: int, batch: int = 100) -> dict[str, float]:
-    """Per tool call, inside a run: a tool called through the engine versus its body called bare.
+class _Measured(Exception):
+    """Ends the in-call measurement run, so that ours does not build and store its 40,000 calls."""
 
-    The calls are made in interleaved batches (through the engine, then bare, each ``batch`` calls)
-    and the medians of the batches compared, so that a burst of load on the machine hits both alike.
-    The last figure is the whole run, the end of the run (building and storing the trajectory)
-    included, per call made through the engine.
+
+def record_overhead(calls: int, batch: int = 100, runs: int = 200, per_run: int = 20) -> dict[str, float]:
+    """Recording overhead per tool call: a tool called through the engine versus its body called bare.
+
+    In the call: inside one run, ``calls`` calls of each tool in interleaved batches (through the
+    engine, then bare, ``batch`` calls each) whose medians are compared, so that a burst of load on
+    the machine falls on both alike. End to end: ``runs`` tasks of ``per_run`` calls each, each a
+    miss on a new task (so the lookup finds nothing), against the same calls made bare; the
+    difference includes building and storing the trajectory, per call.
     """
     engine = Engine()
     env = {"state": 1}
@@ -301,38 +306,57 @@ def record_overhead(calls: int, batch: int = 100) -> dict[str, float]:
     def raw_checked(x: int) -> int:
         return x
 
-    noop = engine.function()(raw_noop)
-    checked = engine.function(pre_check=Check(capture, same))(raw_checked)
-    batches: dict[str, list[float]] = {"noop": [], "raw_noop": [], "checked": [], "raw_checked": []}
-
-    def timed(name: str, fn: Callable[[int], Any]) -> None:
-        t0 = time.perf_counter()
-        for i in range(batch):
-            fn(i)
-        batches[name].append(time.perf_counter() - t0)
-
     def bare_checked(x: int) -> int:
         capture(x)
         return raw_checked(x)
 
-    def agent(task: str) -> None:
-        for _ in range(max(1, calls // batch)):
-            timed("noop", noop)
-            timed("raw_noop", raw_noop)
-            timed("checked", checked)
-            timed("raw_checked", bare_checked)
+    noop = engine.function()(raw_noop)
+    checked = engine.function(pre_check=Check(capture, same))(raw_checked)
+    batches: dict[str, list[float]] = {"noop": [], "raw_noop": [], "checked": [], "raw_checked": []}
 
-    engine.set_agent(agent).finalize()
-    started = time.perf_counter()
-    engine(f"record {calls} calls", tags=["record"])
-    whole = time.perf_counter() - started
+    def timed(name: str, fn: Callable[[int], Any], count: int) -> None:
+        t0 = time.perf_counter()
+        for i in range(count):
+            fn(i)
+        batches[name].append(time.perf_counter() - t0)
+
+    def in_call(task: str) -> None:
+        for _ in range(max(1, calls // batch)):
+            timed("noop", noop, batch)
+            timed("raw_noop", raw_noop, batch)
+            timed("checked", checked, batch)
+            timed("raw_checked", bare_checked, batch)
+        raise _Measured
+
+    def short(task: str) -> None:
+        for i in range(per_run // 2):
+            noop(i)
+            checked(i)
+
+    def short_bare() -> None:
+        for i in range(per_run // 2):
+            raw_noop(i)
+            bare_checked(i)
+
+    engine.set_agent(in_call).finalize()
+    with contextlib.suppress(_Measured):
+        engine("record many calls", tags=["in the call"])
+    engine.set_agent(short).finalize()
+    whole, bare = [], []
+    for run in range(runs):
+        name = f"record {run}"
+        t0 = time.perf_counter()
+        engine(name, tags=[name])
+        t1 = time.perf_counter()
+        short_bare()
+        t2 = time.perf_counter()
+        whole.append(t1 - t0)
+        bare.append(t2 - t1)
     med = {name: statistics.median(samples) / batch for name, samples in batches.items()}
-    made = 2 * batch * len(batches["noop"])
-    bare = sum(batches["raw_noop"]) + sum(batches["raw_checked"])
     return {
         "no_check_us": (med["noop"] - med["raw_noop"]) * 1e6,
         "pre_check_us": (med["checked"] - med["raw_checked"]) * 1e6,
-        "run_with_store_us": (whole - bare) / made * 1e6,
+        "end_to_end_us": (statistics.median(whole) - statistics.median(bare)) / per_run * 1e6,
     }
 
 
@@ -615,6 +639,9 @@ def quiet() -> Iterator[io.StringIO]:
         yield sink
 
 
+PARTS = ("hits", "record", "checks")
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100, 1_000, 10_000])
@@ -626,28 +653,31 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--record-calls", type=int, default=20_000)
     parser.add_argument("--scale", type=float, default=1.0, help="greeter timings (1.0 = the README's)")
     parser.add_argument("--no-timed-checks", action="store_true", help="skip the clock-based greeter checks")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS), help="what to run")
     args = parser.parse_args(argv)
     variants = ["plain", "equal"] if OURS else ["plain"]
-    with quiet():
-        hits = [
-            measure_size(variant, size, args.repeat, args.budget, args.miss_samples)
-            for size in args.sizes
-            for variant in variants
-        ]
-        copies = hits_keeping_copies()
-        recording = record_overhead(args.record_calls)
-        checks = correctness(None if args.no_timed_checks else args.scale)
-    return {
+    result: dict[str, Any] = {
         "flavor": FLAVOR,
         "version": VERSION,
         "python": platform.python_version(),
         "module": muscle_mem.__file__,
         "settings": vars(args),
-        "hits": hits,
-        "hit_keeping_copies_us": copies,
-        "record": recording,
-        "checks": checks,
+        "full_fill_limit": FULL_FILL_LIMIT,
+        "hits": [],
     }
+    with quiet():
+        if "hits" in args.parts:
+            result["hits"] = [
+                measure_size(variant, size, args.repeat, args.budget, args.miss_samples)
+                for size in args.sizes
+                for variant in variants
+            ]
+        if "record" in args.parts:
+            result["hit_keeping_copies_us"] = hits_keeping_copies()
+            result["record"] = record_overhead(args.record_calls)
+        if "checks" in args.parts:
+            result["checks"] = correctness(None if args.no_timed_checks else args.scale)
+    return result
 
 
 if __name__ == "__main__":

@@ -84,8 +84,8 @@ def test_a_hit_replays_without_the_agent_and_the_bodies_match() -> None:
 
 
 def test_recording_overhead_is_measured() -> None:
-    figures = workload.record_overhead(400, batch=50)
-    assert set(figures) == {"no_check_us", "pre_check_us", "run_with_store_us"}
+    figures = workload.record_overhead(400, batch=50, runs=5)
+    assert set(figures) == {"no_check_us", "pre_check_us", "end_to_end_us"}
     assert all(isinstance(v, float) for v in figures.values())
 
 
@@ -148,3 +148,10 @@ def test_the_reference_environment_is_checked_not_assumed(tmp_path: Path) -> Non
         [sys.executable, str(BENCHMARKS / "bench_vs_010.py"), "--help"], capture_output=True, text=True
     )
     assert done.returncode == 0 and "--quick" in done.stdout
+
+
+def test_partial_results_merge_in_order() -> None:
+    first = workload.main([*SMALL[:3], "--repeat", "5", "--budget", "0", "--parts", "hits"])
+    merged = driver.merge(driver.merge({}, first), {"hits": [{"size": 99}], "checks": {"x": {}}})
+    assert [r["size"] for r in merged["hits"]] == [1, 1, 12, 12, 99]
+    assert merged["checks"] == {"x": {}} and merged["flavor"] == "ours" and "record" not in merged
