@@ -32,6 +32,8 @@ class Edge:
     node: Node
     signature: str
     trajectories: set[str] = field(default_factory=set)
+    stamp: int = 0
+    """When a trajectory through this edge last succeeded (recorded or replayed), on the index's clock."""
 
 
 @dataclass(eq=False, slots=True)
@@ -47,13 +49,18 @@ class Group:
         source = self.by_pre.get(pre_key, {}) if keyed else self.edges
         return list(reversed(source.values()))
 
+    def latest_stamp(self) -> int:
+        """The stamp of the group's most recently successful edge."""
+        return next(reversed(self.edges.values())).stamp
+
 
 def _keys(step: Step) -> tuple[str | None, str | None]:
     return (step.pre.key if step.pre else None, step.post.key if step.post else None)
 
 
-def _make_latest(parent: Node, edge: Edge) -> None:
+def _make_latest(parent: Node, edge: Edge, stamp: int) -> None:
     """Move an edge and its group last in the ordered mappings of ``parent`` (the latest success)."""
+    edge.stamp = stamp
     groups = parent.groups
     if next(reversed(groups)) != edge.signature:
         groups[edge.signature] = groups.pop(edge.signature)
@@ -77,14 +84,20 @@ class TaskIndex:
         self._latest: str | None = None
         self.lock = threading.Lock()
         self._paths: dict[str, tuple[list[Edge], Node]] = {}
+        self._clock = 0
 
     def __len__(self) -> int:
         return len(self._paths)
+
+    def _tick(self) -> int:
+        self._clock += 1
+        return self._clock
 
     def add(self, trajectory: Trajectory) -> None:
         if trajectory.id in self._paths:
             return
         self._latest = trajectory.id
+        stamp = self._tick()
         node, path = self.root, []
         for step in trajectory.steps:
             signature = step.signature
@@ -96,7 +109,7 @@ class TaskIndex:
             if edge is None:
                 edge = group.edges[keys] = Edge(step, Node(), signature)
                 group.by_pre.setdefault(keys[0], {})[keys[1]] = edge
-            _make_latest(node, edge)  # a trajectory just recorded is the latest success on its path
+            _make_latest(node, edge, stamp)  # a trajectory just recorded is the latest success on its path
             edge.trajectories.add(trajectory.id)
             path.append(edge)
             node = edge.node
@@ -138,8 +151,9 @@ class TaskIndex:
                 return
             path, end = found
             parent = self.root
+            stamp = self._tick()
             for edge in path:
-                _make_latest(parent, edge)
+                _make_latest(parent, edge, stamp)
                 parent = edge.node
             end.ends[trajectory_id] = end.ends.pop(trajectory_id)
 

@@ -3,6 +3,10 @@
 The replay is a generator that yields the calls it needs made (captures and tool bodies) and
 receives their outcomes, so one piece of logic serves both the sync and the async engine.
 
+At each point, the candidate next steps are tried most recently successful first, and across
+different calls too: the call whose passing candidate succeeded last is made, even if another call
+succeeded later in a state that does not pass now.
+
 Where one stored trajectory ends at a point from which others go on, the replay goes on when a next
 step is safe (the pre-checks judge), and finishes with the trajectory that ends there otherwise: a
 trajectory cut short because the environment differed must not stop a later run half-way.
@@ -97,7 +101,10 @@ class _Attempt:
     step: Step
     call_args: tuple[Any, ...]
     kwargs: dict[str, Any]
+    first: Edge
+    """The most recently successful candidate whose pre-check passed."""
     candidates: Iterator[Edge]
+    """All the candidates, ``first`` first."""
     pre: Any
 
 
@@ -127,10 +134,13 @@ class Replayer:
             attempt: _Attempt | None = None
             blame: str | None = None
             for group in list(reversed(node.groups.values())):
-                attempt = yield from self._try_group(group, step_no, reasons)
-                if attempt is not None:
-                    break
-                blame = blame or group.step.tool
+                if attempt is not None and group.latest_stamp() <= attempt.first.stamp:
+                    break  # this group and the older ones cannot hold a more recent success
+                tried = yield from self._try_group(group, step_no, reasons)
+                if tried is None:
+                    blame = blame or group.step.tool
+                elif attempt is None or tried.first.stamp > attempt.first.stamp:
+                    attempt = tried
             if attempt is None:
                 if node.ends:
                     return self._finish(node)
@@ -200,7 +210,8 @@ class Replayer:
         call_args = (self.context, *args) if tool.is_method else args
         check = tool.pre_check
         if check is None:
-            return _Attempt(tool, step, call_args, kwargs, iter(group.ordered()), NOT_CAPTURED)
+            edges = group.ordered()
+            return _Attempt(tool, step, call_args, kwargs, edges[0], iter(edges), NOT_CAPTURED)
         captured = yield Invoke(check.capture, call_args, kwargs)
         if captured.error is not None:
             reasons.append(
@@ -221,7 +232,7 @@ class Replayer:
         if first is None:
             reasons.append(f"pre-check of tool {tool.name!r} failed at step {step_no}")
             return None
-        return _Attempt(tool, step, call_args, kwargs, _chain(first, candidates), current)
+        return _Attempt(tool, step, call_args, kwargs, first, _chain(first, candidates), current)
 
     @staticmethod
     def _passing(
