@@ -264,6 +264,31 @@ def test_a_newly_recorded_trajectory_is_the_most_recent_even_on_a_known_step() -
     assert hit and clicked == ["ok"], "C succeeded last, so its click comes first"
 
 
+def test_most_recently_successful_first_across_different_calls() -> None:
+    """click("one") succeeded first and last, click("two") in between; now only the first click("one")
+    and click("two") pass their pre-checks: click("two") succeeded more recently of the two."""
+    engine = Engine()
+    accepted: set[str] = set()
+    page = {"v": "s1"}
+    choice = {"button": "one"}
+    clicked: list[str] = []
+
+    @engine.tool(pre_check=Check(lambda button: page["v"], lambda current, candidate: candidate in accepted))
+    def click(button: str) -> None:
+        clicked.append(button)
+
+    engine.set_agent(lambda: click(choice["button"]))
+    for v, button in (("s1", "one"), ("s2", "two"), ("s3", "one")):
+        page["v"], choice["button"] = v, button
+        assert not engine()  # nothing accepted yet: each run records
+    accepted.update({"s1", "s2"})
+    clicked.clear()
+    assert engine() and clicked == ["two"]
+    accepted.add("s3")
+    clicked.clear()
+    assert engine() and clicked == ["two"]  # the hit just now made click("two") the latest success
+
+
 def test_post_check_failure_falls_back_after_the_step() -> None:
     engine = Engine()
     saved = {"count": 0}
