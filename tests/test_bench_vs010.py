@@ -155,3 +155,16 @@ def test_partial_results_merge_in_order() -> None:
     merged = driver.merge(driver.merge({}, first), {"hits": [{"size": 99}], "checks": {"x": {}}})
     assert [r["size"] for r in merged["hits"]] == [1, 1, 12, 12, 99]
     assert merged["checks"] == {"x": {}} and merged["flavor"] == "ours" and "record" not in merged
+
+
+@pytest.mark.slow
+def test_the_workload_runs_on_0_1_0_too_when_its_environment_exists() -> None:
+    python = driver.venv_python(driver.VENV)
+    if not driver.has_reference(python):
+        pytest.skip(
+            f"no muscle-mem 0.1.0 environment at {driver.VENV} (python benchmarks/bench_vs_010.py makes it)"
+        )
+    result = driver.run_workload(python, [*SMALL, "--no-timed-checks"])
+    assert result["flavor"] == "0.1.0" and [r["variant"] for r in result["hits"]] == ["plain", "plain"]
+    assert not result["checks"]["another task is not replayed (john → erik)"]["passed"]
+    assert set(result["record"]) == {"no_check_us", "pre_check_us", "end_to_end_us"}
