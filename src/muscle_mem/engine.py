@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from muscle_mem import codec
@@ -165,7 +164,7 @@ class Engine:
         for check in (pre_check, post_check):
             if check is not None and not isinstance(check, Check):
                 raise TypeError(f"pre_check and post_check must be Check objects, got {type(check).__name__}")
-        tool_name: str = name or getattr(fn, "__qualname__", None) or repr(fn)
+        tool_name = name or _stable_name(fn)
         tool = Tool(tool_name, fn, version or source_version(fn), is_method, pre_check, post_check)
         self._registry.add(tool)
         self._finalized = False
@@ -441,6 +440,13 @@ class Engine:
         return f"Engine(store={self.store!r}, match={self.match!r}, tools={len(self._registry)})"
 
 
+def _stable_name(fn: Callable[..., Any]) -> str:
+    """A tool's default name: its qualified name (a partial's function's; a callable object's class's)."""
+    target = getattr(fn, "func", fn) if not hasattr(fn, "__qualname__") else fn
+    name = getattr(target, "__qualname__", None) or type(target).__qualname__
+    return str(name)
+
+
 def _async_in_sync(name: str) -> TypeError:
     return TypeError(f"{name} is async: call the engine with `await engine.arun(...)`")
 
@@ -449,9 +455,37 @@ async def _awaited(value: Awaitable[Any]) -> Any:
     return await value
 
 
+_BOOKKEEPING = frozenset(
+    {"id", "task_key", "created_at", "agent_seconds", "tokens", "seconds", "key", "format"}
+)
+"""Record fields the engine writes itself (ids, hashes, times): they cannot carry a secret."""
+
+
 def _leaks_secret(record: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
-    secrets = [str(v.get()) for v in params.values() if isinstance(v, codec.Secret)]
+    """Whether a secret param's value appears in the record's user data (a string inside a string
+    value, in any case, or an equal number), outside the engine's own bookkeeping fields."""
+    secrets = [v.get() for v in params.values() if isinstance(v, codec.Secret)]
     if not secrets:
         return False
-    text = json.dumps(record)
-    return any(s and (s in text or json.dumps(s)[1:-1] in text) for s in secrets)
+    texts = [str(s).casefold() for s in secrets if isinstance(s, str | bytes) and s]
+    numbers = [s for s in secrets if isinstance(s, int | float) and not isinstance(s, bool)]
+    for leaf in _user_leaves(record):
+        if isinstance(leaf, str) and any(t in leaf.casefold() for t in texts):
+            return True
+        if isinstance(leaf, int | float) and not isinstance(leaf, bool) and leaf in numbers:
+            return True
+        if isinstance(leaf, str) and numbers and any(leaf == str(n) for n in numbers):
+            return True
+    return False
+
+
+def _user_leaves(value: Any) -> Iterator[Any]:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if key not in _BOOKKEEPING:
+                yield from _user_leaves(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _user_leaves(item)
+    else:
+        yield value
