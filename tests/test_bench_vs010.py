@@ -152,7 +152,9 @@ def test_the_reference_environment_is_checked_not_assumed(tmp_path: Path) -> Non
 
 def test_partial_results_merge_in_order() -> None:
     first = workload.main([*SMALL[:3], "--repeat", "5", "--budget", "0", "--parts", "hits"])
-    merged = driver.merge(driver.merge({}, first), {"hits": [{"size": 99}], "checks": {"x": {}}})
+    merged = driver.merge(
+        driver.merge({}, first), {"hits": [{"variant": "plain", "size": 99}], "checks": {"x": {}}}
+    )
     assert [r["size"] for r in merged["hits"]] == [1, 1, 12, 12, 99]
     assert merged["checks"] == {"x": {}} and merged["flavor"] == "ours" and "record" not in merged
 
@@ -168,3 +170,23 @@ def test_the_workload_runs_on_0_1_0_too_when_its_environment_exists() -> None:
     assert result["flavor"] == "0.1.0" and [r["variant"] for r in result["hits"]] == ["plain", "plain"]
     assert not result["checks"]["another task is not replayed (john → erik)"]["passed"]
     assert set(result["record"]) == {"no_check_us", "pre_check_us", "end_to_end_us"}
+
+
+def test_a_size_measured_in_two_rounds_keeps_the_lower_medians() -> None:
+    row = {"variant": "plain", "size": 10, "hit_us": 5.0, "oldest_hit_us": None, "miss_us": 9.0}
+    row |= {"hit_repeats": 300, "hit_repeats_capped": False, "fill_seconds": 1.0, "miss_samples": 15}
+    again = row | {
+        "hit_us": 4.0,
+        "oldest_hit_us": 7.0,
+        "miss_us": 11.0,
+        "hit_repeats": 20,
+        "hit_repeats_capped": True,
+    }
+    merged = driver.merge(
+        driver.merge({}, {"hits": [row], "record": {"no_check_us": 3.0}}),
+        {"hits": [again], "record": {"no_check_us": 2.0}},
+    )
+    (combined,) = merged["hits"]
+    assert (combined["hit_us"], combined["oldest_hit_us"], combined["miss_us"]) == (4.0, 7.0, 9.0)
+    assert (combined["hit_repeats"], combined["hit_repeats_capped"], combined["rounds"]) == (320, True, 2)
+    assert merged["record"] == {"no_check_us": 2.0}
