@@ -190,3 +190,5 @@ def test_a_size_measured_in_two_rounds_keeps_the_lower_medians() -> None:
     assert (combined["hit_us"], combined["oldest_hit_us"], combined["miss_us"]) == (4.0, 7.0, 9.0)
     assert (combined["hit_repeats"], combined["hit_repeats_capped"], combined["rounds"]) == (320, True, 2)
     assert merged["record"] == {"no_check_us": 2.0}
+    (third,) = driver.merge(merged, {"hits": [row]})["hits"]
+    assert third["rounds"] == 3 and third["hit_repeats"] == 620 and third["hit_us"] == 4.0
