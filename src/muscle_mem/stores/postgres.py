@@ -91,8 +91,10 @@ class PostgresStore:
     """Trajectories in a PostgreSQL schema, shared by every process that connects to it.
 
     ``url``: a libpq URL or conninfo (``postgresql://user@host:5432/db``); ``schema``: the schema that
-    holds the tables (created if missing); ``pool_size``: the most connections this process opens;
-    ``timeout``: seconds to wait for a connection.
+    holds the tables (default ``muscle_mem``, created if missing; one schema per independent cache);
+    ``pool_size``: the most connections this process opens (one per thread using the store at once);
+    ``timeout``: seconds to wait for a connection. Sessions are named ``muscle_mem:<schema>`` in
+    ``pg_stat_activity`` unless the URL sets ``application_name``.
     """
 
     def __init__(
@@ -112,6 +114,9 @@ class PostgresStore:
         self._where = (
             f"postgresql://{info.get('host', 'localhost')}:{info.get('port', 5432)}/"
             f"{info.get('dbname', '')} (schema {schema})"
+        )
+        self._application_name = (
+            {} if "application_name" in info else {"application_name": f"muscle_mem:{schema}"[:63]}
         )
         self._closed = False
         self._pool_lock = threading.Lock()
@@ -134,7 +139,7 @@ class PostgresStore:
                     self.url,
                     min_size=1,
                     max_size=self.pool_size,
-                    kwargs={"autocommit": True, "application_name": f"muscle_mem:{self.schema}"[:63]},
+                    kwargs={"autocommit": True, **self._application_name},
                     timeout=self.timeout,
                     name=f"muscle_mem:{self.schema}",
                     configure=_configure,
@@ -251,12 +256,11 @@ class PostgresStore:
         return self._run(lambda conn: self._delete(conn, "t.created_at < %(arg)s", created_before))
 
     def _delete(self, conn: Connection[Any], where: str, arg: Any) -> list[str]:
-        """Delete matching rows in one statement (one new revision, one tombstone each), then prune old
-        tombstones and emptied tasks; returns the deleted ids."""
-        ids = [r[0] for r in conn.execute(self._sql["delete"].replace("{where}", where), {"arg": arg})]
-        if ids:
-            conn.execute(self._sql["prune"], (_records.TOMBSTONE_REVISIONS,))
-        return ids
+        """Delete matching rows in one statement (one new revision, one tombstone each, old tombstones
+        pruned); returns the deleted ids. A task emptied here keeps a row with ``n = 0`` (hidden from
+        :meth:`tasks`) until the next removal drops it: deleting it here could race a concurrent add."""
+        sql = self._sql["delete"].replace("{where}", where)
+        return [r[0] for r in conn.execute(sql, {"arg": arg, "keep": _records.TOMBSTONE_REVISIONS})]
 
     def clear(self) -> None:
         def work(conn: Connection[Any]) -> None:
@@ -372,18 +376,17 @@ _SQL = {
     "UPDATE {s}.usage SET hits = hits + 1, last_used = %s, saved_seconds = saved_seconds + %s, "
     "priority = %s, attention = %s WHERE id = %s AND (SELECT true FROM c)",
     "delete": """WITH d AS (DELETE FROM {s}.trajectories t WHERE {{where}} RETURNING t.id, t.task_key, t.nbytes),
+    g AS (SELECT task_key, count(*) AS n FROM d GROUP BY task_key),
+    o AS (DELETE FROM {s}.tombstones
+        WHERE rev <= (SELECT revision FROM {s}.state) - %(keep)s AND EXISTS (SELECT FROM d) RETURNING rev),
     s AS (UPDATE {s}.state SET revision = revision + 1, count = count - (SELECT count(*) FROM d),
-            nbytes = nbytes - (SELECT sum(nbytes) FROM d)
+            nbytes = nbytes - (SELECT sum(nbytes) FROM d), floor = GREATEST(floor, (SELECT max(rev) FROM o))
         WHERE EXISTS (SELECT FROM d) RETURNING revision),
     b AS (INSERT INTO {s}.tombstones SELECT s.revision, d.id, d.task_key FROM d, s),
     u AS (DELETE FROM {s}.usage WHERE id IN (SELECT id FROM d)),
-    k AS (UPDATE {s}.tasks SET n = tasks.n - g.n
-        FROM (SELECT task_key, count(*) AS n FROM d GROUP BY task_key) g WHERE tasks.task_key = g.task_key)
+    k AS (UPDATE {s}.tasks SET n = tasks.n - g.n FROM g WHERE tasks.task_key = g.task_key),
+    e AS (DELETE FROM {s}.tasks WHERE n <= 0 AND task_key NOT IN (SELECT task_key FROM g))
     SELECT id FROM d""",
-    "prune": """WITH o AS (DELETE FROM {s}.tombstones WHERE rev <= (SELECT revision FROM {s}.state) - %s
-        RETURNING rev),
-    z AS (DELETE FROM {s}.tasks WHERE n <= 0)
-    UPDATE {s}.state SET floor = GREATEST(floor, (SELECT max(rev) FROM o)) WHERE EXISTS (SELECT FROM o)""",
     "clear_state": "UPDATE {s}.state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0",
     "revision": "SELECT revision FROM {s}.state",
     "changes": "WITH q AS MATERIALIZED (SELECT revision, floor, %(since)s::bigint AS since FROM {s}.state) "

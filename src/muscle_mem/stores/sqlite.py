@@ -181,6 +181,8 @@ class SQLiteStore:
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         (str(SCHEMA_VERSION),),
                     )
+        except sqlite3.OperationalError:
+            raise  # locked, unreadable, full disk...: reported as such by _guard
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a usable SQLite database: {exc}") from exc
 
