@@ -72,8 +72,6 @@ _ASYNC_COMMIT = "SELECT set_config('synchronous_commit', 'off', true)"
 """Use statistics and events are committed without waiting for the disk (a server crash may lose the
 last few, which costs nothing); trajectories and removals are committed as the server is configured."""
 _ALL_STORES: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
-_INHERITED: list[object] = []
-"""Pools inherited through fork: kept referenced, never closed, so the parent's sessions survive."""
 
 
 def _drivers() -> tuple[Any, Any]:
@@ -154,9 +152,8 @@ class PostgresStore:
             return self._pool
 
     def _after_fork(self) -> None:
-        """In a forked child: leave the parent's pool alone (closing it would end its sessions)."""
-        if self._pool is not None:
-            _INHERITED.append(self._pool)
+        """In a forked child: open a pool of its own; the parent's connections are never used here (and
+        psycopg does not end their sessions when they are collected in another process)."""
         self._pool = None
         self._pool_lock = threading.Lock()
 
