@@ -80,6 +80,7 @@ class Engine:
         self._context: Any = _UNSET
         self._finalized = False
         self._active: dict[int, Replayer] = {}
+        self._next_expiry = 0.0
         self._lock = threading.Lock()
 
     # builder methods
@@ -267,11 +268,22 @@ class Engine:
         if self._stream is not None:
             run.relevance = self._stream.observe(key, run.task)
         try:
+            self._expire()
             return run, replayer, self._lookup(run), None
         except Exception as exc:
             self.metrics.add("store_errors")
             logger.exception("muscle_mem: store lookup failed; the agent handles this task")
             return run, replayer, None, f"the store could not be read: {exc!r}"
+
+    def _expire(self) -> None:
+        """Apply the TTL before a lookup (at most every tenth of the TTL, and at least every second)."""
+        ttl = self.bounds.ttl
+        if ttl is None or time.monotonic() < self._next_expiry:
+            return
+        self._next_expiry = time.monotonic() + min(1.0, ttl / 10)
+        expired = self.store.expire(time.time() - ttl)
+        if expired:
+            self.metrics.add("evicted", len(expired))
 
     def _lookup(self, run: Run) -> TaskIndex:
         task = self._index.lookup(run.task_key)

@@ -121,7 +121,7 @@ class Replayer:
         self.params = params
         self.outputs: list[Any] = []
         self.edge: Edge | None = None
-        """The edge last taken (its trajectories are the ones still being followed)."""
+        """The edge being taken or last taken (its trajectories are the ones still being followed)."""
 
     def replay(self, task: TaskIndex) -> Replay:
         """Replay as far as it is safe; the returned :class:`Ending` says whether it was a full hit."""
@@ -148,6 +148,7 @@ class Replayer:
                     reason="; ".join(dict.fromkeys(reasons)) or f"no stored step {step_no} is safe",
                     tool=blame,
                 )
+            self.edge = attempt.first  # in use from now on: eviction leaves its trajectories alone
             outcome = yield Invoke(attempt.tool.fn, attempt.call_args, attempt.kwargs)
             if outcome.error is not None:
                 if not isinstance(outcome.error, Exception):

@@ -1,0 +1,132 @@
+"""Bounded memory through the engine: capacity and every policy on every store, TTL, protection of
+trajectories being replayed, and semantic task matching."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from muscle_mem import Check, Engine
+from muscle_mem.stores import Store
+
+POLICIES = ["lru", "lfu", "attention-lru", "decayed"]
+
+
+def counting_engine(store: Store | str | None = None, **options: object) -> tuple[Engine, list[str]]:
+    engine = Engine(store, **options)  # type: ignore[arg-type]
+    agent_runs: list[str] = []
+
+    @engine.tool()
+    def handle(task: str) -> str:
+        return f"handled {task}"
+
+    def agent(task: str) -> str:
+        agent_runs.append(task)
+        return handle(task)
+
+    engine.set_agent(agent)
+    return engine, agent_runs
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_capacity_holds_on_every_store_with_every_policy(store: Store, policy: str) -> None:
+    engine, agent_runs = counting_engine(store, capacity=3, policy=policy)
+    for i in range(8):
+        assert not engine(f"ticket {i:04d}").hit
+        assert len(store) <= 3
+    assert engine.metrics.evicted == 5
+    survivors = {s.task for s in store.summaries()}
+    assert len(survivors) == 3
+    for task in survivors:  # what is kept still replays
+        runs = len(agent_runs)
+        assert engine(task).hit
+        assert len(agent_runs) == runs
+
+
+def test_lru_keeps_the_task_in_use(store: Store) -> None:
+    engine, _ = counting_engine(store, capacity=2, policy="lru")
+    engine("alpha task")
+    engine("bravo task")
+    assert engine("alpha task").hit  # alpha is now the most recently used
+    engine("charlie task")  # evicts bravo
+    tasks = {s.task for s in store.summaries()}
+    assert tasks == {"alpha task", "charlie task"}
+
+
+def test_ttl_expires_trajectories_even_without_new_writes() -> None:
+    engine, agent_runs = counting_engine(ttl=0.3)
+    engine("short lived")
+    assert engine("short lived").hit
+    time.sleep(0.5)
+    result = engine("short lived")
+    assert not result.hit and result.reason == "no trajectory is stored for this task"
+    assert agent_runs == ["short lived", "short lived"]
+
+
+def test_a_trajectory_being_replayed_is_never_evicted() -> None:
+    engine = Engine(capacity=1)
+    entered, release = threading.Event(), threading.Event()
+    blocking = {"on": False}
+
+    @engine.tool()
+    def slow_step(task: str) -> str:
+        if blocking["on"]:
+            entered.set()
+            assert release.wait(5)
+        return task
+
+    @engine.tool()
+    def final_step(task: str) -> str:
+        return task
+
+    def agent(task: str) -> str:
+        slow_step(task)
+        return final_step(task)
+
+    engine.set_agent(agent)
+    engine("replayed task")
+    replayed_id = next(engine.store.summaries()).id
+    blocking["on"] = True
+    results: list[bool] = []
+    worker = threading.Thread(target=lambda: results.append(engine("replayed task").hit))
+    worker.start()
+    assert entered.wait(5)  # the replay is inside slow_step: its trajectory is in use
+    blocking["on"] = False
+    assert not engine("another task").hit  # stored, then the store is over capacity
+    assert engine.store.get(replayed_id) is not None
+    release.set()
+    worker.join(5)
+    assert results == [True]
+
+
+def test_activate_and_deactivate_never_share_a_trajectory() -> None:
+    for options in ({}, {"match": "semantic"}, {"match": "semantic", "similarity": 0.8}):
+        engine, agent_runs = counting_engine(**options)
+        engine("activate user 4471")
+        result = engine("deactivate user 4471")
+        assert not result.hit and agent_runs == ["activate user 4471", "deactivate user 4471"], options
+        assert engine("activate user 4471").hit
+
+
+def test_semantic_matching_reuses_a_paraphrase_and_checks_still_decide() -> None:
+    engine = Engine(match="semantic")
+    state = {"form": "open"}
+    typed: list[str] = []
+
+    @engine.tool(pre_check=Check.equal(lambda text: state["form"]))
+    def type_name(text: str) -> None:
+        typed.append(text)
+
+    def agent(task: str, name: str) -> str:
+        type_name(name)
+        return "done"
+
+    engine.set_agent(agent)
+    engine("please fill in the form for Ada", "Ada", params={"name": "Ada"})
+    hit = engine("fill in the form for Bob", "Bob", params={"name": "Bob"})
+    assert hit.hit and typed == ["Ada", "Bob"]
+    state["form"] = "closed"  # the check still decides every step
+    miss = engine("fill in the form for Cy", "Cy", params={"name": "Cy"})
+    assert not miss.hit and "pre-check" in (miss.reason or "")
