@@ -7,6 +7,8 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from muscle_mem import codec
@@ -20,7 +22,7 @@ from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy, make_policy
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import CURRENT_RUN, Run, build_trajectory
-from muscle_mem.replay import Ending, Replayer, drive, drive_async
+from muscle_mem.replay import Ending, Replay, Replayer, drive, drive_async
 from muscle_mem.result import Result
 from muscle_mem.stores import Store, open_store
 from muscle_mem.stores.base import Event
@@ -181,32 +183,21 @@ class Engine:
         **kwargs: Any,
     ) -> Result:
         """Solve a task: replay it if a stored trajectory is safe, else hand it to the agent."""
-        started = time.perf_counter()
-        run, replayer, task, reason = self._begin(args, kwargs, tags, params)
-        token = CURRENT_RUN.set(run)
-        try:
-            ending = (
-                drive(replayer.replay(task), _async_in_sync) if task is not None else Ending(reason=reason)
-            )
+        with self._running(args, kwargs, tags, params) as call:
+            ending = drive(call.replay, _async_in_sync) if call.replay else call.ending
             if ending.trajectory is not None:
-                assert task is not None
-                return self._on_hit(run, task, ending, started)
-            assert self._agent is not None
-            run.recording = True
-            agent_started = time.perf_counter()
+                return self._on_hit(call, ending)
+            agent = self._start_agent(call)
             try:
-                output = self._agent(*args, **kwargs)
+                output = agent(*args, **kwargs)
                 if inspect.isawaitable(output):
                     if inspect.iscoroutine(output):
                         output.close()
                     raise TypeError("the agent is async: use `await engine.arun(...)`")
             except BaseException:
-                self._on_agent_error(run, ending, agent_started)
+                self._on_agent_error(call, ending)
                 raise
-            return self._on_miss(run, ending, output, agent_started, started)
-        finally:
-            CURRENT_RUN.reset(token)
-            self._end(run)
+            return self._on_miss(call, ending, output)
 
     async def arun(
         self,
@@ -216,28 +207,45 @@ class Engine:
         **kwargs: Any,
     ) -> Result:
         """:meth:`__call__` for async agents and async tools."""
+        with self._running(args, kwargs, tags, params) as call:
+            ending = await drive_async(call.replay) if call.replay else call.ending
+            if ending.trajectory is not None:
+                return self._on_hit(call, ending)
+            agent = self._start_agent(call)
+            try:
+                output = agent(*args, **kwargs)
+                if inspect.isawaitable(output):
+                    output = await _awaited(output)
+            except BaseException:
+                self._on_agent_error(call, ending)
+                raise
+            return self._on_miss(call, ending, output)
+
+    @contextmanager
+    def _running(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        tags: Sequence[str] | None,
+        params: Mapping[str, Any] | None,
+    ) -> Iterator[_Call]:
+        """The scope of one engine call: the run is current in this context while it lasts."""
         started = time.perf_counter()
         run, replayer, task, reason = self._begin(args, kwargs, tags, params)
         token = CURRENT_RUN.set(run)
         try:
-            ending = await drive_async(replayer.replay(task)) if task is not None else Ending(reason=reason)
-            if ending.trajectory is not None:
-                assert task is not None
-                return self._on_hit(run, task, ending, started)
-            assert self._agent is not None
-            run.recording = True
-            agent_started = time.perf_counter()
-            try:
-                output = self._agent(*args, **kwargs)
-                if inspect.isawaitable(output):
-                    output = await _awaited(output)
-            except BaseException:
-                self._on_agent_error(run, ending, agent_started)
-                raise
-            return self._on_miss(run, ending, output, agent_started, started)
+            yield _Call(
+                run, task, replayer.replay(task) if task is not None else None, Ending(reason=reason), started
+            )
         finally:
             CURRENT_RUN.reset(token)
             self._end(run)
+
+    def _start_agent(self, call: _Call) -> Callable[..., Any]:
+        assert self._agent is not None
+        call.run.recording = True
+        call.agent_started = time.perf_counter()
+        return self._agent
 
     def _begin(
         self,
@@ -299,10 +307,10 @@ class Engine:
         with self._lock:
             self._active.pop(run.id, None)
 
-    def _on_hit(self, run: Run, task: TaskIndex, ending: Ending, started: float) -> Result:
-        trajectory = ending.trajectory
-        assert trajectory is not None
-        elapsed = time.perf_counter() - started
+    def _on_hit(self, call: _Call, ending: Ending) -> Result:
+        run, task, trajectory = call.run, call.task, ending.trajectory
+        assert trajectory is not None and task is not None
+        elapsed = time.perf_counter() - call.started
         saved = max(0.0, trajectory.agent_seconds - elapsed)
         steps = len(run.calls)
         self.metrics.hit(steps, saved, trajectory.tokens)
@@ -346,8 +354,9 @@ class Engine:
         )
         task.promote(trajectory.id)
 
-    def _on_agent_error(self, run: Run, ending: Ending, agent_started: float) -> None:
-        agent_seconds = time.perf_counter() - agent_started
+    def _on_agent_error(self, call: _Call, ending: Ending) -> None:
+        run = call.run
+        agent_seconds = time.perf_counter() - call.agent_started
         replayed = sum(c.replayed for c in run.calls)
         self.metrics.miss(replayed, ending.reason, agent_seconds, run.tokens)
         self._journal_miss(run, ending, replayed, agent_seconds, agent_seconds, None, "the agent raised")
@@ -381,7 +390,8 @@ class Engine:
             flush=True,
         )
 
-    def _on_miss(self, run: Run, ending: Ending, output: Any, agent_started: float, started: float) -> Result:
+    def _on_miss(self, call: _Call, ending: Ending, output: Any) -> Result:
+        run, started, agent_started = call.run, call.started, call.agent_started
         now = time.perf_counter()
         replayed = sum(c.replayed for c in run.calls)
         self.metrics.miss(replayed, ending.reason, now - agent_started, run.tokens)
@@ -450,6 +460,19 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine(store={self.store!r}, match={self.match!r}, tools={len(self._registry)})"
+
+
+@dataclass(slots=True)
+class _Call:
+    """One engine call in progress."""
+
+    run: Run
+    task: TaskIndex | None
+    replay: Replay | None
+    """The replay to drive, or None when there is nothing to look up (``ending`` says why)."""
+    ending: Ending
+    started: float
+    agent_started: float = 0.0
 
 
 def _stable_name(fn: Callable[..., Any]) -> str:
