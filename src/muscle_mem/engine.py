@@ -386,8 +386,7 @@ class Engine:
                 elapsed=elapsed,
                 agent_seconds=agent_seconds,
                 tokens_spent=run.tokens,
-            ),
-            flush=True,
+            )
         )
 
     def _on_miss(self, call: _Call, ending: Ending, output: Any) -> Result:
@@ -418,11 +417,10 @@ class Engine:
             return None
         try:
             trajectory = build_trajectory(run, output, seconds)
-            record = to_record(trajectory)
         except codec.CodecError as exc:
             logger.error("muscle_mem: cannot store the trajectory of task %r: %s", run.task, exc)
             return None
-        if _leaks_secret(record, run.params):
+        if _leaks_secret(trajectory, run.params):
             logger.error(
                 "muscle_mem: the trajectory of task %r contains a secret param value outside a param "
                 "reference; it is not stored",
@@ -496,12 +494,13 @@ _BOOKKEEPING = frozenset(
 """Record fields the engine writes itself (ids, hashes, times): they cannot carry a secret."""
 
 
-def _leaks_secret(record: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
-    """Whether a secret param's value appears in the record's user data (a string inside a string
+def _leaks_secret(trajectory: Trajectory, params: Mapping[str, Any]) -> bool:
+    """Whether a secret param's value appears in the trajectory's user data (a string inside a string
     value, in any case, or an equal number), outside the engine's own bookkeeping fields."""
     secrets = [v.get() for v in params.values() if isinstance(v, codec.Secret)]
     if not secrets:
         return False
+    record = to_record(trajectory)
     texts = [str(s).casefold() for s in secrets if isinstance(s, str | bytes) and s]
     numbers = [s for s in secrets if isinstance(s, int | float) and not isinstance(s, bool)]
     for leaf in _user_leaves(record):

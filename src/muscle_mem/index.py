@@ -9,7 +9,9 @@ mapping here keeps the most recently successful entry last.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from muscle_mem.stores.base import Store
 from muscle_mem.trajectory import Step, Trajectory
@@ -44,14 +46,28 @@ class Group:
     edges: dict[tuple[str | None, str | None], Edge] = field(default_factory=dict)
     by_pre: dict[str | None, dict[str | None, Edge]] = field(default_factory=dict)
 
-    def ordered(self, pre_key: str | None = None, *, keyed: bool = False) -> list[Edge]:
-        """Edges, most recent first: all of them, or (``keyed``) those whose pre snapshot hashes to a key."""
-        source = self.by_pre.get(pre_key, {}) if keyed else self.edges
-        return list(reversed(source.values()))
+    def ordered(self, pre_key: str | None = None, *, keyed: bool = False) -> Iterator[Edge]:
+        """Edges, most recent first: all of them, or (``keyed``) those whose pre snapshot hashes to a key.
+
+        Lazy, so a hit found among the newest edges does not walk the others.
+        """
+        return _newest_first(self.by_pre.get(pre_key, {}) if keyed else self.edges)
 
     def latest_stamp(self) -> int:
         """The stamp of the group's most recently successful edge."""
         return next(reversed(self.edges.values())).stamp
+
+
+def _newest_first(source: dict[Any, Edge]) -> Iterator[Edge]:
+    """The values newest first; if another thread changes the mapping meanwhile, the walk goes on
+    over a copy from about where it was (an edge may then be skipped or seen twice: a miss at worst)."""
+    done = 0
+    try:
+        for edge in reversed(source.values()):
+            yield edge
+            done += 1
+    except RuntimeError:
+        yield from list(reversed(source.values()))[done:]
 
 
 def _keys(step: Step) -> tuple[str | None, str | None]:

@@ -27,11 +27,11 @@ class Journal:
         self._lock = threading.Lock()
         atexit.register(_flush_at_exit, weakref.ref(self))
 
-    def add(self, event: Event, *, flush: bool = False) -> None:
+    def add(self, event: Event) -> None:
         with self._lock:
             self._pending.append(event)
             due = len(self._pending) >= self._batch or time.monotonic() - self._last_flush >= self._interval
-        if flush or due:
+        if due:
             self.flush()
 
     def flush(self) -> None:

@@ -212,7 +212,10 @@ class Replayer:
         check = tool.pre_check
         if check is None:
             edges = group.ordered()
-            return _Attempt(tool, step, call_args, kwargs, edges[0], iter(edges), NOT_CAPTURED)
+            newest = next(edges, None)
+            if newest is None:
+                return None
+            return _Attempt(tool, step, call_args, kwargs, newest, _chain(newest, edges), NOT_CAPTURED)
         captured = yield Invoke(check.capture, call_args, kwargs)
         if captured.error is not None:
             reasons.append(
@@ -226,7 +229,7 @@ class Replayer:
             except codec.CodecError as exc:
                 reasons.append(f"pre-check snapshot of tool {tool.name!r} cannot be hashed: {exc}")
                 return None
-            candidates: Iterator[Edge] = iter(edges)
+            candidates: Iterator[Edge] = edges
         else:
             candidates = self._passing(check.passes, current, group.ordered(), reasons, tool.name)
         first = next(candidates, None)
@@ -237,7 +240,7 @@ class Replayer:
 
     @staticmethod
     def _passing(
-        passes: Callable[[Any, Any], bool], current: Any, edges: list[Edge], reasons: list[str], name: str
+        passes: Callable[[Any, Any], bool], current: Any, edges: Iterator[Edge], reasons: list[str], name: str
     ) -> Iterator[Edge]:
         for edge in edges:
             if edge.step.pre is None:
