@@ -443,6 +443,11 @@ def _fast_text(value: Any) -> str | None:
     return None
 
 
+def digest(data: Any) -> str:
+    """The hash :func:`fingerprint` gives, for data that is already encoded (JSON-compatible)."""
+    return hashlib.blake2b(_canon(data).encode(), digest_size=16).hexdigest()
+
+
 def fingerprint(value: Any) -> str:
     """A stable 32-hex-digit hash of the canonical encoding of ``value`` (its :func:`dumps` body).
 

@@ -11,8 +11,6 @@ shorter one (2 or 3 characters) only as a whole word, not next to a letter or di
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -119,13 +117,13 @@ def task_key(
     """The key under which trajectories of this task are stored and looked up."""
     tag_part = sorted(set(tags))
     if match == "tags":
-        return "tags:" + _digest(tag_part)
+        return "tags:" + codec.digest(tag_part)
     shape = [
         tag_part,
         [_named(v, params, f"agent argument {i}") for i, v in enumerate(args)],
         [[k, _named(v, params, f"agent argument {k!r}")] for k, v in sorted(kwargs.items())],
     ]
-    return "task:" + _digest(shape)
+    return "task:" + codec.digest(shape)
 
 
 def _named(value: Any, params: Mapping[str, Any], where: str) -> Any:
@@ -134,10 +132,3 @@ def _named(value: Any, params: Mapping[str, Any], where: str) -> Any:
         return _templated(value, params)
     except codec.CodecError as exc:
         raise codec.CodecError(f"{where} cannot identify the task: {exc}") from None
-
-
-_CANONICAL = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)
-
-
-def _digest(shape: Any) -> str:
-    return hashlib.blake2b(_CANONICAL.encode(shape).encode(), digest_size=16).hexdigest()

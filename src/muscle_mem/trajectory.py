@@ -104,7 +104,7 @@ class Step:
     @property
     def signature(self) -> str:
         """Identity of the call itself (tool, version, arguments), independent of snapshots."""
-        return codec.fingerprint(
+        return codec.digest(
             [
                 self.tool,
                 self.version,
