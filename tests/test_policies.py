@@ -103,7 +103,7 @@ def test_attention_lru_uses_the_documents_score(store: Store) -> None:
 
 
 def test_decayed_priority_is_the_log_of_forward_decayed_weight() -> None:
-    policy = Decayed(half_life=10.0, semantic=0.0)
+    policy = Decayed(half_life=10.0, semantic=0.0, admit_weight=1.0)
     usage = policy.admit(0.0, 0.0)
     assert policy.utility(usage, 0.0) == pytest.approx(1.0)
     assert policy.utility(usage, 10.0) == pytest.approx(0.5)
@@ -112,8 +112,20 @@ def test_decayed_priority_is_the_log_of_forward_decayed_weight() -> None:
     assert policy.utility(usage, 20.0) == pytest.approx(0.75)
 
 
+def test_decayed_defaults_put_never_replayed_trajectories_first(store: Store) -> None:
+    policy = Decayed()  # half-life 1 h, a recording weighs 0.1 of a hit
+    assert (policy.half_life, policy.semantic, policy.admit_weight) == (3600.0, 0.0, 0.1)
+    assert policy.utility(policy.admit(0.0, 1.0), 0.0) == pytest.approx(0.1)
+    # "reused" was stored 3 h ago and replayed once then; "fresh" was just stored, never replayed.
+    replay(store, policy, [("reused", 0.0, 1.0), ("reused", 1.0, 1.0), ("fresh", 3 * 3600.0, 1.0)])
+    assert order(store, policy, 3 * 3600.0) == ["fresh", "reused"]  # 0.1 < 1.1 / 8
+    # Stored 4 h after the replay, a new recording outranks it: 0.1 * 2**4 > 1.1.
+    replay(store, policy, [("late", 4 * 3600.0, 1.0)])
+    assert order(store, policy, 4 * 3600.0) == ["fresh", "reused", "late"]
+
+
 def test_decayed_order_does_not_change_with_time_and_favours_frequent_recent(store: Store) -> None:
-    policy = Decayed(half_life=10.0, semantic=0.0)
+    policy = Decayed(half_life=10.0, semantic=0.0, admit_weight=1.0)
     events = [("busy", float(t), 0.0) for t in range(0, 50, 5)]  # used 10 times, last at 45
     events += [("once-old", 1.0, 0.0), ("once-new", 48.0, 0.0), ("twice", 30.0, 0.0), ("twice", 40.0, 0.0)]
     replay(store, policy, sorted(events, key=lambda e: e[1]))
@@ -124,19 +136,20 @@ def test_decayed_order_does_not_change_with_time_and_favours_frequent_recent(sto
 
 
 def test_decayed_relevance_scales_weight() -> None:
-    policy = Decayed(half_life=100.0, semantic=1.0)
+    policy = Decayed(half_life=100.0, semantic=1.0, admit_weight=1.0)
     relevant, irrelevant = policy.admit(0.0, 1.0), policy.admit(0.0, 0.2)
     assert policy.utility(relevant, 0.0) == pytest.approx(1.0)
     assert policy.utility(irrelevant, 0.0) == pytest.approx(0.2)
     zero = policy.admit(0.0, 0.0)
     assert math.isfinite(zero.priority) and policy.utility(zero, 0.0) == pytest.approx(0.0, abs=1e-8)
     assert policy.hit(zero, 1.0, 1.0, 0.0).priority == pytest.approx(policy.weight(1.0, 1.0))
-    half = Decayed(half_life=100.0, semantic=0.5)
+    half = Decayed(half_life=100.0, semantic=0.5, admit_weight=1.0)
     assert half.utility(half.admit(0.0, 0.0), 0.0) == pytest.approx(0.5)
 
 
 def test_decayed_never_overflows_at_wall_clock_times() -> None:
-    policy = Decayed(half_life=1.0)  # a tiny half-life: 2**(now / half_life) is far beyond float range
+    # A tiny half-life: 2**(now / half_life) is far beyond the float range.
+    policy = Decayed(half_life=1.0, admit_weight=1.0)
     now = 1.75e9
     usage = policy.admit(now, 1.0)
     for i in range(1, 1000):
@@ -151,6 +164,8 @@ def test_decayed_rejects_bad_parameters() -> None:
         Decayed(half_life=0.0)
     with pytest.raises(ValueError, match="semantic"):
         Decayed(semantic=1.5)
+    with pytest.raises(ValueError, match="admit_weight"):
+        Decayed(admit_weight=0.0)
 
 
 def test_usage_round_trips_through_touch(store: Store) -> None:

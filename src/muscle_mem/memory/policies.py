@@ -29,7 +29,10 @@ class Policy(Protocol):
     """What the engine asks of an eviction policy. ``relevance`` is in [0, 1]: the similarity of the
     trajectory's task to the recent task stream."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """A short name for logs and reports."""
+        ...
 
     def admit(self, now: float, relevance: float) -> Usage:
         """The use statistics of a trajectory stored now."""
@@ -123,15 +126,21 @@ class AttentionLRU:
 class Decayed:
     """Forward-decayed utility: each use adds a weight, and every weight halves each ``half_life`` s.
 
-    A use at time ``t`` adds ``w * 2**(t / half_life)`` (forward decay with landmark 0), where ``w``
-    is ``1 - semantic + semantic * relevance``. Dividing every item's sum by the same ``2**(now /
-    half_life)`` gives its decayed utility now, so the order never changes with time and the store
-    ranks by the stored priority, the natural log of the sum (accumulated with ``logaddexp``).
+    A use at time ``t`` adds ``w * 2**(t / half_life)`` (forward decay with landmark 0): ``w`` is
+    ``admit_weight`` for storing the trajectory and 1 for each hit, times ``1 - semantic + semantic *
+    relevance``. Dividing every item's sum by the same ``2**(now / half_life)`` gives its decayed
+    utility now, so the order never changes with time and the store ranks by the stored priority,
+    the natural log of the sum (accumulated with ``logaddexp``): eviction is an index scan or a heap
+    pop. The defaults measured best in ``benchmarks/bench_policies.py`` (see docs/policies.md): a
+    recording counts a tenth of a reuse, so a trajectory never replayed goes first, as in S3-FIFO's
+    probation queue; relevance weighting is off, since it lowered the hit ratio there.
     """
 
-    half_life: float = 86_400.0
-    semantic: float = 0.5
+    half_life: float = 3600.0
+    semantic: float = 0.0
     """How much relevance scales a use's weight: 0 ignores it, 1 makes an irrelevant use worth 0."""
+    admit_weight: float = 0.1
+    """The weight of storing a trajectory, relative to a hit (a recording is not yet a reuse)."""
     name: str = "decayed"
 
     def __post_init__(self) -> None:
@@ -139,6 +148,8 @@ class Decayed:
             raise ValueError(f"half_life must be positive, not {self.half_life!r}")
         if not 0.0 <= self.semantic <= 1.0:
             raise ValueError(f"semantic must be in [0, 1], not {self.semantic!r}")
+        if not 0.0 < self.admit_weight <= 1.0:
+            raise ValueError(f"admit_weight must be in (0, 1], not {self.admit_weight!r}")
 
     def weight(self, now: float, relevance: float) -> float:
         """The log of the forward-decayed weight one use at ``now`` adds (a use weighs at least 1e-9)."""
@@ -146,7 +157,8 @@ class Decayed:
         return now * math.log(2.0) / self.half_life + math.log(w)
 
     def admit(self, now: float, relevance: float) -> Usage:
-        return Usage(last_used=now, priority=self.weight(now, relevance), attention=_clip(relevance))
+        priority = self.weight(now, relevance) + math.log(self.admit_weight)
+        return Usage(last_used=now, priority=priority, attention=_clip(relevance))
 
     def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
         priority = _logaddexp(usage.priority, self.weight(now, relevance))
