@@ -34,9 +34,8 @@ logger = logging.getLogger("muscle_mem")
 F = TypeVar("F", bound=Callable[..., Any])
 _UNSET: Any = object()
 _MATCHES = ("exact", "tags", "semantic")
-DEFAULT_POLICY = "lru"
-SEMANTIC_POLICIES = ("attention-lru", "decayed")
-"""Policies that weigh uses by the relevance of the task to the recent stream (an embedder is made)."""
+DEFAULT_POLICY = "decayed"
+"""The policy that measured best (docs/policies.md): forward-decayed utility, O(log n) eviction."""
 
 
 class Engine:
@@ -70,7 +69,7 @@ class Engine:
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
         self.metrics = Metrics()
         self.journal = Journal(self.store)
-        semantic_policy = self.policy.name in SEMANTIC_POLICIES
+        semantic_policy = self.policy.name == "attention-lru" or getattr(self.policy, "semantic", 0.0) > 0.0
         task_embedder = get_embedder(embedder) if embedder or semantic_policy or match == "semantic" else None
         self._stream = TaskStream(task_embedder) if task_embedder is not None else None
         self._matcher = (
@@ -431,7 +430,7 @@ class Engine:
             now = time.time()
             self.store.add(trajectory, self.policy.admit(now, run.relevance))
             self.metrics.add("stored")
-            evicted = self.bounds.enforce(self.store, now, self._protected())
+            evicted = self.bounds.enforce(self.store, now, self._protected() | {trajectory.id})
             if evicted:
                 self.metrics.add("evicted", len(evicted))
         except Exception:

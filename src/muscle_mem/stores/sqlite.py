@@ -293,7 +293,9 @@ class SQLiteStore:
         db.executemany("DELETE FROM trajectories WHERE id = ?", [(r[0],) for r in rows])
         db.executemany("DELETE FROM usage WHERE id = ?", [(r[0],) for r in rows])
         db.executemany("UPDATE tasks SET n = n - 1 WHERE task_key = ?", [(r[1],) for r in rows])
-        db.execute("DELETE FROM tasks WHERE n <= 0")
+        db.executemany(
+            "DELETE FROM tasks WHERE task_key = ? AND n <= 0", [(k,) for k in {r[1] for r in rows}]
+        )
         cutoff = rev - _records.TOMBSTONE_REVISIONS
         (oldest,) = db.execute("SELECT MAX(rev) FROM tombstones WHERE rev <= ?", (cutoff,)).fetchone()
         if oldest is not None:
