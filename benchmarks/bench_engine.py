@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+import timeit
 from collections.abc import Callable
 
 from muscle_mem import Check, Engine
@@ -100,11 +101,18 @@ def record_overhead(calls: int = 20_000) -> float:
     return (timings["wrapped"] - timings["bare"]) / calls * 1e6
 
 
+def reference_loop() -> float:
+    """µs for a fixed pure-Python loop: how fast this machine runs Python right now (for comparing runs)."""
+    best = min(timeit.repeat("sum(range(1000))", number=2_000, repeat=5))
+    return best / 2_000 * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000])
     parser.add_argument("--repeat", type=int, default=2_000)
     args = parser.parse_args()
+    print(f"machine reference: sum(range(1000)) takes {reference_loop():.1f} µs here")
     print(f"{'stored':>9} | {'hit total µs':>12} | {'tool bodies µs':>14} | {'overhead µs':>11} | fill s")
     overheads = []
     for size in args.sizes:

@@ -6,6 +6,7 @@ import inspect
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,13 +28,14 @@ from muscle_mem.result import Result
 from muscle_mem.stores import Store, open_store
 from muscle_mem.stores.base import Event
 from muscle_mem.tools import Tool, ToolRegistry, instrument, source_version
-from muscle_mem.trajectory import Trajectory, to_record
+from muscle_mem.trajectory import Trajectory, Usage, to_record
 
 logger = logging.getLogger("muscle_mem")
 
 F = TypeVar("F", bound=Callable[..., Any])
 _UNSET: Any = object()
 _MATCHES = ("exact", "tags", "semantic")
+USAGE_CACHED = 10_000
 DEFAULT_POLICY = "decayed"
 """The policy that measured best (docs/policies.md): forward-decayed utility, O(log n) eviction."""
 
@@ -82,6 +84,9 @@ class Engine:
         self._finalized = False
         self._active: dict[int, Replayer] = {}
         self._next_expiry = 0.0
+        self._usage: OrderedDict[str, Usage] = OrderedDict()
+        """Use statistics this process last wrote, so a hit need not read them back from the store
+        (other processes' hits then show in ``hits`` at once, and in this process's priorities later)."""
         self._lock = threading.Lock()
 
     # builder methods
@@ -340,10 +345,16 @@ class Engine:
 
     def _touch(self, run: Run, task: TaskIndex, trajectory: Trajectory, saved: float) -> None:
         now = time.time()
-        usage = self.store.usage(trajectory.id)
+        with self._lock:
+            cached = self._usage.pop(trajectory.id, None)
+        usage = cached or self.store.usage(trajectory.id)
         if usage is None:
             return
         updated = self.policy.hit(usage, now, run.relevance, saved)
+        with self._lock:
+            self._usage[trajectory.id] = updated
+            if len(self._usage) > USAGE_CACHED:
+                self._usage.popitem(last=False)
         self.store.touch(
             trajectory.id,
             now=now,

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import copy
 import inspect
+import itertools
 import logging
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.check import MissingThreshold
+from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.index import Edge, Group, Node, TaskIndex
 from muscle_mem.keys import fill_template
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen, kept
@@ -103,8 +104,8 @@ class _Attempt:
     kwargs: dict[str, Any]
     first: Edge
     """The most recently successful candidate whose pre-check passed."""
-    candidates: Iterator[Edge]
-    """All the candidates, ``first`` first."""
+    others: Iterator[Edge]
+    """The other candidates, newest first (walked only if ``first`` fails its post-check)."""
     pre: Any
 
 
@@ -157,7 +158,11 @@ class Replayer:
                     reason=f"replayed tool {attempt.tool.name!r} raised {outcome.error!r} at step {step_no}",
                     tool=attempt.tool.name,
                 )
-            edge, post = yield from self._post_check(attempt, outcome.value)
+            edge: Edge | None
+            if attempt.tool.post_check is None:
+                edge, post = attempt.first, NOT_CAPTURED
+            else:
+                edge, post = yield from self._post_check(attempt, attempt.tool.post_check)
             self.outputs.append(outcome.value)
             self.run.calls.append(
                 Call(
@@ -215,7 +220,7 @@ class Replayer:
             newest = next(edges, None)
             if newest is None:
                 return None
-            return _Attempt(tool, step, call_args, kwargs, newest, _chain(newest, edges), NOT_CAPTURED)
+            return _Attempt(tool, step, call_args, kwargs, newest, edges, NOT_CAPTURED)
         captured = yield Invoke(check.capture, call_args, kwargs)
         if captured.error is not None:
             reasons.append(
@@ -236,7 +241,7 @@ class Replayer:
         if first is None:
             reasons.append(f"pre-check of tool {tool.name!r} failed at step {step_no}")
             return None
-        return _Attempt(tool, step, call_args, kwargs, first, _chain(first, candidates), current)
+        return _Attempt(tool, step, call_args, kwargs, first, candidates, current)
 
     @staticmethod
     def _passing(
@@ -254,17 +259,14 @@ class Replayer:
                 reasons.append(f"pre-check compare of tool {name!r} raised {exc!r}")
 
     def _post_check(
-        self, attempt: _Attempt, output: Any
+        self, attempt: _Attempt, check: Check[Any]
     ) -> Generator[Invoke, Outcome, tuple[Edge | None, Any]]:
-        check = attempt.tool.post_check
-        if check is None:
-            return next(attempt.candidates, None), NOT_CAPTURED
         captured = yield Invoke(check.capture, attempt.call_args, attempt.kwargs)
         if captured.error is not None:
             logger.warning("post-check capture of tool %r raised %r", attempt.tool.name, captured.error)
             return None, NOT_CAPTURED
         current = captured.value
-        for edge in attempt.candidates:
+        for edge in itertools.chain((attempt.first,), attempt.others):
             if edge.step.post is None:
                 continue
             try:
@@ -285,11 +287,6 @@ def _frozen_snapshot(value: Any) -> Any:
         return frozen(value)
     except codec.CodecError:
         return value  # storing the run will report it
-
-
-def _chain(first: Edge, rest: Iterator[Edge]) -> Iterator[Edge]:
-    yield first
-    yield from rest
 
 
 def drive(replay: Replay, on_async: Callable[[str], BaseException]) -> Ending:
