@@ -18,7 +18,7 @@ from muscle_mem.check import Check
 from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
 from muscle_mem.index import Index, TaskIndex
 from muscle_mem.journal import Journal
-from muscle_mem.keys import Match, plain_params, task_key, task_text
+from muscle_mem.keys import Match, TaskIdentity, plain_params, task_text
 from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy, make_policy
 from muscle_mem.metrics import Metrics
@@ -78,6 +78,7 @@ class Engine:
             TaskMatcher(task_embedder, similarity) if task_embedder and match == "semantic" else None
         )
         self._index = Index(self.store)
+        self._identify = TaskIdentity(match)
         self._registry = ToolRegistry()
         self._agent: Callable[..., Any] | None = None
         self._context: Any = _UNSET
@@ -266,10 +267,10 @@ class Engine:
         plain = plain_params(params)
         unkeyable: str | None = None
         try:
-            key = task_key(args, kwargs, tag_tuple, plain, "tags" if self.match == "tags" else "exact")
+            key, text = self._identify(args, kwargs, tag_tuple, plain)
         except codec.CodecError as exc:
-            key, unkeyable = "", str(exc)
-        run = Run(self, task_text(args, kwargs, plain), key, tag_tuple, params or {})
+            key, text, unkeyable = "", task_text(args, kwargs, plain), str(exc)
+        run = Run(self, text, key, tag_tuple, params or {})
         replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
         with self._lock:
             self._active[run.id] = replayer

@@ -132,3 +132,43 @@ def _named(value: Any, params: Mapping[str, Any], where: str) -> Any:
         return _templated(value, params)
     except codec.CodecError as exc:
         raise codec.CodecError(f"{where} cannot identify the task: {exc}") from None
+
+
+_FLAT = frozenset({str, int, float, bool, type(None)})
+
+
+class TaskIdentity:
+    """Task keys and texts for one matching rule, memoised for calls made of plain scalars (the usual
+    ``engine("do the thing", params={...})``): the same call costs a dict lookup the second time."""
+
+    def __init__(self, match: Match = "exact", size: int = 1024) -> None:
+        self.match: Match = "tags" if match == "tags" else "exact"
+        self._size = size
+        self._memo: dict[tuple[Any, ...], tuple[str, str]] = {}
+
+    def __call__(
+        self, args: Sequence[Any], kwargs: Mapping[str, Any], tags: Sequence[str], params: Mapping[str, Any]
+    ) -> tuple[str, str]:
+        """``(task key, task text)``; raises :class:`codec.CodecError` if an argument cannot be encoded."""
+        values = (*args, *kwargs.values(), *params.values())
+        if not all(type(v) in _FLAT for v in values):
+            return self._compute(args, kwargs, tags, params)
+        memo_key = (
+            tuple(args),
+            tuple(kwargs.items()),
+            tuple(tags),
+            tuple(params.items()),
+            *map(type, values),
+        )
+        found = self._memo.get(memo_key)
+        if found is None:
+            found = self._compute(args, kwargs, tags, params)
+            if len(self._memo) >= self._size:
+                self._memo.clear()
+            self._memo[memo_key] = found
+        return found
+
+    def _compute(
+        self, args: Sequence[Any], kwargs: Mapping[str, Any], tags: Sequence[str], params: Mapping[str, Any]
+    ) -> tuple[str, str]:
+        return task_key(args, kwargs, tags, params, self.match), task_text(args, kwargs, params)
