@@ -9,7 +9,7 @@ import pytest
 
 from muscle_mem import Engine
 from muscle_mem.codec import CodecError
-from muscle_mem.keys import fill_template, render, split_template, task_key, task_text
+from muscle_mem.keys import TaskIdentity, fill_template, render, split_template, task_key, task_text
 
 
 def form_engine(**options: Any) -> tuple[Engine, list[str]]:
@@ -185,3 +185,16 @@ def test_a_short_param_does_not_rewrite_unrelated_tool_arguments() -> None:
     engine("send it", "en", params={"lang": "en"})
     assert engine("send it", "fr", params={"lang": "fr"}).hit
     assert clicked == ["Send", "locale en", "Send", "locale fr"]
+
+
+def test_memoised_task_identity_matches_the_direct_computation_and_tells_types_apart() -> None:
+    identify = TaskIdentity()
+    for args in (("fill the form for Ada",), (1,), (True,), (1.0,), ("1",)):
+        params = {"name": "Ada"}
+        first = identify(args, {}, ("t",), params)
+        assert first == identify(args, {}, ("t",), params)  # second time from the memo
+        assert first == (task_key(args, {}, ("t",), params), task_text(args, {}, params))
+    keys = {identify((v,), {}, (), {})[0] for v in (1, True, 1.0, "1")}
+    assert len(keys) == 4
+    unhashable = identify((["a", "list"],), {}, (), {})  # not plain scalars: computed directly
+    assert unhashable[0] == task_key((["a", "list"],), {}, (), {})
