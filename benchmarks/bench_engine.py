@@ -19,13 +19,17 @@ import timeit
 from collections.abc import Callable
 
 from muscle_mem import Check, Engine
+from muscle_mem.stores import Store
 
 STEPS = 5
 
 
-def build_engine() -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
+def build_engine(
+    store: Store | str | None = None,
+) -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
+    """An engine with 5 tools, each pre-checked by equality on the environment's state."""
     env = {"state": 0}
-    engine = Engine()
+    engine = Engine(store)
     check = Check.equal(lambda item: env["state"])
     raw: list[Callable[[int], int]] = []
     tools = []
@@ -39,10 +43,7 @@ def build_engine() -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
         tools.append(engine.register(body, name=f"step{i}", pre_check=check))
 
     def agent(task: str) -> int:
-        total = 0
-        for tool in tools:
-            total += tool(7)
-        return total
+        return sum(tool(7) for tool in tools)
 
     engine.set_agent(agent)
     return engine, env, raw

@@ -32,37 +32,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from muscle_mem import Check, Engine
+from bench_engine import STEPS, build_engine
+
+from muscle_mem import Engine
 from muscle_mem.stores import MemoryStore, PostgresStore, Rank, SQLiteStore, Store, open_store
 from muscle_mem.trajectory import Snapshot, Trajectory
 
-STEPS = 5
+Built = tuple[Engine, dict[str, int], list[Callable[[int], int]]]
 TASK = "process the queue"
 TARGETS = {"sqlite": 3.0, "postgres": 10.0}
-Built = tuple[Engine, dict[str, int], list[Callable[[int], int]]]
-
-
-def build_engine(store: Store | str) -> Built:
-    """An engine with 5 tools, each pre-checked by equality on the environment's state."""
-    env = {"state": 0}
-    engine = Engine(store)
-    check = Check.equal(lambda item: env["state"])
-    raw: list[Callable[[int], int]] = []
-    tools = []
-    for i in range(STEPS):
-
-        def body(item: int, _i: int = i) -> int:
-            return item + _i
-
-        body.__qualname__ = f"step{i}"
-        raw.append(body)
-        tools.append(engine.register(body, name=f"step{i}", pre_check=check))
-
-    def agent(task: str) -> int:
-        return sum(tool(7) for tool in tools)
-
-    engine.set_agent(agent)
-    return engine, env, raw
 
 
 def template() -> Trajectory:
