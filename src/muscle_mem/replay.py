@@ -95,6 +95,17 @@ def resolve(arg: Arg, params: Mapping[str, Any], outputs: list[Any]) -> Any:
 
 
 @dataclass(slots=True)
+class _Prepared:
+    """The live call a group of edges would make, before its pre-check."""
+
+    tool: Tool
+    step: Step
+    call_args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    check: Check[Any] | None
+
+
+@dataclass(slots=True)
 class _Attempt:
     """A group chosen for the next step: the tool, the live call, the candidate edges."""
 
@@ -137,7 +148,14 @@ class Replayer:
             for group in list(reversed(node.groups.values())):
                 if attempt is not None and group.latest_stamp() <= attempt.first.stamp:
                     break  # this group and the older ones cannot hold a more recent success
-                tried = yield from self._try_group(group, step_no, reasons)
+                call = self._prepare(group, step_no, reasons)
+                if call is None:
+                    tried = None
+                elif call.check is None:
+                    tried = self._attempt(call, group.ordered(), NOT_CAPTURED, step_no, reasons)
+                else:
+                    captured = yield Invoke(call.check.capture, call.call_args, call.kwargs)
+                    tried = self._checked(call, group, captured, step_no, reasons)
                 if tried is None:
                     blame = blame or group.step.tool
                 elif attempt is None or tried.first.stamp > attempt.first.stamp:
@@ -194,9 +212,8 @@ class Replayer:
             return Ending(reason=f"the recorded answer {exc}")
         return Ending(trajectory=trajectory, answer=value)
 
-    def _try_group(
-        self, group: Group, step_no: int, reasons: list[str]
-    ) -> Generator[Invoke, Outcome, _Attempt | None]:
+    def _prepare(self, group: Group, step_no: int, reasons: list[str]) -> _Prepared | None:
+        """The live call a group would make, or None (with the reason) if it cannot be made."""
         step = group.step
         tool = self.registry.get(step.tool)
         if tool is None:
@@ -208,40 +225,43 @@ class Replayer:
             )
             return None
         try:
-            args = tuple(resolve(a, self.params, self.outputs) for a in step.args)
-            kwargs = {k: resolve(a, self.params, self.outputs) for k, a in step.kwargs}
+            args = tuple([resolve(a, self.params, self.outputs) for a in step.args])
+            kwargs = {k: resolve(a, self.params, self.outputs) for k, a in step.kwargs} if step.kwargs else {}
         except UnresolvedReference as exc:
             reasons.append(f"step {step_no} (tool {tool.name!r}): {exc}")
             return None
         call_args = (self.context, *args) if tool.is_method else args
-        check = tool.pre_check
-        if check is None:
-            edges = group.ordered()
-            newest = next(edges, None)
-            if newest is None:
-                return None
-            return _Attempt(tool, step, call_args, kwargs, newest, edges, NOT_CAPTURED)
-        captured = yield Invoke(check.capture, call_args, kwargs)
+        return _Prepared(tool, step, call_args, kwargs, tool.pre_check)
+
+    def _checked(
+        self, call: _Prepared, group: Group, captured: Outcome, step_no: int, reasons: list[str]
+    ) -> _Attempt | None:
+        """The attempt whose pre-check passes against what was just captured, or None."""
+        name = call.tool.name
         if captured.error is not None:
-            reasons.append(
-                f"pre-check capture of tool {tool.name!r} raised {captured.error!r} at step {step_no}"
-            )
+            reasons.append(f"pre-check capture of tool {name!r} raised {captured.error!r} at step {step_no}")
             return None
-        current = captured.value
+        current, check = captured.value, call.check
+        assert check is not None
         if check.by_key:
             try:
-                edges = group.ordered(codec.fingerprint(current), keyed=True)
+                candidates = group.ordered(codec.fingerprint(current), keyed=True)
             except codec.CodecError as exc:
-                reasons.append(f"pre-check snapshot of tool {tool.name!r} cannot be hashed: {exc}")
+                reasons.append(f"pre-check snapshot of tool {name!r} cannot be hashed: {exc}")
                 return None
-            candidates: Iterator[Edge] = edges
         else:
-            candidates = self._passing(check.passes, current, group.ordered(), reasons, tool.name)
+            candidates = self._passing(check.passes, current, group.ordered(), reasons, name)
+        return self._attempt(call, candidates, current, step_no, reasons)
+
+    @staticmethod
+    def _attempt(
+        call: _Prepared, candidates: Iterator[Edge], pre: Any, step_no: int, reasons: list[str]
+    ) -> _Attempt | None:
         first = next(candidates, None)
         if first is None:
-            reasons.append(f"pre-check of tool {tool.name!r} failed at step {step_no}")
+            reasons.append(f"pre-check of tool {call.tool.name!r} failed at step {step_no}")
             return None
-        return _Attempt(tool, step, call_args, kwargs, first, candidates, current)
+        return _Attempt(call.tool, call.step, call.call_args, call.kwargs, first, candidates, pre)
 
     @staticmethod
     def _passing(
