@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -130,3 +131,38 @@ def test_semantic_matching_reuses_a_paraphrase_and_checks_still_decide() -> None
     state["form"] = "closed"  # the check still decides every step
     miss = engine("fill in the form for Cy", "Cy", params={"name": "Cy"})
     assert not miss.hit and "pre-check" in (miss.reason or "")
+
+
+def test_a_new_process_keeps_the_most_recently_successful_order(opener: Callable[[], Store]) -> None:
+    """Most recently successful first holds across restarts: the index is built in order of last use."""
+    env = {"mode": "a"}
+    ran: list[str] = []
+
+    def make_engine() -> Engine:
+        engine = Engine(opener())
+        either = Check(lambda: env["mode"], lambda cur, cand: cur == "both" or cur == cand)
+
+        @engine.tool(pre_check=either, name="route_a")
+        def route_a() -> None:
+            ran.append("a")
+
+        @engine.tool(pre_check=either, name="route_b")
+        def route_b() -> None:
+            ran.append("b")
+
+        engine.set_agent(lambda task: route_a() if env["mode"] == "a" else route_b())
+        return engine
+
+    first = make_engine()
+    first("route it")  # recorded in mode a
+    env["mode"] = "b"
+    first("route it")  # recorded in mode b: the newest trajectory
+    env["mode"] = "a"
+    time.sleep(0.01)
+    assert first("route it").hit  # route a succeeds again: now the most recently successful
+    env["mode"] = "both"
+    ran.clear()
+    assert first("route it").hit and ran == ["a"]
+    ran.clear()
+    restarted = make_engine()  # another process: its index is built from the store
+    assert restarted("route it").hit and ran == ["a"]

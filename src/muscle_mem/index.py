@@ -199,7 +199,8 @@ class Index:
                         task.remove(trajectory_id)
                 for trajectory_id in changes.removed:
                     task.remove(trajectory_id)
-                for trajectory in sorted(changes.added, key=lambda t: t.created_at):
+                used = changes.last_used
+                for trajectory in sorted(changes.added, key=lambda t: used.get(t.id, t.created_at)):
                     task.add(trajectory)
                 task.revision = max(task.revision, changes.revision)
         return task

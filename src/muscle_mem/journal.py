@@ -34,7 +34,8 @@ class Journal:
         if due:
             self.flush()
 
-    def flush(self) -> None:
+    def flush(self, *, at_exit: bool = False) -> None:
+        """Write the pending events (at interpreter exit, a store already closed is not an error)."""
         with self._lock:
             pending, self._pending = self._pending, []
             self._last_flush = time.monotonic()
@@ -51,4 +52,4 @@ class Journal:
 def _flush_at_exit(ref: weakref.ref[Journal]) -> None:
     journal = ref()
     if journal is not None:
-        journal.flush()
+        journal.flush(at_exit=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -23,6 +23,8 @@ class Changes:
     removed: frozenset[str] = field(default_factory=frozenset)
     reset: bool = False
     """True when ``since`` was too old to answer incrementally: ``added`` is then the full set."""
+    last_used: Mapping[str, float] = field(default_factory=dict)
+    """When each added trajectory was last used (stored or hit), so a reader can order them by it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -156,12 +156,14 @@ class MemoryStore:
             reset = since < self._floor
             task = self._tasks.get(task_key)
             added = []
+            last_used: dict[str, float] = {}
             if task is not None:
                 order = task.order
                 for rev, tid in order[bisect.bisect_right(order, 0 if reset else since, key=_rev) :]:
                     entry = self._entries.get(tid)
                     if entry is not None and entry.rev == rev:
                         added.append(entry.trajectory)
+                        last_used[tid] = entry.usage.last_used
             removed: set[str] = set()
             if not reset:
                 for rev, key, tid in reversed(self._tombstones):
@@ -169,7 +171,7 @@ class MemoryStore:
                         break
                     if key == task_key:
                         removed.add(tid)
-            return Changes(self._revision, tuple(added), frozenset(removed), reset)
+            return Changes(self._revision, tuple(added), frozenset(removed), reset, last_used)
 
     def revision(self) -> int:
         return self._revision

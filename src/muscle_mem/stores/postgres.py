@@ -298,15 +298,18 @@ class PostgresStore:
         revision, floor = rows[0][4], rows[0][5]  # the state row always comes back
         added: list[tuple[int, Trajectory]] = []
         removed: set[str] = set()
-        for kind, tid, record, rev, *_ in rows:
+        last_used: dict[str, float] = {}
+        for kind, tid, record, rev, _, _, used in rows:
             if kind == 1:
                 removed.add(tid)
             elif kind == 0:
                 trajectory = _records.loads(record, tid, self._where)
                 if trajectory is not None:
                     added.append((rev, trajectory))
+                    if used is not None:
+                        last_used[tid] = used
         added.sort(key=lambda item: item[0])
-        return Changes(revision, tuple(t for _, t in added), frozenset(removed), since < floor)
+        return Changes(revision, tuple(t for _, t in added), frozenset(removed), since < floor, last_used)
 
     def get(self, trajectory_id: str) -> Trajectory | None:
         row = self._run(lambda conn: conn.execute(self._sql["get"], (trajectory_id,)).fetchone())
@@ -387,11 +390,12 @@ _SQL = {
     "clear_state": "UPDATE {s}.state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0",
     "revision": "SELECT revision FROM {s}.state",
     "changes": "WITH q AS MATERIALIZED (SELECT revision, floor, %(since)s::bigint AS since FROM {s}.state) "
-    "SELECT 0, t.id, t.record, t.rev, q.revision, q.floor FROM {s}.trajectories t, q WHERE t.task_key = %(key)s "
+    "SELECT 0, t.id, t.record, t.rev, q.revision, q.floor, u.last_used "
+    "FROM {s}.trajectories t LEFT JOIN {s}.usage u ON u.id = t.id CROSS JOIN q WHERE t.task_key = %(key)s "
     "AND t.rev > (SELECT CASE WHEN since < floor THEN 0 ELSE since END FROM q) "
-    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.revision, q.floor FROM {s}.tombstones b, q WHERE b.task_key = %(key)s "
-    "AND b.rev > (SELECT CASE WHEN since < floor THEN NULL ELSE since END FROM q) "
-    "UNION ALL SELECT 2, NULL, NULL, 0, q.revision, q.floor FROM q",
+    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.revision, q.floor, NULL FROM {s}.tombstones b, q "
+    "WHERE b.task_key = %(key)s AND b.rev > (SELECT CASE WHEN since < floor THEN NULL ELSE since END FROM q) "
+    "UNION ALL SELECT 2, NULL, NULL, 0, q.revision, q.floor, NULL FROM q",
     "get": "SELECT record FROM {s}.trajectories WHERE id = %s",
     "usage": f"SELECT {_USAGE} FROM {{s}}.usage WHERE id = %s",
     "victims_priority": "SELECT id FROM {s}.usage ORDER BY priority, rev LIMIT %s",

@@ -356,7 +356,8 @@ class SQLiteStore:
                 revision, floor = db.execute("SELECT revision, floor FROM state").fetchone()
                 reset = since < floor
                 rows = db.execute(
-                    "SELECT id, record FROM trajectories WHERE task_key = ? AND rev > ? ORDER BY rev",
+                    "SELECT t.id, t.record, u.last_used FROM trajectories t LEFT JOIN usage u ON u.id = t.id "
+                    "WHERE t.task_key = ? AND t.rev > ? ORDER BY t.rev",
                     (task_key, 0 if reset else since),
                 ).fetchall()
                 removed = (
@@ -369,8 +370,9 @@ class SQLiteStore:
                         )
                     )
                 )
-            added = (_records.loads(record, tid, str(self.path)) for tid, record in rows)
-            return Changes(revision, tuple(t for t in added if t is not None), removed, reset)
+            added = (_records.loads(record, tid, str(self.path)) for tid, record, _ in rows)
+            last_used = {tid: used for tid, _, used in rows if used is not None}
+            return Changes(revision, tuple(t for t in added if t is not None), removed, reset, last_used)
 
         return self._guard(run)
 
