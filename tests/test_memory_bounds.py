@@ -116,6 +116,16 @@ def test_ttl_expires_regardless_of_policy(store: Store) -> None:
     assert bounds.enforce(store, 114.0, frozenset()) == []
 
 
+def test_ttl_spares_protected_ids_until_they_are_released(store: Store) -> None:
+    bounds = Bounds(capacity=None, max_bytes=None, ttl=10.0, policy=make_policy("lru"))
+    add(store, bounds, "replaying", 100.0)
+    add(store, bounds, "idle", 100.0)
+    assert bounds.enforce(store, 120.0, frozenset({"replaying"})) == ["idle"]
+    assert ids(store) == {"replaying"}
+    assert bounds.enforce(store, 121.0, frozenset()) == ["replaying"]
+    assert ids(store) == set()
+
+
 def test_byte_bound_evicts_until_within(store: Store) -> None:
     probe = MemoryStore()
     probe.add(trajectory("probe", 0.0, steps=20))

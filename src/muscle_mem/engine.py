@@ -294,7 +294,7 @@ class Engine:
         if ttl is None or time.monotonic() < self._next_expiry:
             return
         self._next_expiry = time.monotonic() + min(1.0, ttl / 10)
-        expired = self.store.expire(time.time() - ttl)
+        expired = self.store.expire(time.time() - ttl, self._protected())
         if expired:
             self.metrics.add("evicted", len(expired))
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 from muscle_mem.memory.policies import Policy
 from muscle_mem.stores.base import Store
@@ -24,6 +25,8 @@ class Bounds:
     max_bytes: int | None
     ttl: float | None
     policy: Policy
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    """Serialises :meth:`enforce` in this process, so concurrent writers do not evict twice over."""
 
     def __post_init__(self) -> None:
         if self.capacity is not None and self.capacity < 1:
@@ -36,13 +39,17 @@ class Bounds:
     def enforce(self, store: Store, now: float, protected: frozenset[str] = frozenset()) -> list[str]:
         """Expire by TTL, then evict the policy's victims until within capacity and bytes.
 
-        Eviction never removes an id in ``protected`` (the engine protects trajectories being
-        replayed), so a store may stay above its bounds while they are in use. The TTL removes
+        Neither eviction nor expiry removes an id in ``protected`` (the engine protects trajectories
+        being replayed), so a store may stay above its bounds while they are in use. The TTL removes
         expired trajectories regardless of policy. Returns the ids removed.
         """
+        with self._lock:
+            return self._enforce(store, now, protected)
+
+    def _enforce(self, store: Store, now: float, protected: frozenset[str]) -> list[str]:
         removed: list[str] = []
         if self.ttl is not None:
-            expired = store.expire(now - self.ttl)
+            expired = store.expire(now - self.ttl, protected)
             if expired:
                 log.debug("expired %d trajectories older than %gs", len(expired), self.ttl)
             removed += expired

@@ -110,8 +110,8 @@ class Store(Protocol):
         """The ids of the ``count`` lowest-ranked trajectories, skipping ``exclude``."""
         ...
 
-    def expire(self, created_before: float) -> list[str]:
-        """Delete the trajectories created before a time (TTL); returns their ids."""
+    def expire(self, created_before: float, exclude: frozenset[str] = frozenset()) -> list[str]:
+        """Delete the trajectories created before a time (TTL), but those in ``exclude``; returns their ids."""
         ...
 
     def tasks(self) -> dict[str, str]:

@@ -112,15 +112,22 @@ class MemoryStore:
             self._check_open()
             return self._remove(trajectory_ids)
 
-    def expire(self, created_before: float) -> list[str]:
+    def expire(self, created_before: float, exclude: frozenset[str] = frozenset()) -> list[str]:
         with self._lock:
             self._check_open()
             ids: list[str] = []
+            spared: list[tuple[float, int, str]] = []
             while self._by_age and self._by_age[0][0] < created_before:
-                _, rev, tid = heapq.heappop(self._by_age)
-                entry = self._entries.get(tid)
-                if entry is not None and entry.rev == rev:
-                    ids.append(tid)
+                item = heapq.heappop(self._by_age)
+                entry = self._entries.get(item[2])
+                if entry is None or entry.rev != item[1]:
+                    continue  # stale heap item
+                if item[2] in exclude:
+                    spared.append(item)
+                else:
+                    ids.append(item[2])
+            for item in spared:
+                heapq.heappush(self._by_age, item)
             self._remove(ids)
             return ids
 
@@ -330,7 +337,8 @@ class _Slots:
         self.vacant.append(slot)
 
     def lowest(self, count: int, rank: Rank, exclude: frozenset[str]) -> list[str]:
-        """The ``count`` ids of lowest Attention-LRU score (ties: oldest first), skipping ``exclude``."""
+        """The ``count`` ids of lowest Attention-LRU score (ties: least recently used, then oldest
+        first), skipping ``exclude``."""
         n = len(self.ids)
         live = self.live[:n]
         age = np.maximum(rank.now - self.last[:n], 0.0)
@@ -341,7 +349,7 @@ class _Slots:
             return []
         bound = np.partition(scores, wanted - 1)[wanted - 1]
         pick = np.flatnonzero((scores <= bound) & live)
-        pick = pick[np.lexsort((self.rev[pick], scores[pick]))]
+        pick = pick[np.lexsort((self.rev[pick], self.last[pick], scores[pick]))]
         found: list[str] = []
         for slot in pick.tolist():
             tid = self.ids[slot]

@@ -249,15 +249,19 @@ class PostgresStore:
             return 0
         return len(self._run(lambda conn: self._delete(conn, "t.id = ANY(%(arg)s)", ids)))
 
-    def expire(self, created_before: float) -> list[str]:
-        return self._run(lambda conn: self._delete(conn, "t.created_at < %(arg)s", created_before))
+    def expire(self, created_before: float, exclude: frozenset[str] = frozenset()) -> list[str]:
+        where = "t.created_at < %(arg)s AND NOT (t.id = ANY(%(exclude)s))"
+        return self._run(lambda conn: self._delete(conn, where, created_before, sorted(exclude)))
 
-    def _delete(self, conn: Connection[Any], where: str, arg: Any) -> list[str]:
+    def _delete(
+        self, conn: Connection[Any], where: str, arg: Any, exclude: list[str] | None = None
+    ) -> list[str]:
         """Delete matching rows in one statement (one new revision, one tombstone each, old tombstones
         pruned); returns the deleted ids. A task emptied here keeps a row with ``n = 0`` (hidden from
         :meth:`tasks`) until the next removal drops it: deleting it here could race a concurrent add."""
         sql = self._sql["delete"].replace("{where}", where)
-        return [r[0] for r in conn.execute(sql, {"arg": arg, "keep": _records.TOMBSTONE_REVISIONS})]
+        params = {"arg": arg, "exclude": exclude or [], "keep": _records.TOMBSTONE_REVISIONS}
+        return [r[0] for r in conn.execute(sql, params)]
 
     def clear(self) -> None:
         def work(conn: Connection[Any]) -> None:
@@ -400,7 +404,7 @@ _SQL = {
     "usage": f"SELECT {_USAGE} FROM {{s}}.usage WHERE id = %s",
     "victims_priority": "SELECT id FROM {s}.usage ORDER BY priority, rev LIMIT %s",
     "victims_recency": "SELECT id FROM {s}.usage "
-    "ORDER BY %s / (1.0 + GREATEST(%s - last_used, 0.0)) + %s * attention, rev LIMIT %s",
+    "ORDER BY %s / (1.0 + GREATEST(%s - last_used, 0.0)) + %s * attention, last_used, rev LIMIT %s",
     "tasks": "SELECT task_key, task FROM {s}.tasks WHERE n > 0",
     "log_event": "INSERT INTO {s}.events (at, data) VALUES (%s, %s)",
     "prune_events": "DELETE FROM {s}.events WHERE seq <= (SELECT MAX(seq) FROM {s}.events) - %s",

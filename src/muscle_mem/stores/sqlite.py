@@ -270,12 +270,13 @@ class SQLiteStore:
 
         return self._guard(run) if ids else 0
 
-    def expire(self, created_before: float) -> list[str]:
+    def expire(self, created_before: float, exclude: frozenset[str] = frozenset()) -> list[str]:
         def run() -> list[str]:
             with self._write() as db:
                 rows = db.execute(
                     "SELECT id, task_key, nbytes FROM trajectories WHERE created_at < ?", (created_before,)
                 ).fetchall()
+                rows = [r for r in rows if r[0] not in exclude]
                 self._delete(db, rows)
             return [r[0] for r in rows]
 
@@ -405,7 +406,7 @@ class SQLiteStore:
             sql, args = "SELECT id FROM usage ORDER BY priority, rev LIMIT ?", (limit,)
         else:
             sql = (
-                "SELECT id FROM usage ORDER BY ? / (1.0 + MAX(? - last_used, 0.0)) + ? * attention, rev "
+                "SELECT id FROM usage ORDER BY ? / (1.0 + MAX(? - last_used, 0.0)) + ? * attention, last_used, rev "
                 "LIMIT ?"
             )
             args = (rank.alpha, rank.now, rank.beta, limit)
