@@ -57,10 +57,10 @@ def test_lru_keeps_the_task_in_use(store: Store) -> None:
 
 
 def test_ttl_expires_trajectories_even_without_new_writes() -> None:
-    engine, agent_runs = counting_engine(ttl=0.3)
+    engine, agent_runs = counting_engine(ttl=1.5)
     engine("short lived")
     assert engine("short lived").hit
-    time.sleep(0.5)
+    time.sleep(1.7)
     result = engine("short lived")
     assert not result.hit and result.reason == "no trajectory is stored for this task"
     assert agent_runs == ["short lived", "short lived"]
