@@ -204,8 +204,3 @@ class Index:
                     task.add(trajectory)
                 task.revision = max(task.revision, changes.revision)
         return task
-
-    def forget(self, task_key: str) -> None:
-        """Drop a task's index (it is rebuilt from the store on next lookup)."""
-        with self._lock:
-            self._tasks.pop(task_key, None)

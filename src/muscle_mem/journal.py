@@ -44,8 +44,9 @@ class Journal:
         try:
             self._store.log_events(pending)
         except Exception:
-            logger.warning(
-                "muscle_mem: %d events could not be written to the store", len(pending), exc_info=True
+            level = logging.DEBUG if at_exit else logging.WARNING
+            logger.log(
+                level, "muscle_mem: %d events could not be written to the store", len(pending), exc_info=True
             )
 
 
