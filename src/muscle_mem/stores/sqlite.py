@@ -22,6 +22,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -113,7 +114,7 @@ class SQLiteStore:
                 self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
             )
             try:
-                db.execute("PRAGMA journal_mode=WAL")
+                self._enter_wal(db)
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.execute("PRAGMA foreign_keys=OFF")
             except sqlite3.Error:
@@ -123,6 +124,28 @@ class SQLiteStore:
             with self._conns_lock:
                 self._conns.add(conn)
         return conn
+
+    def _enter_wal(self, db: sqlite3.Connection) -> None:
+        """Switch the file to WAL, retrying while another process holds it.
+
+        Changing the journal mode needs the file to itself, and SQLite reports ``database is locked``
+        at once, without waiting on the busy timeout, when several processes open a new file together.
+        """
+        deadline = time.monotonic() + self.timeout
+        pause = 0.001
+        while True:
+            try:
+                (mode,) = db.execute("PRAGMA journal_mode=WAL").fetchone()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                mode = None
+            if mode == "wal":
+                return
+            if time.monotonic() + pause > deadline:
+                raise sqlite3.OperationalError(f"database is locked: cannot switch to WAL mode ({mode=})")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     def _after_fork(self) -> None:
         """In a forked child: never touch the parent's connections (SQLite forbids it); open new ones."""
