@@ -14,8 +14,11 @@ of the distinct tasks in the stream. Simulated clock: one request every 30 s.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -32,7 +35,7 @@ import policies_stream
 from muscle_mem.embed import Embedder, HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
 from muscle_mem.embed.text import analyse
 from muscle_mem.memory import AttentionLRUCache, Bounds, Decayed, Policy, make_policy
-from muscle_mem.stores import MemoryStore, SQLiteStore, Store
+from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store
 from muscle_mem.trajectory import Step, Trajectory
 
 SHARES = (0.025, 0.05, 0.10, 0.20)
@@ -165,46 +168,79 @@ def fill(store: Store, policy: Policy, n: int, rng: np.random.Generator) -> None
     store.add_many(items)
 
 
-def eviction_latency(sizes: tuple[int, ...], tmp: Path) -> None:
+def eviction_latency(sizes: tuple[int, ...], tmp: Path, postgres: str) -> None:
     print(
-        "\nEviction at capacity, µs per eviction: Store.victims (choosing) and Bounds.enforce (victims + remove)"
+        "\nEviction at capacity, µs per eviction, median (mean): Store.victims (choosing) and"
+        " Bounds.enforce (victims + remove)"
     )
     names = ("lru", "lfu", "decayed", "attention-lru")
     columns = "".join(f"{f'victims {n:,}':>16}" for n in sizes) + "".join(
         f"{f'enforce {n:,}':>16}" for n in sizes
     )
     print(f"{'store / policy':<28}{columns}")
+    kinds = ["memory", "sqlite"] + (["postgres"] if postgres else [])
+    if not postgres:
+        print("(PostgreSQL not measured: pass --postgres URL or set MUSCLE_MEM_TEST_POSTGRES)")
     rng = np.random.default_rng(0)
-    for kind in ("memory", "sqlite"):
+    for kind in kinds:
         for name in names:
             choosing, enforcing = [], []
             for n in sizes:
                 policy = make_policy(name)
-                store: Store = (
-                    MemoryStore() if kind == "memory" else SQLiteStore(tmp / f"evict-{name}-{n}.db")
-                )
-                fill(store, policy, n, rng)
-                bounds = Bounds(capacity=n, max_bytes=None, ttl=None, policy=policy)
-                ops = 300 if kind == "memory" else 40
-                chose = enforced = 0.0
-                for j in range(ops):
-                    now = T0 + 86_400 + j
-                    tid = f"n{j}"
-                    store.add(
-                        Trajectory(task_key=tid, steps=(Step("tool", "v1"),), id=tid), policy.admit(now, 0.5)
-                    )
-                    start = time.perf_counter()
-                    store.victims(1, policy.rank(now), frozenset((tid,)))
-                    middle = time.perf_counter()
-                    bounds.enforce(store, now, frozenset((tid,)))
-                    chose += middle - start
-                    enforced += time.perf_counter() - middle
-                choosing.append(f"{chose / ops * 1e6:>16.1f}")
-                enforcing.append(f"{enforced / ops * 1e6:>16.1f}")
-                assert len(store) == n
-                store.close()
+                store = open_store_for(kind, tmp / f"evict-{name}-{n}.db", postgres)
+                try:
+                    fill(store, policy, n, rng)
+                    chose, enforced = evictions(store, policy, n, 300 if kind == "memory" else 200)
+                finally:
+                    drop(store)
+                choosing.append(f"{_median_mean(chose):>16}")
+                enforcing.append(f"{_median_mean(enforced):>16}")
             print(f"{kind + ' / ' + name:<28}" + "".join(choosing) + "".join(enforcing))
-    print("Attention-LRU caches: one put at capacity (evicts one), µs per put")
+
+
+def open_store_for(kind: str, path: Path, postgres: str) -> Store:
+    if kind == "memory":
+        return MemoryStore()
+    if kind == "sqlite":
+        return SQLiteStore(path)
+    return PostgresStore(postgres, schema=f"mm_bench_{uuid.uuid4().hex[:10]}")
+
+
+def drop(store: Store) -> None:
+    """Close a store; a PostgreSQL store's schema is dropped."""
+    store.close()
+    if isinstance(store, PostgresStore):
+        import psycopg
+
+        with psycopg.connect(store.url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{store.schema}" CASCADE')
+
+
+def evictions(store: Store, policy: Policy, n: int, ops: int) -> tuple[list[float], list[float]]:
+    """Seconds per ``Store.victims`` and per ``Bounds.enforce``, one new trajectory at a time."""
+    bounds = Bounds(capacity=n, max_bytes=None, ttl=None, policy=policy)
+    chose, enforced = [], []
+    for j in range(ops):
+        now = T0 + 86_400 + j
+        tid = f"n{j}"
+        store.add(Trajectory(task_key=tid, steps=(Step("tool", "v1"),), id=tid), policy.admit(now, 0.5))
+        start = time.perf_counter()
+        store.victims(1, policy.rank(now), frozenset((tid,)))
+        middle = time.perf_counter()
+        bounds.enforce(store, now, frozenset((tid,)))
+        chose.append(middle - start)
+        enforced.append(time.perf_counter() - middle)
+    assert len(store) == n
+    return chose, enforced
+
+
+def _median_mean(seconds: list[float]) -> str:
+    return f"{np.median(seconds) * 1e6:.0f} ({np.mean(seconds) * 1e6:.0f})"
+
+
+def cache_put_latency(sizes: tuple[int, ...]) -> None:
+    print("\nAttention-LRU caches: one put at capacity (evicts one), µs per put")
+    print(f"{'':<32}" + "".join(f"{n:>12,}" for n in sizes))
     for label, factory in (
         ("brief's class (Python loop)", lambda c: ref.BriefAttentionLRUCache(c, ALPHA, BETA)),
         (
@@ -327,14 +363,30 @@ def plot(ratios: dict[str, Array]) -> None:
     print(f"\nwrote {DOCS / 'hit_ratio.png'}")
 
 
+def latency_tables(quick: bool, postgres: str) -> None:
+    sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        eviction_latency(sizes, Path(tmp), postgres)
+    cache_put_latency(sizes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--length", type=int, default=12_000)
     parser.add_argument("--embedder", choices=("hashing", "sentence"), default="hashing")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument("--postgres", default=os.environ.get("MUSCLE_MEM_TEST_POSTGRES", ""))
+    parser.add_argument(
+        "--only",
+        choices=("eviction",),
+        help="run one section (eviction: the latency tables, without streams)",
+    )
     args = parser.parse_args()
     start = time.perf_counter()
+    if args.only == "eviction":
+        latency_tables(args.quick, args.postgres)
+        return
     texts = policies_data.task_texts()
     emb, label = embedder(args.embedder)
     data = policies_stream.tasks(texts, emb)
@@ -351,10 +403,7 @@ def main() -> None:
     print(f"({time.perf_counter() - start:.0f} s)")
     matcher_quality()
     print(f"({time.perf_counter() - start:.0f} s)")
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        eviction_latency((1_000, 10_000) if args.quick else (1_000, 10_000, 100_000), Path(tmp))
+    latency_tables(args.quick, args.postgres)
     lru, att = ratios["engine: lru"][:, 1].mean(), ratios["engine: attention-lru"][:, 1].mean()
     brief = ratios["brief's Attention-LRU code"][:, 1].mean()
     brief_cost = cost["brief's Attention-LRU code"]

@@ -15,7 +15,17 @@ from typing import Any
 import pytest
 
 from conftest import POSTGRES_URL, StoreSpec, open_spec, trajectory
-from muscle_mem.stores import Event, PostgresStore, SQLiteStore, Store, StoreError, _records
+from muscle_mem.stores import (
+    Event,
+    PostgresStore,
+    Rank,
+    SQLiteStore,
+    Store,
+    StoreError,
+    _records,
+    postgres,
+    sqlite,
+)
 from muscle_mem.trajectory import Trajectory
 
 SPAWN = multiprocessing.get_context("spawn")
@@ -222,7 +232,9 @@ def test_sqlite_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> None:
     SQLiteStore(path).close()
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+            str(sqlite.SCHEMA_VERSION),
+        )
 
 
 def open_and_add(spec: StoreSpec, n: int) -> None:
@@ -296,15 +308,20 @@ def test_a_version_1_store_is_migrated_forward(durable: StoreSpec) -> None:
     first.add(t)
     first.close()
     raw_execute(durable, "DROP TABLE {s}.events")
+    raw_execute(durable, "DROP INDEX {s}.usage_last_used")
+    raw_execute(durable, "DROP INDEX {s}.usage_attention")
+    raw_execute(durable, "DROP INDEX IF EXISTS {s}.tasks_emptied")  # PostgreSQL only
     raw_execute(durable, "UPDATE {s}.meta SET value = '1' WHERE key = 'schema_version'")
     again = open_spec(durable)
     try:
         assert again.get(t.id) == t
         again.log_events([Event(at=1.0, task="do task-a", task_key="task-a", hit=True)])
         assert [e.at for e in again.events()] == [1.0]
+        assert again.victims(1, Rank(kind="recency_attention", now=1e12)) == [t.id]
     finally:
         again.close()
-    raw_execute(durable, "UPDATE {s}.meta SET value = '3' WHERE key = 'schema_version'")
+    newer = (sqlite if durable[0] == "sqlite" else postgres).SCHEMA_VERSION + 1
+    raw_execute(durable, f"UPDATE {{s}}.meta SET value = '{newer}' WHERE key = 'schema_version'")
     with pytest.raises(StoreError, match="newer"):
         open_spec(durable)
 

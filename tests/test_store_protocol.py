@@ -201,6 +201,29 @@ def test_victims_by_recency_and_attention(store: Store) -> None:
     assert expected[0] not in store.victims(3, rank)
 
 
+def test_attention_lru_victims_match_scoring_every_trajectory(store: Store) -> None:
+    """The threshold algorithm reads a few rows of each order, yet chooses exactly what a full scan
+    would, with ties (equal scores, equal last uses) broken by last use then age, after touches."""
+    rng = random.Random(7)
+    ts = [trajectory(n=i) for i in range(300)]
+    usage = {
+        t.id: (float(rng.choice([0, 500, 900, 990, 1000])), rng.choice([0.0, 0.25, 0.5, 1.0])) for t in ts
+    }
+    store.add_many([(t, Usage(last_used=usage[t.id][0], attention=usage[t.id][1])) for t in ts])
+    revs = {t.id: i for i, t in enumerate(ts)}
+    for t in rng.sample(ts, 60):
+        usage[t.id] = (1000.0 + rng.random(), rng.random())
+        store.touch(t.id, now=usage[t.id][0], saved_seconds=0.0, priority=0.0, attention=usage[t.id][1])
+    for alpha, beta in ((0.5, 0.5), (1.0, 0.0), (0.0, 1.0), (0.4, 0.6)):
+        rank = Rank("recency_attention", alpha=alpha, beta=beta, now=1000.5)
+        full = sorted(usage, key=lambda tid: (rank.score(*usage[tid]), usage[tid][0], revs[tid]))
+        assert store.victims(1, rank) == full[:1]
+        assert store.victims(25, rank) == full[:25]
+        spared = frozenset(full[:10:2])
+        assert store.victims(10, rank, spared) == [tid for tid in full if tid not in spared][:10]
+        assert store.victims(1000, rank) == full
+
+
 def test_expire_deletes_trajectories_created_before(store: Store) -> None:
     old = [trajectory(n=i, created_at=100.0 + i) for i in range(3)]
     new = trajectory(n=9, created_at=200.0)

@@ -112,6 +112,10 @@ class AttentionLRU:
     beta: float = 0.6
     name: str = "attention-lru"
 
+    def __post_init__(self) -> None:
+        if not (self.alpha >= 0 and self.beta >= 0):
+            raise ValueError(f"alpha and beta must not be negative: alpha={self.alpha!r}, beta={self.beta!r}")
+
     def admit(self, now: float, relevance: float) -> Usage:
         return Usage(last_used=now, priority=now, attention=_clip(relevance))
 

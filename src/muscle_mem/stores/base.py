@@ -65,14 +65,23 @@ class Rank:
     """How a store orders eviction victims (lowest first).
 
     ``priority``: by the stored ``Usage.priority`` (an index scan, O(log n)).
-    ``recency_attention``: by ``alpha / (1 + now - last_used) + beta * attention`` (the Attention-LRU
-    score of the second product document; not order-invariant in time, so a full vectorised scan).
+    ``recency_attention``: by :meth:`score` (the Attention-LRU score of the second product document;
+    it reorders as time passes, so stores read their ``last_used`` and ``attention`` orders side by
+    side until the lowest are known, the threshold algorithm of ``stores/_ranking.py``).
     """
 
     kind: Literal["priority", "recency_attention"] = "priority"
     alpha: float = 0.5
     beta: float = 0.5
     now: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (self.alpha >= 0 and self.beta >= 0):
+            raise ValueError(f"rank weights must not be negative: alpha={self.alpha!r}, beta={self.beta!r}")
+
+    def score(self, last_used: float, attention: float) -> float:
+        """``alpha / (1 + now - last_used) + beta * attention``; a use in the future counts as now."""
+        return self.alpha / (1.0 + max(self.now - last_used, 0.0)) + self.beta * attention
 
 
 @runtime_checkable

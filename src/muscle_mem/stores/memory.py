@@ -1,4 +1,4 @@
-"""The in-process store: dicts under a lock, a lazy-deletion heap and numpy arrays for eviction."""
+"""The in-process store: dicts under a lock, and lazy-deletion heaps for expiry and eviction."""
 
 from __future__ import annotations
 
@@ -6,13 +6,11 @@ import bisect
 import heapq
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, replace
 
-import numpy as np
-import numpy.typing as npt
-
-from muscle_mem.stores import _records
+from muscle_mem.stores import _ranking, _records
 from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -23,7 +21,6 @@ class _Entry:
     usage: Usage
     rev: int
     nbytes: int
-    slot: int
 
 
 @dataclass(slots=True)
@@ -55,7 +52,10 @@ class MemoryStore:
         """Heap of (priority, rev, id); an item is stale once its id's priority or rev differs."""
         self._by_age: list[tuple[float, int, str]] = []
         """Heap of (created_at, rev, id); an item is stale once its id is gone."""
-        self._slots = _Slots()
+        self._by_last_used: list[tuple[float, int, str]] = []
+        """Heap of (last_used, rev, id); stale once its id's last use or rev differs."""
+        self._by_attention: list[tuple[float, int, str]] = []
+        """Heap of (attention, rev, id); stale once its id's attention or rev differs."""
         self._events: deque[Event] = deque()
 
     # -- writing --------------------------------------------------------------------------------
@@ -77,7 +77,7 @@ class MemoryStore:
                 new += 1
                 self._revision += 1
                 rev = self._revision
-                self._entries[tid] = _Entry(t, stats, rev, p.nbytes, self._slots.put(tid, rev, stats))
+                self._entries[tid] = _Entry(t, stats, rev, p.nbytes)
                 task = self._tasks.get(t.task_key)
                 if task is None:
                     task = self._tasks[t.task_key] = _Task(t.task, [])
@@ -86,6 +86,8 @@ class MemoryStore:
                 self._nbytes += p.nbytes
                 heapq.heappush(self._by_priority, (stats.priority, rev, tid))
                 heapq.heappush(self._by_age, (t.created_at, rev, tid))
+                heapq.heappush(self._by_last_used, (stats.last_used, rev, tid))
+                heapq.heappush(self._by_attention, (stats.attention, rev, tid))
             return new
 
     def touch(
@@ -98,14 +100,17 @@ class MemoryStore:
                 return
             usage = entry.usage
             usage.hits += 1
-            usage.last_used = now
             usage.saved_seconds += saved_seconds
-            usage.attention = attention
-            self._slots.update(entry.slot, usage)
+            if now != usage.last_used:
+                usage.last_used = now
+                heapq.heappush(self._by_last_used, (now, entry.rev, trajectory_id))
+            if attention != usage.attention:
+                usage.attention = attention
+                heapq.heappush(self._by_attention, (attention, entry.rev, trajectory_id))
             if priority != usage.priority:
                 usage.priority = priority
                 heapq.heappush(self._by_priority, (priority, entry.rev, trajectory_id))
-                self._prune_heaps()
+            self._prune_heaps()
 
     def remove(self, trajectory_ids: Iterable[str]) -> int:
         with self._lock:
@@ -140,9 +145,8 @@ class MemoryStore:
             self._tasks.clear()
             self._tombstones.clear()
             self._nbytes = 0
-            self._by_priority.clear()
-            self._by_age.clear()
-            self._slots = _Slots()
+            for heap in self._heaps():
+                heap.clear()
 
     def log_events(self, events: Sequence[Event]) -> None:
         with self._lock:
@@ -202,7 +206,11 @@ class MemoryStore:
                 return []
             if rank.kind == "priority":
                 return self._lowest_priority(count, exclude)
-            return self._slots.lowest(count, rank, exclude)
+            with (
+                closing(self._ascending(self._by_last_used, _last_used)) as by_recency,
+                closing(self._ascending(self._by_attention, _attention)) as by_attention,
+            ):
+                return _ranking.lowest(count, rank, exclude, by_recency, by_attention)
 
     def tasks(self) -> dict[str, str]:
         with self._lock:
@@ -254,7 +262,6 @@ class MemoryStore:
             key = entry.trajectory.task_key
             self._tombstones.append((self._revision, key, entry.trajectory.id))
             self._nbytes -= entry.nbytes
-            self._slots.free(entry.slot)
             task = self._tasks[key]
             task.live -= 1
             if task.live == 0:
@@ -269,92 +276,56 @@ class MemoryStore:
         self._prune_heaps()
         return len(gone)
 
+    def _heaps(self) -> tuple[list[tuple[float, int, str]], ...]:
+        return self._by_priority, self._by_age, self._by_last_used, self._by_attention
+
     def _prune_heaps(self) -> None:
-        """Drop stale heap items once they outnumber the live ones (amortised O(1) per change)."""
+        """Rebuild a heap once its stale items outnumber the live ones (amortised O(1) per change)."""
         limit = 2 * len(self._entries) + 64
-        if len(self._by_priority) > limit:
-            self._by_priority = [(e.usage.priority, e.rev, tid) for tid, e in self._entries.items()]
-            heapq.heapify(self._by_priority)
-        if len(self._by_age) > limit:
-            self._by_age = [(e.trajectory.created_at, e.rev, tid) for tid, e in self._entries.items()]
-            heapq.heapify(self._by_age)
+        for heap, value in zip(self._heaps(), (_priority, _created_at, _last_used, _attention), strict=True):
+            if len(heap) > limit:
+                heap[:] = [(value(e), e.rev, tid) for tid, e in self._entries.items()]
+                heapq.heapify(heap)
+
+    def _ascending(
+        self, heap: list[tuple[float, int, str]], value: Callable[[_Entry], float]
+    ) -> Generator[_ranking.Row, None, None]:
+        """The live rows in the order of a heap, popped as they are read and pushed back on close."""
+        popped: list[tuple[float, int, str]] = []
+        try:
+            while heap:
+                item = heapq.heappop(heap)
+                entry = self._entries.get(item[2])
+                if entry is None or entry.rev != item[1] or value(entry) != item[0]:
+                    continue  # stale: dropped for good
+                popped.append(item)
+                yield item[2], entry.usage.last_used, entry.usage.attention, entry.rev
+        finally:
+            for item in popped:
+                heapq.heappush(heap, item)
 
     def _lowest_priority(self, count: int, exclude: frozenset[str]) -> list[str]:
-        found: list[str] = []
-        keep: list[tuple[float, int, str]] = []
-        seen: set[str] = set()
-        while self._by_priority and len(found) < count:
-            item = heapq.heappop(self._by_priority)
-            priority, rev, tid = item
-            entry = self._entries.get(tid)
-            if tid in seen or entry is None or entry.rev != rev or entry.usage.priority != priority:
-                continue
-            seen.add(tid)
-            keep.append(item)
-            if tid not in exclude:
-                found.append(tid)
-        for item in keep:
-            heapq.heappush(self._by_priority, item)
-        return found
+        found: dict[str, None] = {}
+        with closing(self._ascending(self._by_priority, _priority)) as rows:
+            for row in rows:
+                if row[0] not in exclude:
+                    found[row[0]] = None
+                    if len(found) == count:
+                        break
+        return list(found)
 
 
-class _Slots:
-    """Usage columns as numpy arrays (one slot per stored trajectory) for vectorised ranking."""
+def _priority(entry: _Entry) -> float:
+    return entry.usage.priority
 
-    def __init__(self) -> None:
-        self.ids: list[str | None] = []
-        self.last: npt.NDArray[np.float64] = np.zeros(0)
-        self.attention: npt.NDArray[np.float64] = np.zeros(0)
-        self.rev: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self.live: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
-        self.vacant: list[int] = []
 
-    def put(self, tid: str, rev: int, usage: Usage) -> int:
-        if self.vacant:
-            slot = self.vacant.pop()
-            self.ids[slot] = tid
-        else:
-            slot = len(self.ids)
-            self.ids.append(tid)
-            if slot >= len(self.live):
-                size = max(64, 2 * len(self.live))
-                self.last = np.resize(self.last, size)
-                self.attention = np.resize(self.attention, size)
-                self.rev = np.resize(self.rev, size)
-                self.live = np.resize(self.live, size)
-        self.live[slot] = True
-        self.rev[slot] = rev
-        self.update(slot, usage)
-        return slot
+def _created_at(entry: _Entry) -> float:
+    return entry.trajectory.created_at
 
-    def update(self, slot: int, usage: Usage) -> None:
-        self.last[slot] = usage.last_used
-        self.attention[slot] = usage.attention
 
-    def free(self, slot: int) -> None:
-        self.ids[slot] = None
-        self.live[slot] = False
-        self.vacant.append(slot)
+def _last_used(entry: _Entry) -> float:
+    return entry.usage.last_used
 
-    def lowest(self, count: int, rank: Rank, exclude: frozenset[str]) -> list[str]:
-        """The ``count`` ids of lowest Attention-LRU score (ties: least recently used, then oldest
-        first), skipping ``exclude``."""
-        n = len(self.ids)
-        live = self.live[:n]
-        age = np.maximum(rank.now - self.last[:n], 0.0)
-        scores = rank.alpha / (1.0 + age) + rank.beta * self.attention[:n]
-        scores[~live] = np.inf
-        wanted = min(count + len(exclude), int(live.sum()))
-        if wanted == 0:
-            return []
-        bound = np.partition(scores, wanted - 1)[wanted - 1]
-        pick = np.flatnonzero((scores <= bound) & live)
-        pick = pick[np.lexsort((self.rev[pick], self.last[pick], scores[pick]))]
-        found: list[str] = []
-        for slot in pick.tolist():
-            tid = self.ids[slot]
-            if tid is not None and tid not in exclude:
-                found.append(tid)
-                if len(found) == count:
-                    break
-        return found
+
+def _attention(entry: _Entry) -> float:
+    return entry.usage.attention

@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from muscle_mem.stores import _records
+from muscle_mem.stores import _ranking, _records
 from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -62,6 +62,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TABLE {s}.events (
             seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL)""",
         "CREATE INDEX ON {s}.events (at)",
+    ),
+    (
+        "CREATE INDEX usage_last_used ON {s}.usage (last_used, rev) INCLUDE (attention)",
+        "CREATE INDEX usage_attention ON {s}.usage (attention, rev) INCLUDE (last_used)",
+        "CREATE INDEX tasks_emptied ON {s}.tasks (task_key) WHERE n <= 0",
     ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
@@ -327,13 +332,21 @@ class PostgresStore:
         if count <= 0:
             return []
         limit = count + len(exclude)
-        args: tuple[float, ...]
         if rank.kind == "priority":
-            sql, args = self._sql["victims_priority"], (limit,)
-        else:
-            sql, args = self._sql["victims_recency"], (rank.alpha, rank.now, rank.beta, limit)
-        rows = self._run(lambda conn: conn.execute(sql, args).fetchall())
-        return [r[0] for r in rows if r[0] not in exclude][:count]
+            rows = self._run(lambda conn: conn.execute(self._sql["victims_priority"], (limit,)).fetchall())
+            return [r[0] for r in rows if r[0] not in exclude][:count]
+
+        def run(conn: Connection[Any]) -> list[str]:
+            def fetch(sql: str) -> Callable[[float, int, int], list[_ranking.Row]]:
+                return lambda value, rev, size: conn.execute(sql, (value, rev, size)).fetchall()
+
+            by_recency, by_attention = (
+                _ranking.paged(fetch(self._sql[name]), column, limit)
+                for name, column in (("by_last_used", _ranking.RECENCY), ("by_attention", _ranking.ATTENTION))
+            )
+            return _ranking.lowest(count, rank, exclude, by_recency, by_attention)
+
+        return self._run(run)
 
     def tasks(self) -> dict[str, str]:
         return dict(self._run(lambda conn: conn.execute(self._sql["tasks"]).fetchall()))
@@ -403,8 +416,10 @@ _SQL = {
     "get": "SELECT record FROM {s}.trajectories WHERE id = %s",
     "usage": f"SELECT {_USAGE} FROM {{s}}.usage WHERE id = %s",
     "victims_priority": "SELECT id FROM {s}.usage ORDER BY priority, rev LIMIT %s",
-    "victims_recency": "SELECT id FROM {s}.usage "
-    "ORDER BY %s / (1.0 + GREATEST(%s - last_used, 0.0)) + %s * attention, last_used, rev LIMIT %s",
+    "by_last_used": "SELECT id, last_used, attention, rev FROM {s}.usage "
+    "WHERE (last_used, rev) > (%s, %s) ORDER BY last_used, rev LIMIT %s",
+    "by_attention": "SELECT id, last_used, attention, rev FROM {s}.usage "
+    "WHERE (attention, rev) > (%s, %s) ORDER BY attention, rev LIMIT %s",
     "tasks": "SELECT task_key, task FROM {s}.tasks WHERE n > 0",
     "log_event": "INSERT INTO {s}.events (at, data) VALUES (%s, %s)",
     "prune_events": "DELETE FROM {s}.events WHERE seq <= (SELECT MAX(seq) FROM {s}.events) - %s",

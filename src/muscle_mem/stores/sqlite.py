@@ -5,7 +5,8 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
 - ``trajectories``: one row per trajectory; ``rev`` (the revision that added it) is the row id, the
   record is JSON text; indexed by task key (and so by task key then revision) and creation time;
 - ``usage``: the use statistics, apart so a hit is a small UPDATE, never a rewrite of the record;
-  indexed by eviction priority;
+  indexed by eviction priority, and by last use and by attention (schema version 3) for the
+  Attention-LRU victims;
 - ``tombstones``: recent removals, so :meth:`SQLiteStore.changes` reports them incrementally;
 - ``tasks``: each task key with its text and how many trajectories it has;
 - ``state``: one row with the revision counter (bumped in the transaction of every add and removal),
@@ -29,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from muscle_mem.stores import _records
+from muscle_mem.stores import _ranking, _records
 from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -66,11 +67,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE TABLE events (seq INTEGER PRIMARY KEY, at REAL NOT NULL, data TEXT NOT NULL)",
         "CREATE INDEX events_at ON events (at)",
     ),
+    (
+        "CREATE INDEX usage_last_used ON usage (last_used, rev, attention)",
+        "CREATE INDEX usage_attention ON usage (attention, rev, last_used)",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _USAGE = "hits, last_used, saved_seconds, priority, attention"
+_ORDERS = tuple(
+    (
+        f"SELECT id, last_used, attention, rev FROM usage WHERE ({c}, rev) > (?, ?) ORDER BY {c}, rev LIMIT ?",
+        column,
+    )
+    for c, column in (("last_used", _ranking.RECENCY), ("attention", _ranking.ATTENTION))
+)
+"""The two orders the Attention-LRU victims are read in (covering index scans from a key on)."""
 _ALL_STORES: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
 
 
@@ -424,17 +437,23 @@ class SQLiteStore:
         if count <= 0:
             return []
         limit = count + len(exclude)
-        args: tuple[float, ...]
         if rank.kind == "priority":
-            sql, args = "SELECT id FROM usage ORDER BY priority, rev LIMIT ?", (limit,)
-        else:
-            sql = (
-                "SELECT id FROM usage ORDER BY ? / (1.0 + MAX(? - last_used, 0.0)) + ? * attention, last_used, rev "
-                "LIMIT ?"
-            )
-            args = (rank.alpha, rank.now, rank.beta, limit)
-        rows = self._guard(lambda: self._conn().db.execute(sql, args).fetchall())
-        return [r[0] for r in rows if r[0] not in exclude][:count]
+            sql = "SELECT id FROM usage ORDER BY priority, rev LIMIT ?"
+            rows = self._guard(lambda: self._conn().db.execute(sql, (limit,)).fetchall())
+            return [r[0] for r in rows if r[0] not in exclude][:count]
+
+        def run() -> list[str]:
+            with self._read() as db:
+
+                def fetch(sql: str) -> Callable[[float, int, int], list[_ranking.Row]]:
+                    return lambda value, rev, size: db.execute(sql, (value, rev, size)).fetchall()
+
+                by_recency, by_attention = (
+                    _ranking.paged(fetch(sql), column, 2 * limit) for sql, column in _ORDERS
+                )
+                return _ranking.lowest(count, rank, exclude, by_recency, by_attention)
+
+        return self._guard(run)
 
     def tasks(self) -> dict[str, str]:
         return self._guard(lambda: dict(self._conn().db.execute("SELECT task_key, task FROM tasks")))
