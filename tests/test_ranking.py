@@ -69,8 +69,11 @@ def test_pages_double_and_resume_after_the_last_key() -> None:
         asked.append((value, rev, limit))
         return [r for r in rows if (r[1], r[3]) > (value, rev)][:limit]
 
-    assert list(paged(fetch, RECENCY, 3)) == rows
+    assert list(paged(fetch, RECENCY, 64)) == rows
     assert asked == [(float("-inf"), -1, 64), (21.0, 63, 128), (63.0, 191, 256)]
+    asked.clear()
+    assert list(paged(fetch, RECENCY, 100)) == rows
+    assert asked == [(float("-inf"), -1, 100), (33.0, 99, 200)]
 
 
 def test_negative_weights_are_refused() -> None:

@@ -21,8 +21,6 @@ Row = tuple[str, float, float, int]
 """(id, last_used, attention, rev) of one trajectory."""
 RECENCY, ATTENTION = 1, 2
 """Positions in a :data:`Row` of the two columns read in order."""
-FIRST_PAGE = 64
-"""Rows fetched at least in a first page: enough to end most searches in one page of each order."""
 _START = (float("-inf"), -1)
 
 
@@ -58,13 +56,13 @@ def lowest(
 
 
 def paged(fetch: Callable[[float, int, int], Sequence[Row]], column: int, first_page: int) -> Iterator[Row]:
-    """The rows of a store's index in order, fetched in pages that double in size (the first holds
-    ``first_page`` rows, at least :data:`FIRST_PAGE`).
+    """The rows of a store's index in order, fetched in pages that double in size from ``first_page``
+    (small where a query is cheap, larger where each is a round trip to a server).
 
     ``fetch(value, rev, limit)`` returns up to ``limit`` rows after ``(value, rev)`` in the order of
     ``column`` (:data:`RECENCY` or :data:`ATTENTION`), then rev.
     """
-    after, size = _START, max(first_page, FIRST_PAGE)
+    after, size = _START, max(first_page, 1)
     while True:
         rows = fetch(*after, size)
         yield from rows

@@ -341,7 +341,7 @@ class PostgresStore:
                 return lambda value, rev, size: conn.execute(sql, (value, rev, size)).fetchall()
 
             by_recency, by_attention = (
-                _ranking.paged(fetch(self._sql[name]), column, limit)
+                _ranking.paged(fetch(self._sql[name]), column, max(64, 4 * limit))
                 for name, column in (("by_last_used", _ranking.RECENCY), ("by_attention", _ranking.ATTENTION))
             )
             return _ranking.lowest(count, rank, exclude, by_recency, by_attention)
