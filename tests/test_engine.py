@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import subprocess
@@ -116,6 +117,21 @@ def test_a_new_engine_on_the_same_sqlite_file_hits(tmp_path: Path) -> None:
     with shop_engine(url, shop, version="2") as third:  # the order tool changed
         changed = buy(third, "desk", "2 Side Rd")
         assert not changed and "'order' changed since it was recorded" in (changed.reason or "")
+
+
+def test_reading_the_index_pauses_the_garbage_collector_only_while_it_reads(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+    shop = Shop()
+    with shop_engine(url, shop) as first:
+        assert buy(first, "lamp", "1 Main St").stored
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            with shop_engine(url, shop) as again:
+                assert buy(again, "desk", "2 Side Rd").hit
+                assert gc.isenabled() is enabled  # restored as it was, even when the user had disabled it
+        finally:
+            gc.enable()
 
 
 def test_two_live_engines_on_one_sqlite_file_see_each_others_trajectories(tmp_path: Path) -> None:

@@ -8,8 +8,10 @@ mapping here keeps the most recently successful entry last.
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,7 +193,7 @@ class Index:
         revision = self.store.revision()
         if task.revision == revision:
             return task
-        with task.lock:
+        with task.lock, _collector_paused():
             if task.revision != revision:
                 changes = self.store.changes(task_key, task.revision)
                 if changes.reset:
@@ -204,3 +206,20 @@ class Index:
                     task.add(trajectory)
                 task.revision = max(task.revision, changes.revision)
         return task
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while trajectories are read into the index.
+
+    Reading makes many long-lived objects, and the collections they trigger rescan the growing index
+    again and again: half the time of reading 100,000 trajectories. Nothing read here is garbage.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
