@@ -133,6 +133,23 @@ def test_semantic_matching_reuses_a_paraphrase_and_checks_still_decide() -> None
     assert not miss.hit and "pre-check" in (miss.reason or "")
 
 
+def test_semantic_matching_never_crosses_tags() -> None:
+    """Tags partition the cache: a paraphrase recorded under other tags is never reused."""
+    engine, agent_runs = counting_engine(match="semantic")
+    engine("please restart the web server", tags=["staging"])
+    other_tags = engine("restart the web server", tags=["prod"])
+    assert not other_tags.hit and other_tags.reason == "no trajectory is stored for this task"
+    engine("please restart the web server", tags=["prod", "eu"])
+    same_tags = engine("restart the web server", tags=["eu", "prod"])
+    assert same_tags.hit
+    assert engine("restart the web server", tags=["staging"]).hit
+    assert agent_runs == [
+        "please restart the web server",
+        "restart the web server",
+        "please restart the web server",
+    ]
+
+
 def test_a_new_process_keeps_the_most_recently_successful_order(opener: Callable[[], Store]) -> None:
     """Most recently successful first holds across restarts: the index is built in order of last use."""
     env = {"mode": "a"}

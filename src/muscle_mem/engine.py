@@ -302,11 +302,13 @@ class Engine:
         task = self._index.lookup(run.task_key)
         if len(task) or self._matcher is None:
             return task
-        similar = self._matcher.nearest(run.task, self.store.tasks())
-        if similar is None or similar == run.task_key:
-            return task
-        logger.debug("muscle_mem: task %r reuses the trajectories of a similar task", run.task)
-        return self._index.lookup(similar)
+        tags = frozenset(run.tags)
+        for similar in self._matcher.candidates(run.task, self.store.tasks()):
+            found = self._index.lookup(similar) if similar != run.task_key else task
+            if len(found) and found.tags == tags:  # tags partition the cache, semantic matching too
+                logger.debug("muscle_mem: task %r reuses the trajectories of a similar task", run.task)
+                return found
+        return task
 
     def _end(self, run: Run) -> None:
         with self._lock:

@@ -103,6 +103,8 @@ class TaskIndex:
         self.lock = threading.Lock()
         self._paths: dict[str, tuple[list[Edge], Node]] = {}
         self._clock = 0
+        self.tags: frozenset[str] = frozenset()
+        """The tags of the task (part of its key, so the same for all its trajectories)."""
 
     def __len__(self) -> int:
         return len(self._paths)
@@ -115,6 +117,7 @@ class TaskIndex:
         if trajectory.id in self._paths:
             return
         self._latest = trajectory.id
+        self.tags = frozenset(trajectory.tags)
         stamp = self._tick()
         node, path = self.root, []
         for step in trajectory.steps:

@@ -52,25 +52,25 @@ class TaskMatcher:
         self._known_rows: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
 
     def nearest(self, task_text: str, known: Mapping[K, str]) -> K | None:
-        """The key of the known task most similar to ``task_text`` that the guard accepts, or None.
+        """The key of the known task most similar to ``task_text`` that the guard accepts, or None."""
+        return next(iter(self.candidates(task_text, known)), None)
+
+    def candidates(self, task_text: str, known: Mapping[K, str]) -> list[K]:
+        """The keys of the known tasks that ``task_text`` matches (similarity and guard), most similar first.
 
         A key's text must not change (task keys name their text); keys that leave ``known`` are
         forgotten once they outnumber the known ones.
         """
         if not known:
-            return None
+            return []
         query = analyse(task_text)
         vector = self.embedder.embed([query.canonical])[0]
         with self._lock:
             rows = self._rows_of(known)
             scores = self._matrix[rows] @ vector
             above = np.flatnonzero(scores >= self.similarity - 1e-6)
-            for i in above[np.argsort(-scores[above], kind="stable")]:
-                row = int(rows[i])
-                if self._accepts(query, self._analyses[row]):
-                    key: K = self._keys[row]  # type: ignore[assignment]
-                    return key
-        return None
+            ranked = [int(rows[i]) for i in above[np.argsort(-scores[above], kind="stable")]]
+            return [self._keys[row] for row in ranked if self._accepts(query, self._analyses[row])]  # type: ignore[misc]
 
     def matches(self, a: str, b: str) -> bool:
         """Whether two task texts match each other (similarity and guard), without caching them."""
