@@ -239,10 +239,13 @@ def _median_mean(seconds: list[float]) -> str:
 
 
 def cache_put_latency(sizes: tuple[int, ...]) -> None:
-    print("\nAttention-LRU caches: one put at capacity (evicts one), µs per put")
-    print(f"{'':<32}" + "".join(f"{n:>12,}" for n in sizes))
+    print(
+        "\nAttention-LRU caches at capacity, the document's pattern (each put followed by a get of a"
+        " random item with a random query): µs per put (each evicts one)"
+    )
+    print(f"{'':<36}" + "".join(f"{n:>12,}" for n in sizes))
     for label, factory in (
-        ("brief's class (Python loop)", lambda c: ref.BriefAttentionLRUCache(c, ALPHA, BETA)),
+        ("the document's class (Python loop)", lambda c: ref.BriefAttentionLRUCache(c, ALPHA, BETA)),
         (
             "AttentionLRUCache (numpy)",
             lambda c: AttentionLRUCache(c, ALPHA, BETA, clock=lambda: ref.time.now),
@@ -250,18 +253,23 @@ def cache_put_latency(sizes: tuple[int, ...]) -> None:
     ):
         cells = []
         for n in sizes:
+            rng = np.random.default_rng(0)
+            vectors = rng.random((1024, 8))
             cache = factory(n)
-            vector = np.ones(4)
             for i in range(n):
                 ref.time.now = T0 + i
-                cache.put(i, i, vector)
+                cache.put(i, i, vectors[i % 1024])
+                cache.get(int(rng.integers(i + 1)), vectors[int(rng.integers(1024))])
             ops = max(5, min(300, 3_000_000 // n))
-            start = time.perf_counter()
+            spent = 0.0
             for j in range(ops):
                 ref.time.now = T0 + n + j
-                cache.put(n + j, j, vector)
-            cells.append(f"{(time.perf_counter() - start) / ops * 1e6:>12.1f}")
-        print(f"{label:<32}" + "".join(cells))
+                start = time.perf_counter()
+                cache.put(n + j, j, vectors[j % 1024])
+                spent += time.perf_counter() - start
+                cache.get(int(rng.integers(n + j)), vectors[int(rng.integers(1024))])
+            cells.append(f"{spent / ops * 1e6:>12.1f}")
+        print(f"{label:<36}" + "".join(cells))
 
 
 class Cached:

@@ -155,6 +155,26 @@ def test_slots_are_reused_over_many_evictions() -> None:
     assert evicted == list(range(950))
 
 
+def test_each_eviction_is_the_lowest_score_of_all_items() -> None:
+    """With reads changing attentions and a clock with ties, each eviction is the lowest score."""
+    rng = np.random.default_rng(3)
+    clock = FakeClock()
+    evicted: list[object] = []
+    cache = AttentionLRUCache(40, 0.4, 0.6, clock=clock, on_evict=lambda k, v: evicted.append(k))
+    vectors = rng.random((300, 8))
+    for i in range(300):
+        clock.advance(float(rng.choice([0.0, 0.2, 3.0])))
+        if len(cache) == 40:
+            scores = cache.scores()
+            ticks = {k: n for n, k in enumerate(cache.cache)}  # least recently used first
+            expected = min(scores, key=lambda k: (scores[k], ticks[k]))
+        cache.put(i, i, vectors[i])
+        if i >= 40:
+            assert evicted[-1] == expected
+        for key in rng.choice(list(cache.cache), size=3):
+            cache.get(key, vectors[rng.integers(300)])
+
+
 def test_zero_vectors_and_backwards_clock_are_safe() -> None:
     clock = FakeClock(100.0)
     cache = AttentionLRUCache(capacity=1, clock=clock)
@@ -167,6 +187,8 @@ def test_zero_vectors_and_backwards_clock_are_safe() -> None:
     assert all(np.isfinite(list(cache.scores().values())))
 
 
-def test_capacity_must_be_positive() -> None:
+def test_capacity_must_be_positive_and_weights_not_negative() -> None:
     with pytest.raises(ValueError, match="capacity"):
         AttentionLRUCache(capacity=0)
+    with pytest.raises(ValueError, match="must not be negative"):
+        AttentionLRUCache(capacity=3, alpha=-0.5)

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from conftest import trajectory
+from muscle_mem import ranking
 from muscle_mem.stores import (
     Event,
     MemoryStore,
@@ -222,6 +223,22 @@ def test_attention_lru_victims_match_scoring_every_trajectory(store: Store) -> N
         spared = frozenset(full[:10:2])
         assert store.victims(10, rank, spared) == [tid for tid in full if tid not in spared][:10]
         assert store.victims(1000, rank) == full
+
+
+def test_attention_lru_victims_when_old_trajectories_have_high_attention(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worst case of the threshold algorithm (last use and attention in opposite orders): it gives
+    up after its budget of rows and the store scores every trajectory, with the same answer."""
+    monkeypatch.setattr(ranking, "BUDGET", 8)
+    ts = [trajectory(n=i) for i in range(60)]
+    usage = {t.id: (float(i), 0.9 if i < 30 else 0.0) for i, t in enumerate(ts)}
+    store.add_many([(t, Usage(last_used=usage[t.id][0], attention=usage[t.id][1])) for t in ts])
+    rank = Rank("recency_attention", alpha=0.4, beta=0.6, now=100.0)
+    full = sorted(usage, key=lambda tid: (rank.score(*usage[tid]), usage[tid][0]))
+    assert full[0] == ts[30].id  # the oldest with no attention, far down the last-use order
+    assert store.victims(3, rank) == full[:3]
+    assert store.victims(3, rank, frozenset(full[:2])) == full[2:5]
 
 
 def test_expire_deletes_trajectories_created_before(store: Store) -> None:

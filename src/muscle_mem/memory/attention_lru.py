@@ -54,6 +54,8 @@ class AttentionLRUCache:
     ) -> None:
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, not {capacity!r}")
+        if not (alpha >= 0 and beta >= 0):
+            raise ValueError(f"alpha and beta must not be negative: alpha={alpha!r}, beta={beta!r}")
         self.capacity = capacity
         self.alpha = alpha
         self.beta = beta

@@ -6,11 +6,13 @@ import bisect
 import heapq
 import threading
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 
-from muscle_mem.stores import _ranking, _records
+from muscle_mem import ranking
+from muscle_mem.ranking import LazyHeap
+from muscle_mem.stores import _records
 from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -48,14 +50,10 @@ class MemoryStore:
         """Every removal after this revision is in ``_tombstones``."""
         self._tombstones: deque[tuple[int, str, str]] = deque()
         self._nbytes = 0
-        self._by_priority: list[tuple[float, int, str]] = []
-        """Heap of (priority, rev, id); an item is stale once its id's priority or rev differs."""
-        self._by_age: list[tuple[float, int, str]] = []
-        """Heap of (created_at, rev, id); an item is stale once its id is gone."""
-        self._by_last_used: list[tuple[float, int, str]] = []
-        """Heap of (last_used, rev, id); stale once its id's last use or rev differs."""
-        self._by_attention: list[tuple[float, int, str]] = []
-        """Heap of (attention, rev, id); stale once its id's attention or rev differs."""
+        self._by_priority = LazyHeap(self._current(_priority))
+        self._by_age = LazyHeap(self._current(_created_at))
+        self._by_last_used = LazyHeap(self._current(_last_used))
+        self._by_attention = LazyHeap(self._current(_attention))
         self._events: deque[Event] = deque()
 
     # -- writing --------------------------------------------------------------------------------
@@ -84,10 +82,10 @@ class MemoryStore:
                 task.order.append((rev, tid))
                 task.live += 1
                 self._nbytes += p.nbytes
-                heapq.heappush(self._by_priority, (stats.priority, rev, tid))
-                heapq.heappush(self._by_age, (t.created_at, rev, tid))
-                heapq.heappush(self._by_last_used, (stats.last_used, rev, tid))
-                heapq.heappush(self._by_attention, (stats.attention, rev, tid))
+                self._by_priority.push(tid, stats.priority, rev)
+                self._by_age.push(tid, t.created_at, rev)
+                self._by_last_used.push(tid, stats.last_used, rev)
+                self._by_attention.push(tid, stats.attention, rev)
             return new
 
     def touch(
@@ -103,13 +101,13 @@ class MemoryStore:
             usage.saved_seconds += saved_seconds
             if now != usage.last_used:
                 usage.last_used = now
-                heapq.heappush(self._by_last_used, (now, entry.rev, trajectory_id))
+                self._by_last_used.push(trajectory_id, now, entry.rev)
             if attention != usage.attention:
                 usage.attention = attention
-                heapq.heappush(self._by_attention, (attention, entry.rev, trajectory_id))
+                self._by_attention.push(trajectory_id, attention, entry.rev)
             if priority != usage.priority:
                 usage.priority = priority
-                heapq.heappush(self._by_priority, (priority, entry.rev, trajectory_id))
+                self._by_priority.push(trajectory_id, priority, entry.rev)
             self._prune_heaps()
 
     def remove(self, trajectory_ids: Iterable[str]) -> int:
@@ -121,18 +119,12 @@ class MemoryStore:
         with self._lock:
             self._check_open()
             ids: list[str] = []
-            spared: list[tuple[float, int, str]] = []
-            while self._by_age and self._by_age[0][0] < created_before:
-                item = heapq.heappop(self._by_age)
-                entry = self._entries.get(item[2])
-                if entry is None or entry.rev != item[1]:
-                    continue  # stale heap item
-                if item[2] in exclude:
-                    spared.append(item)
-                else:
-                    ids.append(item[2])
-            for item in spared:
-                heapq.heappush(self._by_age, item)
+            with closing(self._by_age.ascending()) as oldest_first:
+                for created_at, _, tid in oldest_first:
+                    if created_at >= created_before:
+                        break
+                    if tid not in exclude:
+                        ids.append(tid)
             self._remove(ids)
             return ids
 
@@ -207,10 +199,23 @@ class MemoryStore:
             if rank.kind == "priority":
                 return self._lowest_priority(count, exclude)
             with (
-                closing(self._ascending(self._by_last_used, _last_used)) as by_recency,
-                closing(self._ascending(self._by_attention, _attention)) as by_attention,
+                closing(self._by_last_used.ascending()) as by_recency,
+                closing(self._by_attention.ascending()) as by_attention,
             ):
-                return _ranking.lowest(count, rank, exclude, by_recency, by_attention)
+                found = ranking.lowest(
+                    count, rank.score, exclude, self._rows(by_recency), self._rows(by_attention)
+                )
+            if found is None:  # the two orders disagree too much: score every trajectory
+                rows = ((tid, e.usage, e.rev) for tid, e in self._entries.items() if tid not in exclude)
+                found = [
+                    row[0]
+                    for row in heapq.nsmallest(
+                        count,
+                        rows,
+                        key=lambda r: (rank.score(r[1].last_used, r[1].attention), r[1].last_used, r[2]),
+                    )
+                ]
+            return found
 
     def tasks(self) -> dict[str, str]:
         with self._lock:
@@ -276,40 +281,33 @@ class MemoryStore:
         self._prune_heaps()
         return len(gone)
 
-    def _heaps(self) -> tuple[list[tuple[float, int, str]], ...]:
+    def _heaps(self) -> tuple[LazyHeap[str], ...]:
         return self._by_priority, self._by_age, self._by_last_used, self._by_attention
 
     def _prune_heaps(self) -> None:
-        """Rebuild a heap once its stale items outnumber the live ones (amortised O(1) per change)."""
-        limit = 2 * len(self._entries) + 64
-        for heap, value in zip(self._heaps(), (_priority, _created_at, _last_used, _attention), strict=True):
-            if len(heap) > limit:
-                heap[:] = [(value(e), e.rev, tid) for tid, e in self._entries.items()]
-                heapq.heapify(heap)
+        for heap in self._heaps():
+            heap.prune(len(self._entries), self._entries)
 
-    def _ascending(
-        self, heap: list[tuple[float, int, str]], value: Callable[[_Entry], float]
-    ) -> Generator[_ranking.Row, None, None]:
-        """The live rows in the order of a heap, popped as they are read and pushed back on close."""
-        popped: list[tuple[float, int, str]] = []
-        try:
-            while heap:
-                item = heapq.heappop(heap)
-                entry = self._entries.get(item[2])
-                if entry is None or entry.rev != item[1] or value(entry) != item[0]:
-                    continue  # stale: dropped for good
-                popped.append(item)
-                yield item[2], entry.usage.last_used, entry.usage.attention, entry.rev
-        finally:
-            for item in popped:
-                heapq.heappush(heap, item)
+    def _current(self, value: Callable[[_Entry], float]) -> Callable[[str], tuple[float, int] | None]:
+        """A heap's view of a live id: its value and rev, or None once it is gone."""
+
+        def current(tid: str) -> tuple[float, int] | None:
+            entry = self._entries.get(tid)
+            return None if entry is None else (value(entry), entry.rev)
+
+        return current
+
+    def _rows(self, items: Iterable[tuple[float, int, str]]) -> Iterator[ranking.Row[str]]:
+        for _, rev, tid in items:
+            usage = self._entries[tid].usage
+            yield tid, usage.last_used, usage.attention, rev
 
     def _lowest_priority(self, count: int, exclude: frozenset[str]) -> list[str]:
         found: dict[str, None] = {}
-        with closing(self._ascending(self._by_priority, _priority)) as rows:
-            for row in rows:
-                if row[0] not in exclude:
-                    found[row[0]] = None
+        with closing(self._by_priority.ascending()) as rows:
+            for _, _, tid in rows:
+                if tid not in exclude:
+                    found[tid] = None
                     if len(found) == count:
                         break
         return list(found)

@@ -21,7 +21,8 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from muscle_mem.stores import _ranking, _records
+from muscle_mem import ranking
+from muscle_mem.stores import _records
 from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -337,14 +338,20 @@ class PostgresStore:
             return [r[0] for r in rows if r[0] not in exclude][:count]
 
         def run(conn: Connection[Any]) -> list[str]:
-            def fetch(sql: str) -> Callable[[float, int, int], list[_ranking.Row]]:
+            def fetch(sql: str) -> Callable[[float, int, int], list[ranking.Row[str]]]:
                 return lambda value, rev, size: conn.execute(sql, (value, rev, size)).fetchall()
 
             by_recency, by_attention = (
-                _ranking.paged(fetch(self._sql[name]), column, max(64, 4 * limit))
-                for name, column in (("by_last_used", _ranking.RECENCY), ("by_attention", _ranking.ATTENTION))
+                ranking.paged(fetch(self._sql[name]), column, max(64, 4 * limit))
+                for name, column in (("by_last_used", ranking.RECENCY), ("by_attention", ranking.ATTENTION))
             )
-            return _ranking.lowest(count, rank, exclude, by_recency, by_attention)
+            found = ranking.lowest(count, rank.score, exclude, by_recency, by_attention)
+            if found is None:  # the two orders disagree too much: score every row in SQL
+                args = (rank.alpha, rank.now, rank.beta, limit)
+                found = [r[0] for r in conn.execute(self._sql["by_score"], args) if r[0] not in exclude][
+                    :count
+                ]
+            return found
 
         return self._run(run)
 
@@ -420,6 +427,8 @@ _SQL = {
     "WHERE (last_used, rev) > (%s, %s) ORDER BY last_used, rev LIMIT %s",
     "by_attention": "SELECT id, last_used, attention, rev FROM {s}.usage "
     "WHERE (attention, rev) > (%s, %s) ORDER BY attention, rev LIMIT %s",
+    "by_score": "SELECT id FROM {s}.usage "
+    "ORDER BY %s / (1.0 + GREATEST(%s - last_used, 0.0)) + %s * attention, last_used, rev LIMIT %s",
     "tasks": "SELECT task_key, task FROM {s}.tasks WHERE n > 0",
     "log_event": "INSERT INTO {s}.events (at, data) VALUES (%s, %s)",
     "prune_events": "DELETE FROM {s}.events WHERE seq <= (SELECT MAX(seq) FROM {s}.events) - %s",

@@ -30,7 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from muscle_mem.stores import _ranking, _records
+from muscle_mem import ranking
+from muscle_mem.stores import _records
 from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -81,9 +82,11 @@ _ORDERS = tuple(
         f"SELECT id, last_used, attention, rev FROM usage WHERE ({c}, rev) > (?, ?) ORDER BY {c}, rev LIMIT ?",
         column,
     )
-    for c, column in (("last_used", _ranking.RECENCY), ("attention", _ranking.ATTENTION))
+    for c, column in (("last_used", ranking.RECENCY), ("attention", ranking.ATTENTION))
 )
 """The two orders the Attention-LRU victims are read in (covering index scans from a key on)."""
+_BY_SCORE = "SELECT id FROM usage ORDER BY ? / (1.0 + MAX(? - last_used, 0.0)) + ? * attention, last_used, rev LIMIT ?"
+"""Attention-LRU victims by scoring every row: the fallback of the threshold algorithm."""
 _ALL_STORES: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
 
 
@@ -445,13 +448,17 @@ class SQLiteStore:
         def run() -> list[str]:
             with self._read() as db:
 
-                def fetch(sql: str) -> Callable[[float, int, int], list[_ranking.Row]]:
+                def fetch(sql: str) -> Callable[[float, int, int], list[ranking.Row[str]]]:
                     return lambda value, rev, size: db.execute(sql, (value, rev, size)).fetchall()
 
                 by_recency, by_attention = (
-                    _ranking.paged(fetch(sql), column, 2 * limit) for sql, column in _ORDERS
+                    ranking.paged(fetch(sql), column, 2 * limit) for sql, column in _ORDERS
                 )
-                return _ranking.lowest(count, rank, exclude, by_recency, by_attention)
+                found = ranking.lowest(count, rank.score, exclude, by_recency, by_attention)
+                if found is None:  # the two orders disagree too much: score every row in SQL
+                    args = (rank.alpha, rank.now, rank.beta, limit)
+                    found = [r[0] for r in db.execute(_BY_SCORE, args) if r[0] not in exclude][:count]
+                return found
 
         return self._guard(run)
 
