@@ -112,6 +112,24 @@ class Opaque:
         return hash(fingerprint(self))
 
 
+def holds_opaque(value: Any, depth: int = 0) -> bool:
+    """Whether a decoded value is, or holds, an :class:`Opaque` (a part that is not what was stored)."""
+    if isinstance(value, Opaque):
+        return True
+    if depth > 32 or value is None or isinstance(value, str | bytes | int | float):
+        return False
+    if isinstance(value, dict):
+        return any(holds_opaque(k, depth + 1) or holds_opaque(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(holds_opaque(v, depth + 1) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(holds_opaque(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value))
+    model_fields = getattr(type(value), "model_fields", None)
+    if isinstance(model_fields, dict):
+        return any(holds_opaque(getattr(value, name, None), depth + 1) for name in model_fields)
+    return False
+
+
 _canon = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False).encode
 
 
@@ -197,7 +215,9 @@ def _enc_object(v: Any) -> Any:
         return {TAG: v.kind, "type": v.type_name, "v": _enc(v.data)}
     pydantic = sys.modules.get("pydantic")
     if pydantic is not None and isinstance(v, pydantic.BaseModel):
-        return {TAG: "pydantic", "type": _type_name(cls), "v": _enc_attrs(v.model_dump().items())}
+        fields = [(name, getattr(v, name)) for name in cls.model_fields]  # nested models keep their class
+        fields += list((v.model_extra or {}).items())
+        return {TAG: "pydantic", "type": _type_name(cls), "v": _enc_attrs(fields)}
     np = sys.modules.get("numpy")
     if np is not None and (cls is np.ndarray or isinstance(v, np.generic)):
         return _enc_numpy(v, np)

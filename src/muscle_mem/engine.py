@@ -22,7 +22,7 @@ from muscle_mem.keys import Match, TaskIdentity, plain_params, task_text
 from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy, make_policy
 from muscle_mem.metrics import Metrics
-from muscle_mem.recording import CURRENT_RUN, Run, build_trajectory
+from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run, build_trajectory
 from muscle_mem.replay import Ending, Replay, Replayer, drive, drive_async
 from muscle_mem.result import Result
 from muscle_mem.stores import Store, open_store
@@ -176,7 +176,7 @@ class Engine:
         tool = Tool(tool_name, fn, version or source_version(fn), is_method, pre_check, post_check)
         self._registry.add(tool)
         self._finalized = False
-        return instrument(tool, self)
+        return instrument(tool, self, self._stray_call)
 
     # running tasks
 
@@ -267,9 +267,16 @@ class Engine:
         plain = plain_params(params)
         unkeyable: str | None = None
         try:
-            key, text = self._identify(args, kwargs, tag_tuple, plain)
+            secret = frozenset(k for k, v in (params or {}).items() if isinstance(v, codec.Secret))
+            key, text = self._identify(args, kwargs, tag_tuple, plain, secret)
         except codec.CodecError as exc:
             key, text, unkeyable = "", task_text(args, kwargs, plain), str(exc)
+        outer = CURRENT_RUN.get()
+        if outer is not None and outer.owner is self and outer.recording and IN_TOOL.get() != outer.id:
+            outer.problems.append(
+                f"the agent handed the sub-task {text!r} to the engine inside the run; its steps are not "
+                "part of this trajectory"
+            )
         run = Run(self, text, key, tag_tuple, params or {})
         replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
         with self._lock:
@@ -452,6 +459,17 @@ class Engine:
             logger.exception("muscle_mem: could not write the trajectory of task %r to the store", run.task)
             return None
         return trajectory.id
+
+    def _stray_call(self, tool: Tool) -> None:
+        """A tool called outside any run: runs recording now may be missing it (a call from a worker
+        thread does not carry the run's context), so they are not stored."""
+        with self._lock:
+            runs = [r.run for r in self._active.values() if r.run.recording]
+        for run in runs:
+            run.problems.append(
+                f"tool {tool.name!r} was called outside the run (from another thread? run it in "
+                "contextvars.copy_context() to record it); the trajectory would miss it"
+            )
 
     def _protected(self) -> frozenset[str]:
         with self._lock:

@@ -2,7 +2,8 @@
 
 A task is identified by its tags and by the agent's arguments once every param value in them is
 replaced by the param's name: ``engine("fill the form for John", params={"name": "John"})`` and the
-same call for Jane are one task, ``fill the form for {name}``.
+same call for Jane are one task, ``fill the form for {name}``. A param that does not appear in the
+arguments is part of the task with its value: nothing shows where the agent uses it.
 
 Inside a longer string, a param value of 4 characters or more is replaced wherever it occurs; a
 shorter one (2 or 3 characters) only as a whole word, not next to a letter or digit, so that
@@ -75,18 +76,25 @@ def render(parts: Sequence[TemplatePart]) -> str:
     return "".join(t if kind == "text" else "{" + t + "}" for kind, t in parts)
 
 
-def _templated(value: Any, params: Mapping[str, Any]) -> Any:
-    """A JSON-compatible form of an agent argument with param values replaced by their names."""
+def _templated(value: Any, params: Mapping[str, Any], used: set[str]) -> Any:
+    """A JSON-compatible form of an agent argument with param values replaced by their names (each
+    added to ``used``)."""
     for name, param in params.items():
         if type(param) is type(value) and param == value and not isinstance(value, bool | None):
+            used.add(name)
             return {"$param": name}
     if isinstance(value, str):
         parts = split_template(value, params)
-        return value if parts is None else {"$template": [list(p) for p in parts]}
+        if parts is None:
+            return value
+        used.update(t for kind, t in parts if kind == "param")
+        return {"$template": [list(p) for p in parts]}
     if isinstance(value, list | tuple):
-        return [_templated(v, params) for v in value]
+        return [_templated(v, params, used) for v in value]
     if isinstance(value, dict):
-        return {"$dict": [[_templated(k, params), _templated(v, params)] for k, v in value.items()]}
+        return {
+            "$dict": [[_templated(k, params, used), _templated(v, params, used)] for k, v in value.items()]
+        }
     return codec.encode(value)
 
 
@@ -113,23 +121,35 @@ def task_key(
     tags: Sequence[str],
     params: Mapping[str, Any],
     match: Match = "exact",
+    secret: frozenset[str] = frozenset(),
 ) -> str:
-    """The key under which trajectories of this task are stored and looked up."""
+    """The key under which trajectories of this task are stored and looked up.
+
+    A param whose value does not appear in the agent's arguments is part of the task by its value
+    (``params={"force": True}`` and ``{"force": False}`` are two tasks), except a ``secret`` one,
+    which is part of it by its name only.
+    """
     tag_part = sorted(set(tags))
     if match == "tags":
         return "tags:" + codec.digest(tag_part)
+    used: set[str] = set()
     shape = [
         tag_part,
-        [_named(v, params, f"agent argument {i}") for i, v in enumerate(args)],
-        [[k, _named(v, params, f"agent argument {k!r}")] for k, v in sorted(kwargs.items())],
+        [_named(v, params, used, f"agent argument {i}") for i, v in enumerate(args)],
+        [[k, _named(v, params, used, f"agent argument {k!r}")] for k, v in sorted(kwargs.items())],
     ]
+    unused = sorted(set(params) - used)
+    if unused:
+        shape.append(
+            [[k, None if k in secret else _named(params[k], {}, used, f"param {k!r}")] for k in unused]
+        )
     return "task:" + codec.digest(shape)
 
 
-def _named(value: Any, params: Mapping[str, Any], where: str) -> Any:
+def _named(value: Any, params: Mapping[str, Any], used: set[str], where: str) -> Any:
     """:func:`_templated`, with a :class:`codec.CodecError` saying which agent argument is at fault."""
     try:
-        return _templated(value, params)
+        return _templated(value, params, used)
     except codec.CodecError as exc:
         raise codec.CodecError(f"{where} cannot identify the task: {exc}") from None
 
@@ -147,28 +167,41 @@ class TaskIdentity:
         self._memo: dict[tuple[Any, ...], tuple[str, str]] = {}
 
     def __call__(
-        self, args: Sequence[Any], kwargs: Mapping[str, Any], tags: Sequence[str], params: Mapping[str, Any]
+        self,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        tags: Sequence[str],
+        params: Mapping[str, Any],
+        secret: frozenset[str] = frozenset(),
     ) -> tuple[str, str]:
-        """``(task key, task text)``; raises :class:`codec.CodecError` if an argument cannot be encoded."""
+        """``(task key, task text)``; raises :class:`codec.CodecError` if an argument cannot be encoded.
+        ``params`` are plain values; ``secret`` names those that were secrets (see :func:`task_key`)."""
         values = (*args, *kwargs.values(), *params.values())
         if not all(type(v) in _FLAT for v in values):
-            return self._compute(args, kwargs, tags, params)
+            return self._compute(args, kwargs, tags, params, secret)
         memo_key = (
             tuple(args),
             tuple(kwargs.items()),
             tuple(tags),
             tuple(params.items()),
+            secret,
             *map(type, values),
         )
         found = self._memo.get(memo_key)
         if found is None:
-            found = self._compute(args, kwargs, tags, params)
+            found = self._compute(args, kwargs, tags, params, secret)
             if len(self._memo) >= self._size:
                 self._memo.clear()
             self._memo[memo_key] = found
         return found
 
     def _compute(
-        self, args: Sequence[Any], kwargs: Mapping[str, Any], tags: Sequence[str], params: Mapping[str, Any]
+        self,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        tags: Sequence[str],
+        params: Mapping[str, Any],
+        secret: frozenset[str],
     ) -> tuple[str, str]:
-        return task_key(args, kwargs, tags, params, self.match), task_text(args, kwargs, params)
+        key = task_key(args, kwargs, tags, params, self.match, secret)
+        return key, task_text(args, kwargs, params)

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 _RUN_IDS = itertools.count(1)
 CURRENT_RUN: ContextVar[Run | None] = ContextVar("muscle_mem_run", default=None)
+IN_TOOL: ContextVar[int | None] = ContextVar("muscle_mem_in_tool", default=None)
+"""The id of the run whose recorded tool is executing in this context: tools it calls in turn are
+part of it, not steps. A context var, so tools run side by side (``asyncio.gather``) are each steps."""
 NOT_CAPTURED: Any = object()
 MIN_REFERENCE_STRING = 4
 MIN_REFERENCE_INT = 1000
@@ -87,7 +90,6 @@ class Run:
         self.params = dict(params)
         self.calls: list[Call] = []
         self.recording = False
-        self.depth = 0
         self.tokens = 0
         """LLM tokens the agent spent on this run; an agent adds them: ``current_run().tokens += n``."""
         self.relevance = 1.0
@@ -159,12 +161,12 @@ class Run:
         """Call a tool on the agent's behalf and record the call (a call that raises is not recorded)."""
         call_args, call_kwargs = self._arguments(tool, args, kwargs)
         pre = self._capture(tool, "pre", args, kwargs)
-        self.depth += 1
+        token = IN_TOOL.set(self.id)
         start = time.perf_counter()
         try:
             out = tool.fn(*args, **kwargs)
         finally:
-            self.depth -= 1
+            IN_TOOL.reset(token)
         seconds = time.perf_counter() - start
         post = self._capture(tool, "post", args, kwargs)
         self.calls.append(
@@ -176,12 +178,12 @@ class Run:
         """:meth:`record` for an async tool."""
         call_args, call_kwargs = self._arguments(tool, args, kwargs)
         pre = await self._capture_async(tool, "pre", args, kwargs)
-        self.depth += 1
+        token = IN_TOOL.set(self.id)
         start = time.perf_counter()
         try:
             out = await tool.fn(*args, **kwargs)
         finally:
-            self.depth -= 1
+            IN_TOOL.reset(token)
         seconds = time.perf_counter() - start
         post = await self._capture_async(tool, "post", args, kwargs)
         self.calls.append(
@@ -342,6 +344,14 @@ class _Provenance:
         return origin
 
 
+class Unreplayable(codec.CodecError):
+    """A run that cannot be stored as a trajectory a replay would repeat faithfully."""
+
+
+_MAX_HIDDEN_DEPTH = 4
+"""How deep inside a constant argument params and outputs are looked for."""
+
+
 class _ArgBuilder:
     """Turns live values into :class:`Arg` forms: params, templates, output references, constants."""
 
@@ -350,14 +360,13 @@ class _ArgBuilder:
         self.provenance = _Provenance()
 
     def build(self, value: Any, receiver: str | None, where: str) -> Arg:
-        for name, param in self.params.items():
-            if (
-                type(param) is type(value)
-                and param == value
-                and value is not None
-                and not isinstance(value, bool)
-            ):
-                return Arg.of_param(name)
+        names = self._params_equal_to(value)
+        if len(names) > 1:
+            raise Unreplayable(
+                f"{where} equals params {' and '.join(map(repr, names))} alike: a replay could not tell which"
+            )
+        if names:
+            return Arg.of_param(names[0])
         if isinstance(value, str):
             parts = split_template(value, self.params)
             if parts is not None:
@@ -372,7 +381,36 @@ class _ArgBuilder:
             codec.encode(value)
         except codec.CodecError as exc:
             raise codec.CodecError(f"{where}: {exc}") from None
+        hidden = self._hidden_reference(value)
+        if hidden is not None:
+            raise Unreplayable(
+                f"{where}: {hidden} inside a {type(value).__name__}, which a replay cannot rebuild"
+            )
         return Arg.static(value)
+
+    def _params_equal_to(self, value: Any) -> list[str]:
+        if value is None or isinstance(value, bool):
+            return []
+        return [name for name, param in self.params.items() if type(param) is type(value) and param == value]
+
+    def _hidden_reference(self, value: Any) -> str | None:
+        """What a constant hides that a replay would have to change: a param value or an earlier
+        output, deep inside a value that is not a list, tuple or dict of str or int keys."""
+        stack = [(path_element, child, 1) for path_element, child in _children(value)]
+        budget = _MAX_INDEXED_PER_OUTPUT
+        while stack and budget > 0:
+            budget -= 1
+            (_, name), child, depth = stack.pop()
+            if self._params_equal_to(child):
+                return f"the value of param {self._params_equal_to(child)[0]!r} is"
+            if isinstance(child, str) and split_template(child, self.params) is not None:
+                return "a param's value is"
+            origin = self.provenance.find(child, name if isinstance(name, str) else None)
+            if origin is not None:
+                return f"the output of step {origin.step} is"
+            if depth < _MAX_HIDDEN_DEPTH:
+                stack += [(element, grandchild, depth + 1) for element, grandchild in _children(child)]
+        return None
 
     def _struct(self, value: Any, receiver: str | None, where: str) -> Arg | None:
         if type(value) in (list, tuple):

@@ -32,7 +32,7 @@ from muscle_mem.trajectory import Arg, Step, Trajectory
 
 logger = logging.getLogger("muscle_mem")
 
-_IMMUTABLE = (str, int, float, bool, bytes, type(None), tuple, frozenset)
+_SCALARS = (str, int, float, bool, bytes, type(None))
 
 
 @dataclass(slots=True)
@@ -77,7 +77,7 @@ def resolve(arg: Arg, params: Mapping[str, Any], outputs: list[Any]) -> Any:
     """The live value a stored argument stands for in this run."""
     try:
         if arg.kind == "static":
-            return arg.value if isinstance(arg.value, _IMMUTABLE) else copy.deepcopy(arg.value)
+            return arg.value if isinstance(arg.value, _SCALARS) else _fresh(arg.value)
         if arg.kind == "param":
             return params[arg.param]  # type: ignore[index]
         if arg.kind == "template":
@@ -92,6 +92,14 @@ def resolve(arg: Arg, params: Mapping[str, Any], outputs: list[Any]) -> Any:
         return _walk(outputs[arg.step], arg.path)
     except (KeyError, IndexError, AttributeError, TypeError) as exc:
         raise UnresolvedReference(f"{arg.describe()} cannot be resolved: {exc!r}") from None
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a stored constant for one replay (a tool or caller that changes it changes only
+    its copy); a constant that did not decode as its class is not passed on."""
+    if codec.holds_opaque(value):
+        raise UnresolvedReference(f"a stored {type(value).__name__} no longer decodes as its class")
+    return copy.deepcopy(value)
 
 
 @dataclass(slots=True)

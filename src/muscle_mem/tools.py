@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from muscle_mem.check import Check
-from muscle_mem.recording import CURRENT_RUN
+from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run
 
 
 @dataclass(eq=False, slots=True)
@@ -94,15 +94,16 @@ class ToolRegistry:
         return iter(self._tools.values())
 
 
-def instrument(tool: Tool, owner: object) -> Callable[..., Any]:
-    """Wrap ``tool.fn`` so that calls inside a run of ``owner`` are recorded; elsewhere it just runs."""
+def instrument(tool: Tool, owner: object, stray: Callable[[Tool], None]) -> Callable[..., Any]:
+    """Wrap ``tool.fn`` so that calls inside a run of ``owner`` are recorded; elsewhere it just runs,
+    and ``stray(tool)`` hears of a call made outside any run (another thread may be recording)."""
     fn = tool.fn
     if tool.is_async:
 
         @functools.wraps(fn)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            run = CURRENT_RUN.get()
-            if run is None or run.owner is not owner or not run.recording or run.depth:
+            run = _recording(owner, tool, stray)
+            if run is None:
                 return await fn(*args, **kwargs)
             return await run.record_async(tool, args, kwargs)
 
@@ -110,9 +111,20 @@ def instrument(tool: Tool, owner: object) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        run = CURRENT_RUN.get()
-        if run is None or run.owner is not owner or not run.recording or run.depth:
+        run = _recording(owner, tool, stray)
+        if run is None:
             return fn(*args, **kwargs)
         return run.record(tool, args, kwargs)
 
     return wrapper
+
+
+def _recording(owner: object, tool: Tool, stray: Callable[[Tool], None]) -> Run | None:
+    """The run that records this call, if any (not a call made inside another recorded tool)."""
+    run = CURRENT_RUN.get()
+    if run is None:
+        stray(tool)
+        return None
+    if run.owner is not owner or not run.recording or IN_TOOL.get() == run.id:
+        return None
+    return run
