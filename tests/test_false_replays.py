@@ -404,3 +404,30 @@ def test_a_value_equal_to_two_params_is_not_stored_as_either(caplog: Any) -> Non
     other = {"requester": "ann@example.com", "assignee": "bob@example.com"}
     engine("open a ticket", "ann@example.com", "bob@example.com", params=other)
     assert assigned[-1] == ("ann@example.com", "bob@example.com")
+
+
+def test_worker_thread_calls_in_a_copied_context_are_recorded() -> None:
+    """The way out the README gives: submit tool calls with the run's context, and they are steps."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    engine = Engine()
+    refunded: list[str] = []
+
+    @engine.tool()
+    def refund(order_id: str) -> str:
+        refunded.append(order_id)
+        return "refunded"
+
+    def agent(task: str) -> str:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = [
+                pool.submit(contextvars.copy_context().run, refund, o) for o in ("ord_1001", "ord_1002")
+            ]
+            return ", ".join(f.result() for f in futures)
+
+    engine.set_agent(agent)
+    assert engine("refund the two orders").stored
+    refunded.clear()
+    result = engine("refund the two orders")
+    assert result.hit and sorted(refunded) == ["ord_1001", "ord_1002"]
