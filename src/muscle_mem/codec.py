@@ -215,9 +215,11 @@ def _enc_object(v: Any) -> Any:
         return {TAG: v.kind, "type": v.type_name, "v": _enc(v.data)}
     pydantic = sys.modules.get("pydantic")
     if pydantic is not None and isinstance(v, pydantic.BaseModel):
-        fields = [(name, getattr(v, name)) for name in cls.model_fields]  # nested models keep their class
-        fields += list((v.model_extra or {}).items())
-        return {TAG: "pydantic", "type": _type_name(cls), "v": _enc_attrs(fields)}
+        attrs: list[tuple[str, Any]] = [
+            (n, getattr(v, n)) for n in type(v).model_fields
+        ]  # nested keep their class
+        attrs += list((v.model_extra or {}).items())
+        return {TAG: "pydantic", "type": _type_name(cls), "v": _enc_attrs(attrs)}
     np = sys.modules.get("numpy")
     if np is not None and (cls is np.ndarray or isinstance(v, np.generic)):
         return _enc_numpy(v, np)
@@ -273,7 +275,7 @@ def _dec(d: Any) -> Any:
         raise _Fail(f"unknown tag {tag!r}")
     try:
         return f(d)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise _Fail(f"malformed {tag!r} data ({type(exc).__name__}: {exc})") from None
 
 
@@ -360,7 +362,7 @@ def _dec_class(d: dict[str, Any]) -> Any:
     if cls is not None:
         try:
             return build(cls, data)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, ArithmeticError) as exc:
             log.debug("%s %s no longer fits its data (%s); decoding as Opaque", kind, name, exc)
     else:
         log.debug("%s %s is not loaded; decoding as Opaque", kind, name)

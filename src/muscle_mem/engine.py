@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import threading
@@ -18,7 +19,15 @@ from muscle_mem.check import Check
 from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
 from muscle_mem.index import Index, TaskIndex
 from muscle_mem.journal import Journal
-from muscle_mem.keys import Match, TaskIdentity, plain_params, task_text
+from muscle_mem.keys import (
+    Match,
+    TaskIdentity,
+    plain_params,
+    redact,
+    secret_values,
+    task_text,
+)
+from muscle_mem.leaks import leaks_secret
 from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy, make_policy
 from muscle_mem.metrics import Metrics
@@ -28,7 +37,7 @@ from muscle_mem.result import Result
 from muscle_mem.stores import Store, open_store
 from muscle_mem.stores.base import Event
 from muscle_mem.tools import Tool, ToolRegistry, instrument, source_version
-from muscle_mem.trajectory import Trajectory, Usage, to_record
+from muscle_mem.trajectory import Trajectory, Usage
 
 logger = logging.getLogger("muscle_mem")
 
@@ -189,7 +198,7 @@ class Engine:
     ) -> Result:
         """Solve a task: replay it if a stored trajectory is safe, else hand it to the agent."""
         with self._running(args, kwargs, tags, params) as call:
-            ending = drive(call.replay, _async_in_sync) if call.replay else call.ending
+            ending = _redacted(call.run, drive(call.replay, _async_in_sync) if call.replay else call.ending)
             if ending.trajectory is not None:
                 return self._on_hit(call, ending)
             agent = self._start_agent(call)
@@ -213,7 +222,7 @@ class Engine:
     ) -> Result:
         """:meth:`__call__` for async agents and async tools."""
         with self._running(args, kwargs, tags, params) as call:
-            ending = await drive_async(call.replay) if call.replay else call.ending
+            ending = _redacted(call.run, await drive_async(call.replay) if call.replay else call.ending)
             if ending.trajectory is not None:
                 return self._on_hit(call, ending)
             agent = self._start_agent(call)
@@ -271,6 +280,9 @@ class Engine:
             key, text = self._identify(args, kwargs, tag_tuple, plain, secret)
         except codec.CodecError as exc:
             key, text, unkeyable = "", task_text(args, kwargs, plain), str(exc)
+        secrets = secret_values(params)
+        if secrets:
+            text = redact(text, secrets)
         outer = CURRENT_RUN.get()
         if outer is not None and outer.owner is self and outer.recording and IN_TOOL.get() != outer.id:
             outer.problems.append(
@@ -440,7 +452,7 @@ class Engine:
         except codec.CodecError as exc:
             logger.error("muscle_mem: cannot store the trajectory of task %r: %s", run.task, exc)
             return None
-        if _leaks_secret(trajectory, run.params):
+        if leaks_secret(trajectory, run.secrets):
             logger.error(
                 "muscle_mem: the trajectory of task %r contains a secret param value outside a param "
                 "reference; it is not stored",
@@ -519,38 +531,9 @@ async def _awaited(value: Awaitable[Any]) -> Any:
     return await value
 
 
-_BOOKKEEPING = frozenset(
-    {"id", "task_key", "created_at", "agent_seconds", "tokens", "seconds", "key", "format"}
-)
-"""Record fields the engine writes itself (ids, hashes, times): they cannot carry a secret."""
-
-
-def _leaks_secret(trajectory: Trajectory, params: Mapping[str, Any]) -> bool:
-    """Whether a secret param's value appears in the trajectory's user data (a string inside a string
-    value, in any case, or an equal number), outside the engine's own bookkeeping fields."""
-    secrets = [v.get() for v in params.values() if isinstance(v, codec.Secret)]
-    if not secrets:
-        return False
-    record = to_record(trajectory)
-    texts = [str(s).casefold() for s in secrets if isinstance(s, str | bytes) and s]
-    numbers = [s for s in secrets if isinstance(s, int | float) and not isinstance(s, bool)]
-    for leaf in _user_leaves(record):
-        if isinstance(leaf, str) and any(t in leaf.casefold() for t in texts):
-            return True
-        if isinstance(leaf, int | float) and not isinstance(leaf, bool) and leaf in numbers:
-            return True
-        if isinstance(leaf, str) and numbers and any(leaf == str(n) for n in numbers):
-            return True
-    return False
-
-
-def _user_leaves(value: Any) -> Iterator[Any]:
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if key not in _BOOKKEEPING:
-                yield from _user_leaves(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _user_leaves(item)
-    else:
-        yield value
+def _redacted(run: Run, ending: Ending) -> Ending:
+    """The ending with any secret value in its reason replaced by the param's name (an exception's
+    text may quote the secret argument it was given)."""
+    if ending.reason is None or not run.secrets:
+        return ending
+    return dataclasses.replace(ending, reason=run.redact(ending.reason))

@@ -32,6 +32,24 @@ def plain_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: v.get() if isinstance(v, codec.Secret) else v for k, v in params.items()}
 
 
+def secret_values(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The plain values of the params that are :class:`codec.Secret`, by name."""
+    return {k: v.get() for k, v in (params or {}).items() if isinstance(v, codec.Secret)}
+
+
+def redact(text: str, secrets: Mapping[str, Any]) -> str:
+    """``text`` with every secret value in it (as text, its repr too) replaced by ``{name}``."""
+    forms = []
+    for name, value in secrets.items():
+        if isinstance(value, bool) or value is None:
+            continue
+        shown = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        forms += [(form, name) for form in {shown, repr(value)} if form]
+    for form, name in sorted(forms, key=lambda f: -len(f[0])):
+        text = text.replace(form, "{" + name + "}")
+    return text
+
+
 def split_template(text: str, params: Mapping[str, Any]) -> tuple[TemplatePart, ...] | None:
     """``text`` as literal parts and param parts, or None if no string param occurs in it."""
     needles = sorted(
@@ -76,24 +94,27 @@ def render(parts: Sequence[TemplatePart]) -> str:
     return "".join(t if kind == "text" else "{" + t + "}" for kind, t in parts)
 
 
-def _templated(value: Any, params: Mapping[str, Any], used: set[str]) -> Any:
+def _templated(value: Any, params: Mapping[str, Any], texts: Mapping[str, Any], used: set[str]) -> Any:
     """A JSON-compatible form of an agent argument with param values replaced by their names (each
-    added to ``used``)."""
+    added to ``used``); inside strings, the values of ``texts`` are replaced."""
     for name, param in params.items():
         if type(param) is type(value) and param == value and not isinstance(value, bool | None):
             used.add(name)
             return {"$param": name}
     if isinstance(value, str):
-        parts = split_template(value, params)
+        parts = split_template(value, texts)
         if parts is None:
             return value
         used.update(t for kind, t in parts if kind == "param")
         return {"$template": [list(p) for p in parts]}
     if isinstance(value, list | tuple):
-        return [_templated(v, params, used) for v in value]
+        return [_templated(v, params, texts, used) for v in value]
     if isinstance(value, dict):
         return {
-            "$dict": [[_templated(k, params, used), _templated(v, params, used)] for k, v in value.items()]
+            "$dict": [
+                [_templated(k, params, texts, used), _templated(v, params, texts, used)]
+                for k, v in value.items()
+            ]
         }
     return codec.encode(value)
 
@@ -133,23 +154,29 @@ def task_key(
     if match == "tags":
         return "tags:" + codec.digest(tag_part)
     used: set[str] = set()
+    texts = {  # a secret number is templated inside strings like a secret string, never kept
+        k: str(v) if k in secret and isinstance(v, int | float) and not isinstance(v, bool) else v
+        for k, v in params.items()
+    }
     shape = [
         tag_part,
-        [_named(v, params, used, f"agent argument {i}") for i, v in enumerate(args)],
-        [[k, _named(v, params, used, f"agent argument {k!r}")] for k, v in sorted(kwargs.items())],
+        [_named(v, params, texts, used, f"agent argument {i}") for i, v in enumerate(args)],
+        [[k, _named(v, params, texts, used, f"agent argument {k!r}")] for k, v in sorted(kwargs.items())],
     ]
     unused = sorted(set(params) - used)
     if unused:
         shape.append(
-            [[k, None if k in secret else _named(params[k], {}, used, f"param {k!r}")] for k in unused]
+            [[k, None if k in secret else _named(params[k], {}, {}, used, f"param {k!r}")] for k in unused]
         )
     return "task:" + codec.digest(shape)
 
 
-def _named(value: Any, params: Mapping[str, Any], used: set[str], where: str) -> Any:
+def _named(
+    value: Any, params: Mapping[str, Any], texts: Mapping[str, Any], used: set[str], where: str
+) -> Any:
     """:func:`_templated`, with a :class:`codec.CodecError` saying which agent argument is at fault."""
     try:
-        return _templated(value, params, used)
+        return _templated(value, params, texts, used)
     except codec.CodecError as exc:
         raise codec.CodecError(f"{where} cannot identify the task: {exc}") from None
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from muscle_mem import codec
-from muscle_mem.keys import plain_params, split_template
+from muscle_mem.keys import plain_params, redact, secret_values, split_template
 from muscle_mem.trajectory import Arg, PathElement, Snapshot, Step, Trajectory
 
 if TYPE_CHECKING:
@@ -96,6 +96,12 @@ class Run:
         """How relevant the task is to the recent task stream (for eviction policies), in [0, 1]."""
         self.problems: list[str] = []
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
+        self.secrets = secret_values(params)
+        """The plain values of the secret params, to keep out of every message."""
+
+    def redact(self, text: str) -> str:
+        """``text`` with this run's secret values replaced by their param names."""
+        return redact(text, self.secrets) if self.secrets else text
 
     @property
     def steps(self) -> list[Call]:
@@ -107,7 +113,9 @@ class Run:
         try:
             return frozen(value)
         except codec.CodecError as exc:
-            self.problems.append(f"{which}-check snapshot of tool {tool.name!r} cannot be stored: {exc}")
+            self.problems.append(
+                self.redact(f"{which}-check snapshot of tool {tool.name!r} cannot be stored: {exc}")
+            )
             return NOT_CAPTURED
 
     def _capture(self, tool: Tool, which: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -117,7 +125,7 @@ class Run:
         try:
             value = check.capture(*args, **kwargs)
         except Exception as exc:
-            self.problems.append(f"{which}-check capture of tool {tool.name!r} raised {exc!r}")
+            self.problems.append(self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"))
             return NOT_CAPTURED
         return self._kept_snapshot(tool, which, value)
 
@@ -132,7 +140,7 @@ class Run:
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
-            self.problems.append(f"{which}-check capture of tool {tool.name!r} raised {exc!r}")
+            self.problems.append(self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"))
             return NOT_CAPTURED
         return self._kept_snapshot(tool, which, value)
 

@@ -291,7 +291,11 @@ class Replayer:
     ) -> Generator[Invoke, Outcome, tuple[Edge | None, Any]]:
         captured = yield Invoke(check.capture, attempt.call_args, attempt.kwargs)
         if captured.error is not None:
-            logger.warning("post-check capture of tool %r raised %r", attempt.tool.name, captured.error)
+            logger.warning(
+                "post-check capture of tool %r raised %s",
+                attempt.tool.name,
+                self.run.redact(repr(captured.error)),
+            )
             return None, NOT_CAPTURED
         current = captured.value
         for edge in itertools.chain((attempt.first,), attempt.others):
@@ -303,7 +307,9 @@ class Replayer:
             except MissingThreshold:
                 raise
             except Exception as exc:
-                logger.warning("post-check compare of tool %r raised %r", attempt.tool.name, exc)
+                logger.warning(
+                    "post-check compare of tool %r raised %s", attempt.tool.name, self.run.redact(repr(exc))
+                )
         return None, current
 
 

@@ -255,5 +255,5 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
         )
     except RecordError:
         raise
-    except (KeyError, TypeError, ValueError, codec.CodecError) as exc:
+    except (KeyError, TypeError, ValueError, ArithmeticError, codec.CodecError) as exc:
         raise RecordError(f"malformed trajectory record: {exc!r}") from exc

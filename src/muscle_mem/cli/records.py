@@ -52,9 +52,16 @@ def _usage(data: Any) -> Usage:
         raise ValueError(f"unknown usage fields {unknown}")
     for name, value in data.items():
         number = isinstance(value, int) if name == "hits" else isinstance(value, (int, float))
-        if isinstance(value, bool) or not number or not math.isfinite(value):
+        if isinstance(value, bool) or not number or not _finite(value):
             raise ValueError(f"usage field {name!r} must be a finite {_USAGE_FIELDS[name]}, got {value!r}")
     return Usage(**data)
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
 
 
 def _why(exc: BaseException) -> str:

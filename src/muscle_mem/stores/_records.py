@@ -19,6 +19,22 @@ TOMBSTONE_REVISIONS = 10_000
 EVENTS_KEPT = 100_000
 """How many engine events a store keeps; older ones are pruned."""
 _EVENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Event))
+_EVENT_KINDS: dict[str, tuple[type, ...]] = {
+    "at": (int, float),
+    "task": (str,),
+    "task_key": (str,),
+    "hit": (bool,),
+    "steps_replayed": (int,),
+    "reason": (str, type(None)),
+    "tool": (str, type(None)),
+    "trajectory_id": (str, type(None)),
+    "elapsed": (int, float),
+    "agent_seconds": (int, float),
+    "saved_seconds": (int, float),
+    "tokens_spent": (int,),
+    "tokens_saved": (int,),
+}
+assert _EVENT_KINDS.keys() == _EVENT_FIELDS
 
 
 def dumps(trajectory: Trajectory) -> str:
@@ -102,7 +118,19 @@ def load_events(rows: Iterable[tuple[Any, str]], where: str) -> list[Event]:
     for row_id, text in rows:
         try:
             data = json.loads(text)
-            found.append(Event(**{k: v for k, v in data.items() if k in _EVENT_FIELDS}))
+            found.append(_event(data))
         except (ValueError, TypeError, AttributeError) as exc:
             log.warning("skipping event %s in %s: it cannot be decoded (%s)", row_id, where, exc)
     return found
+
+
+def _event(data: Any) -> Event:
+    """An :class:`Event` from its stored JSON object, each field of its type (ValueError if not)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, found {type(data).__name__}")
+    fields = {k: v for k, v in data.items() if k in _EVENT_FIELDS}
+    for name, value in fields.items():
+        kinds = _EVENT_KINDS[name]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise ValueError(f"field {name!r} is {value!r}, not a {' or '.join(k.__name__ for k in kinds)}")
+    return Event(**fields)

@@ -1,0 +1,105 @@
+"""Finding secret param values in a trajectory before it is stored.
+
+The trajectory's own values are searched (arguments, templates, snapshots, the answer, the task text
+and tags), not their JSON form: bytes and large integers are encoded there (base64, hex) and a
+search of the JSON would not see them. Dict keys are searched too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from muscle_mem import codec
+from muscle_mem.trajectory import Arg, Trajectory
+
+_MAX_DEPTH = 32
+MIN_NUMBER_TEXT = 4
+"""A secret number shorter than this as text is found in a string only as the whole string."""
+
+
+def leaks_secret(trajectory: Trajectory, secrets: Mapping[str, Any]) -> bool:
+    """Whether a secret value appears anywhere in the trajectory's data, outside param references:
+    inside a string (in any case) or bytes, or as an equal number."""
+    match = _matcher([v for v in secrets.values() if v is not None and not isinstance(v, bool)])
+    return match is not None and any(match(leaf) for leaf in _leaves(trajectory))
+
+
+def _matcher(secrets: list[Any]) -> Any:
+    texts = [s.casefold() for s in secrets if isinstance(s, str) and s]
+    blobs = [s for s in secrets if isinstance(s, bytes) and s]
+    blobs += [t.encode() for t in texts]
+    numbers = [s for s in secrets if isinstance(s, int | float)]
+    long_numbers = [str(n) for n in numbers if len(str(n)) >= MIN_NUMBER_TEXT]
+    short_numbers = [str(n) for n in numbers if len(str(n)) < MIN_NUMBER_TEXT]
+    texts += [b.decode("utf-8", "ignore").casefold() for b in blobs if len(b) >= MIN_NUMBER_TEXT]
+    texts += long_numbers
+    if not (texts or blobs or numbers):
+        return None
+
+    def match(leaf: Any) -> bool:
+        if isinstance(leaf, str):
+            folded = leaf.casefold()
+            return any(t and t in folded for t in texts) or leaf in short_numbers
+        if isinstance(leaf, bytes | bytearray):
+            return any(b in leaf for b in blobs)
+        if isinstance(leaf, int | float) and not isinstance(leaf, bool):
+            return leaf in numbers
+        return False
+
+    return match
+
+
+def _leaves(trajectory: Trajectory) -> Iterator[Any]:
+    yield trajectory.task
+    yield from trajectory.tags
+    for step in trajectory.steps:
+        for arg in step.args:
+            yield from _arg_leaves(arg)
+        for name, arg in step.kwargs:
+            yield name
+            yield from _arg_leaves(arg)
+        for snapshot in (step.pre, step.post):
+            if snapshot is not None:
+                yield from _value_leaves(snapshot.value, 0)
+    yield from _arg_leaves(trajectory.result)
+
+
+def _arg_leaves(arg: Arg) -> Iterator[Any]:
+    if arg.kind == "static":
+        yield from _value_leaves(arg.value, 0)
+    elif arg.kind == "template":
+        yield from (text for kind, text in arg.value if kind == "text")
+    elif arg.kind == "struct":
+        for key, item in arg.value[1]:
+            yield key
+            yield from _arg_leaves(item)
+    elif arg.kind == "output":
+        for _, key in arg.path:
+            yield key
+
+
+def _value_leaves(value: Any, depth: int) -> Iterator[Any]:
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _value_leaves(key, depth + 1)
+            yield from _value_leaves(item, depth + 1)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from _value_leaves(item, depth + 1)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield from _value_leaves(getattr(value, field.name), depth + 1)
+    elif isinstance(getattr(type(value), "model_fields", None), dict):
+        for name in type(value).model_fields:
+            yield from _value_leaves(getattr(value, name, None), depth + 1)
+    elif isinstance(value, enum.Enum):
+        yield from _value_leaves(value.value, depth + 1)
+    elif isinstance(value, codec.Opaque):
+        yield from _value_leaves(value.data, depth + 1)
+    else:
+        yield value
