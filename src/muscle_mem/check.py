@@ -34,6 +34,8 @@ class Check(Generic[T]):
     ) -> None:
         if not callable(capture) or not callable(compare):
             raise TypeError("Check(capture, compare) needs two callables")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)):
+            raise TypeError(f"threshold must be a number or None, not {threshold!r}")
         self.capture = capture
         self.compare = compare
         self.threshold = threshold
@@ -41,7 +43,8 @@ class Check(Generic[T]):
 
     @classmethod
     def equal(cls, capture: Callable[..., T]) -> Check[T]:
-        """A Check that passes when the current snapshot equals the recorded one."""
+        """A Check that passes when the current snapshot equals the recorded one in type and value
+        (its canonical encoding: ``1``, ``1.0`` and ``True`` are three snapshots)."""
         check: Check[T] = cls(capture, operator.eq)
         check.by_key = True
         return check

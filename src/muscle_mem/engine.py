@@ -56,7 +56,7 @@ class Engine:
     >>> @engine.tool(pre_check=Check.equal(read_page_title))
     ... def click(selector: str): ...
     >>> engine.set_agent(my_agent)
-    >>> result = engine("book a room for {name}", params={"name": "Ada"})
+    >>> result = engine("book a room for Ada", params={"name": "Ada"})  # one task for every name
     >>> result.hit, result.output, result.reason
     """
 
@@ -74,10 +74,12 @@ class Engine:
     ) -> None:
         if match not in _MATCHES:
             raise ValueError(f"match must be one of {_MATCHES}, not {match!r}")
-        self.store: Store = open_store(store)
-        self.match: Match = match
+        if isinstance(similarity, bool) or not isinstance(similarity, int | float):
+            raise TypeError(f"similarity must be a number in (0, 1], not {similarity!r}")
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
+        self.store: Store = open_store(store)
+        self.match: Match = match
         self.metrics = Metrics()
         self.journal = Journal(self.store)
         semantic_policy = self.policy.name == "attention-lru" or getattr(self.policy, "semantic", 0.0) > 0.0
@@ -139,6 +141,7 @@ class Engine:
         version: str | None = None,
     ) -> Callable[[F], F]:
         """Decorator instrumenting a function tool."""
+        _checks_given(pre_check, post_check)
         return lambda fn: self._register(fn, name, version, pre_check, post_check, is_method=False)  # type: ignore[return-value]
 
     function = tool
@@ -152,6 +155,7 @@ class Engine:
         version: str | None = None,
     ) -> Callable[[F], F]:
         """Decorator instrumenting a method tool: ``self`` is not recorded and comes from ``set_context``."""
+        _checks_given(pre_check, post_check)
         return lambda fn: self._register(fn, name, version, pre_check, post_check, is_method=True)  # type: ignore[return-value]
 
     def register(
@@ -270,9 +274,8 @@ class Engine:
     ) -> tuple[Run, Replayer, TaskIndex | None, str | None]:
         if not self._finalized:
             self.finalize()
-        if isinstance(tags, str):
-            raise TypeError("tags must be a sequence of strings, not a string")
-        tag_tuple = tuple(tags or ())
+        tag_tuple = _checked_tags(tags)
+        _check_params(params)
         plain = plain_params(params)
         unkeyable: str | None = None
         try:
@@ -529,6 +532,39 @@ def _async_in_sync(name: str) -> TypeError:
 
 async def _awaited(value: Awaitable[Any]) -> Any:
     return await value
+
+
+def _checked_tags(tags: object) -> tuple[str, ...]:
+    if tags is None:
+        return ()
+    if isinstance(tags, str | bytes) or not isinstance(tags, Sequence | set | frozenset):
+        raise TypeError(f"tags must be a sequence of strings, not {type(tags).__name__}")
+    found = tuple(tags)
+    for tag in found:
+        if not isinstance(tag, str):
+            raise TypeError(f"tags must be strings, got {tag!r} ({type(tag).__name__})")
+    return found
+
+
+def _check_params(params: object) -> None:
+    if params is None:
+        return
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params must be a mapping of names to values, not {type(params).__name__}")
+    for name in params:
+        if not isinstance(name, str):
+            raise TypeError(f"params names must be strings, got {name!r} ({type(name).__name__})")
+
+
+def _checks_given(*checks: object) -> None:
+    """Refuse a decorator used without parentheses (``@engine.tool``): its function arrives as a check."""
+    for check in checks:
+        if check is not None and not isinstance(check, Check):
+            if callable(check):
+                raise TypeError(
+                    "write @engine.tool() or @engine.method() with parentheses (they take checks)"
+                )
+            raise TypeError(f"pre_check and post_check must be Check objects, got {type(check).__name__}")
 
 
 def _redacted(run: Run, ending: Ending) -> Ending:

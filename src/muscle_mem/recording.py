@@ -375,13 +375,13 @@ class _ArgBuilder:
             )
         if names:
             return Arg.of_param(names[0])
+        origin = self.provenance.find(value, receiver)  # before templates: "John-17" came from a tool
+        if origin is not None:
+            return Arg.output(origin.step, origin.path)
         if isinstance(value, str):
             parts = split_template(value, self.params)
             if parts is not None:
                 return Arg.template(parts)
-        origin = self.provenance.find(value, receiver)
-        if origin is not None:
-            return Arg.output(origin.step, origin.path)
         structured = self._struct(value, receiver, where)
         if structured is not None:
             return structured

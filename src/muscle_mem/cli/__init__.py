@@ -7,6 +7,7 @@ Errors are one clear line on stderr and a non-zero exit status, never a tracebac
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    _route_logs()
     try:
         args = build_parser().parse_args(argv)
         status: int = args.run(args)
@@ -60,6 +62,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("MUSCLE_MEM_DEBUG"):
             raise
         return _fail(f"error: {_describe(exc)}", 1)
+
+
+def _route_logs() -> None:
+    """Where nothing else handles logging: muscle-mem's warnings reach stderr, one line each, and other
+    libraries' (psycopg's retries) do not; ``MUSCLE_MEM_DEBUG`` shows every record."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("muscle-mem: %(levelname)s: %(message)s"))
+    if not os.environ.get("MUSCLE_MEM_DEBUG"):
+        handler.addFilter(
+            lambda record: record.name.startswith("muscle_mem") and record.levelno >= logging.WARNING
+        )
+    root.addHandler(handler)
 
 
 def _describe(exc: BaseException) -> str:

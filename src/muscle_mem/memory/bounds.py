@@ -29,6 +29,14 @@ class Bounds:
     """Serialises :meth:`enforce` in this process, so concurrent writers do not evict twice over."""
 
     def __post_init__(self) -> None:
+        for name, value, kinds in (
+            ("capacity", self.capacity, (int,)),
+            ("max_bytes", self.max_bytes, (int,)),
+            ("ttl", self.ttl, (int, float)),
+        ):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+                kind = "a whole number" if kinds == (int,) else "a number of seconds"
+                raise TypeError(f"{name} must be {kind} or None, not {value!r}")
         if self.capacity is not None and self.capacity < 1:
             raise ValueError(f"capacity must be at least 1 trajectory, not {self.capacity!r}")
         if self.max_bytes is not None and self.max_bytes < 0:
