@@ -562,7 +562,8 @@ def _checks_given(*checks: object) -> None:
         if check is not None and not isinstance(check, Check):
             if callable(check):
                 raise TypeError(
-                    "write @engine.tool() or @engine.method() with parentheses (they take checks)"
+                    "pre_check and post_check must be Check objects, got a function: decorate with "
+                    "@engine.tool() or @engine.method() (with parentheses), or wrap it in Check(...)"
                 )
             raise TypeError(f"pre_check and post_check must be Check objects, got {type(check).__name__}")
 
