@@ -207,7 +207,7 @@ class Index:
                 used = changes.last_used
                 for trajectory in sorted(changes.added, key=lambda t: used.get(t.id, t.created_at)):
                     task.add(trajectory)
-                task.revision = max(task.revision, changes.revision)
+                task.revision = changes.revision if changes.reset else max(task.revision, changes.revision)
         return task
 
 

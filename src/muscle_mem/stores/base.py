@@ -22,7 +22,8 @@ class Changes:
     added: tuple[Trajectory, ...] = ()
     removed: frozenset[str] = field(default_factory=frozenset)
     reset: bool = False
-    """True when ``since`` was too old to answer incrementally: ``added`` is then the full set."""
+    """True when ``since`` cannot be answered incrementally (too old, or newer than the store: a store
+    made anew): ``added`` is then the full set."""
     last_used: Mapping[str, float] = field(default_factory=dict)
     """When each added trajectory was last used (stored or hit), so a reader can order them by it."""
 

@@ -156,7 +156,7 @@ class MemoryStore:
     def changes(self, task_key: str, since: int) -> Changes:
         with self._lock:
             self._check_open()
-            reset = since < self._floor
+            reset = since < self._floor or since > self._revision
             task = self._tasks.get(task_key)
             added = []
             last_used: dict[str, float] = {}

@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("muscle_mem.stores.postgres")
 
 _T = TypeVar("_T")
+_ROLLBACK_RETRIES = 3
+"""Times a statement the server rolled back (deadlock, serialization failure) is tried again."""
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -164,18 +167,26 @@ class PostgresStore:
         self._pool_lock = threading.Lock()
 
     def _run(self, work: Callable[[Connection[Any]], _T]) -> _T:
-        """Run ``work`` on a pooled connection; on a dropped connection, check the pool and retry once."""
+        """Run ``work`` on a pooled connection. On a dropped connection, check the pool and retry once;
+        on a transaction the server rolled back (a deadlock, a serialization failure), retry it."""
         psycopg, psycopg_pool = self._psycopg, self._psycopg_pool
-        for attempt in range(2):
+        reconnected = False
+        for attempt in range(_ROLLBACK_RETRIES + 1):
             pool = self._get_pool()
             try:
                 with pool.connection() as conn:
                     return work(conn)
             except psycopg_pool.PoolTimeout as exc:
                 raise StoreError(f"no connection to {self._where} within {self.timeout:g} s") from exc
-            except psycopg.OperationalError as exc:
-                if attempt or self._closed:
+            except psycopg.errors.TransactionRollback as exc:
+                if attempt == _ROLLBACK_RETRIES or self._closed:
                     raise StoreError(f"{self!r}: {exc}") from exc
+                log.debug("%s rolled a transaction back (%s); retrying", self._where, str(exc).strip())
+                time.sleep(0.005 * (attempt + 1))
+            except psycopg.OperationalError as exc:
+                if reconnected or self._closed:
+                    raise StoreError(f"{self!r}: {exc}") from exc
+                reconnected = True
                 log.warning("lost a connection to %s (%s); reconnecting", self._where, str(exc).strip())
                 pool.check()
             except psycopg.Error as exc:
@@ -319,7 +330,8 @@ class PostgresStore:
                     if used is not None:
                         last_used[tid] = used
         added.sort(key=lambda item: item[0])
-        return Changes(revision, tuple(t for _, t in added), frozenset(removed), since < floor, last_used)
+        reset = since < floor or since > revision  # behind the tombstones, or a store made anew
+        return Changes(revision, tuple(t for _, t in added), frozenset(removed), reset, last_used)
 
     def get(self, trajectory_id: str) -> Trajectory | None:
         row = self._run(lambda conn: conn.execute(self._sql["get"], (trajectory_id,)).fetchone())
@@ -399,7 +411,9 @@ _SQL = {
     "touch": "WITH c AS (" + _ASYNC_COMMIT + ") "
     "UPDATE {s}.usage SET hits = hits + 1, last_used = %s, saved_seconds = saved_seconds + %s, "
     "priority = %s, attention = %s WHERE id = %s AND (SELECT true FROM c)",
-    "delete": """WITH d AS (DELETE FROM {s}.trajectories t WHERE {{where}} RETURNING t.id, t.task_key, t.nbytes),
+    "delete": """WITH l AS MATERIALIZED (SELECT true AS locked FROM {s}.state FOR UPDATE),
+    d AS (DELETE FROM {s}.trajectories t WHERE {{where}} AND (SELECT locked FROM l)
+        RETURNING t.id, t.task_key, t.nbytes),
     g AS (SELECT task_key, count(*) AS n FROM d GROUP BY task_key),
     o AS (DELETE FROM {s}.tombstones
         WHERE rev <= (SELECT revision FROM {s}.state) - %(keep)s AND EXISTS (SELECT FROM d) RETURNING rev),
@@ -416,9 +430,10 @@ _SQL = {
     "changes": "WITH q AS MATERIALIZED (SELECT revision, floor, %(since)s::bigint AS since FROM {s}.state) "
     "SELECT 0, t.id, t.record, t.rev, q.revision, q.floor, u.last_used "
     "FROM {s}.trajectories t LEFT JOIN {s}.usage u ON u.id = t.id CROSS JOIN q WHERE t.task_key = %(key)s "
-    "AND t.rev > (SELECT CASE WHEN since < floor THEN 0 ELSE since END FROM q) "
+    "AND t.rev > (SELECT CASE WHEN since < floor OR since > revision THEN 0 ELSE since END FROM q) "
     "UNION ALL SELECT 1, b.id, NULL, b.rev, q.revision, q.floor, NULL FROM {s}.tombstones b, q "
-    "WHERE b.task_key = %(key)s AND b.rev > (SELECT CASE WHEN since < floor THEN NULL ELSE since END FROM q) "
+    "WHERE b.task_key = %(key)s "
+    "AND b.rev > (SELECT CASE WHEN since < floor OR since > revision THEN NULL ELSE since END FROM q) "
     "UNION ALL SELECT 2, NULL, NULL, 0, q.revision, q.floor, NULL FROM q",
     "get": "SELECT record FROM {s}.trajectories WHERE id = %s",
     "usage": f"SELECT {_USAGE} FROM {{s}}.usage WHERE id = %s",

@@ -394,7 +394,7 @@ class SQLiteStore:
         def run() -> Changes:
             with self._read() as db:
                 revision, floor = db.execute("SELECT revision, floor FROM state").fetchone()
-                reset = since < floor
+                reset = since < floor or since > revision  # behind the tombstones, or a store made anew
                 rows = db.execute(
                     "SELECT t.id, t.record, u.last_used FROM trajectories t LEFT JOIN usage u ON u.id = t.id "
                     "WHERE t.task_key = ? AND t.rev > ? ORDER BY t.rev",

@@ -1,0 +1,253 @@
+"""Durable stores under concurrent workers, found in review: an add and a removal racing in PostgreSQL,
+a store made anew under a running worker, another worker evicting a trajectory being replayed (each
+of the first two failed before its fix; the docstrings say what went wrong)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import trajectory
+from muscle_mem.stores import PostgresStore, SQLiteStore, Store, StoreError
+
+POSTGRES_URL = os.environ.get("MUSCLE_MEM_TEST_POSTGRES") or "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def _postgres_available() -> bool:
+    try:
+        import psycopg
+
+        with psycopg.connect(POSTGRES_URL, connect_timeout=3):
+            return True
+    except Exception:
+        return False
+
+
+needs_postgres = pytest.mark.skipif(not _postgres_available(), reason=f"no PostgreSQL at {POSTGRES_URL}")
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    name = f"rev_{uuid.uuid4().hex[:12]}"
+    try:
+        yield name
+    finally:
+        import psycopg
+
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+def _in_thread(fn: Callable[[], Any], errors: list[BaseException]) -> threading.Thread:
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+# -- 1. PostgreSQL: a removal and an add take the same two locks in opposite orders -----------------
+
+
+@needs_postgres
+def test_postgres_concurrent_add_and_remove_of_one_task_do_not_deadlock(
+    schema: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An add and a removal of the same task, run at once by two workers, deadlock in PostgreSQL.
+
+    ``add`` (the ``insert`` statement) locks the ``state`` row first (CTE ``s``) and the ``tasks`` row
+    of its task key after (CTE ``k``). ``_delete`` (the ``delete`` statement, used by ``remove`` and
+    ``expire``, so by every eviction) deletes the rows (CTE ``d``), and PostgreSQL runs its other
+    data-modifying CTEs (``k``/``e`` on ``tasks``) before ``s`` on ``state``: it locks ``tasks`` then
+    ``state``. Opposite orders: the server aborts one of them with "deadlock detected" after
+    ``deadlock_timeout``. ``_run`` takes that for a dropped connection and retries once; when the
+    retry meets the same interleaving (workers adding the same task again), the removal fails with
+    ``StoreError`` (an eviction/expiry lost; in a 4-process random add/remove/expire run on one
+    schema, 2 of 4 workers died this way). The interleaving is arranged by hand with a third
+    connection holding the ``state`` row, so the first deadlock happens every run (the test fails on
+    the deadlock every time); the retry is arranged the same way and then fails too in some runs.
+    Fix: make the delete statement lock the state row before anything else (e.g. a first CTE
+    ``l AS (SELECT revision FROM state FOR UPDATE)`` that ``d`` depends on), as ``clear`` and the
+    insert do; and do not retry deadlocks as if the connection had dropped.
+    """
+    import psycopg
+
+    keeper = PostgresStore(POSTGRES_URL, schema=schema, pool_size=2)
+    adder = PostgresStore(POSTGRES_URL, schema=schema, pool_size=2)
+    remover = PostgresStore(POSTGRES_URL, schema=schema, pool_size=2)
+    victims = [trajectory("shared", n=n) for n in range(2)]
+    keeper.add(trajectory("shared", n=100))  # the task keeps a trajectory: its tasks row stays
+    for t in victims:
+        keeper.add(t)
+    errors: list[BaseException] = []
+    threads: list[threading.Thread] = []
+    state = f'"{schema}".state'
+
+    def arrange(remove: Callable[[], Any]) -> None:
+        """Hold the state row; queue an add of the task on it; then run ``remove`` (which locks the
+        task's row, then queues on state behind the add); release the state row."""
+        holder = psycopg.connect(POSTGRES_URL)
+        holder.execute(f"SELECT * FROM {state} FOR UPDATE")
+        n = len(threads)
+        threads.append(_in_thread(lambda: adder.add(trajectory("shared", n=1000 + n)), errors))
+        time.sleep(0.3)  # the add waits on the state row, holding nothing
+
+        def release() -> None:
+            time.sleep(0.3)  # the removal has locked the task's row and waits on the state row
+            holder.commit()
+            holder.close()
+
+        threads.append(threading.Thread(target=release))
+        threads[-1].start()
+        remove()
+
+    pool = remover._get_pool()
+    check = pool.check
+    retried: list[bool] = []
+
+    def check_then_rearrange() -> None:  # _run calls pool.check() before its one retry
+        check()
+        if not retried:
+            retried.append(True)
+            arrange(lambda: None)  # the same interleaving again, for the retry
+
+    pool.check = check_then_rearrange  # type: ignore[method-assign]
+    try:
+        with caplog.at_level(logging.WARNING, logger="muscle_mem"):
+            try:
+                arrange(lambda: remover.remove([victims[0].id]))
+                removal: BaseException | None = None
+            except StoreError as exc:
+                removal = exc
+            for thread in threads:
+                thread.join(30)
+        deadlocks = [r.getMessage() for r in caplog.records if "deadlock" in r.getMessage()]
+        assert removal is None, f"the removal was lost: {removal}"
+        assert not deadlocks, f"add and remove deadlocked: {deadlocks[0]}"
+        assert not errors
+    finally:
+        for store in (keeper, adder, remover):
+            store.close()
+
+
+# -- 2. A store whose revision went back (schema dropped and re-created) ------------------------------
+
+
+def _counting_engine(store: Store, **options: Any) -> tuple[Any, list[str]]:
+    from muscle_mem import Engine
+
+    engine = Engine(store, **options)
+    agent_runs: list[str] = []
+
+    @engine.tool()
+    def handle(task: str) -> str:
+        return f"handled {task}"
+
+    def agent(task: str) -> str:
+        agent_runs.append(task)
+        return handle(task)
+
+    engine.set_agent(agent)
+    return engine, agent_runs
+
+
+@needs_postgres
+def test_index_is_not_fooled_by_a_store_whose_revision_went_back(schema: str) -> None:
+    """The index trusts that a store's revision only grows; when it goes back, removed trajectories
+    are replayed and new ones are never seen.
+
+    Scenario: an operator resets a shared cache by dropping its PostgreSQL schema; the next worker to
+    start re-creates it (revision 0) and stores a trajectory. A worker that kept running has its index
+    at the old, higher revision: ``Index.lookup`` asks ``changes(since=old)``, which is not a reset
+    (``since >= floor``) and has nothing with ``rev > old``, and keeps ``task.revision = max(old, new)``.
+    So it goes on replaying the dropped trajectory (``Result.trajectory_id`` names a trajectory the
+    store does not hold) and ignores the new one until the counter climbs past the old value (and then
+    still misses everything stored in between). The same happens with a SQLite file restored from a
+    backup with the backup API while workers run.
+    Fix (index.py ``Index.lookup`` / every store's ``changes``): treat ``since > revision`` as a reset
+    (``reset = since < floor or since > revision``) and on a reset set ``task.revision =
+    changes.revision`` instead of the max.
+    """
+    import psycopg
+
+    worker = PostgresStore(POSTGRES_URL, schema=schema)
+    engine, _ = _counting_engine(worker)
+    for i in range(3):  # the schema's revision climbs to 3
+        engine(f"ticket {i}")
+    old = engine("ticket 0")
+    assert old.hit
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f'DROP SCHEMA "{schema}" CASCADE')  # the cache is reset
+    newcomer = PostgresStore(POSTGRES_URL, schema=schema)  # another worker starts: an empty schema
+    other, _ = _counting_engine(newcomer)
+    fresh = other("ticket 0")  # stored at revision 1
+    assert fresh.stored and newcomer.get(old.trajectory_id) is None
+    try:
+        again = engine("ticket 0")
+        assert again.trajectory_id != old.trajectory_id, "replayed a trajectory the store no longer holds"
+        assert again.hit and again.trajectory_id == fresh.trajectory_id
+    finally:
+        worker.close()
+        newcomer.close()
+
+
+# -- 3. Eviction by another worker removes a trajectory this worker is replaying ----------------------
+
+
+@pytest.mark.parametrize("bound", ["capacity", "ttl"])
+def test_a_replay_completes_when_another_worker_evicts_its_trajectory(tmp_path: Path, bound: str) -> None:
+    """README: protection from eviction is per process. Worker B (another engine on the same SQLite
+    file) evicts, by capacity or TTL, the trajectory worker A is replaying at that moment: A's replay
+    still completes from its index, with the right answer and no error (its use is not counted)."""
+    from muscle_mem import Engine
+
+    path = tmp_path / "shared.db"
+    a_store, b_store = SQLiteStore(path), SQLiteStore(path)
+    worker_a = Engine(a_store)
+    hooks: list[Callable[[], None]] = []
+
+    @worker_a.tool()
+    def handle(task: str) -> str:
+        for hook in hooks:
+            hook()
+        return f"handled {task}"
+
+    worker_a.set_agent(lambda task: handle(task))
+    options: dict[str, Any] = {"capacity": 1} if bound == "capacity" else {"ttl": 3600.0}
+    worker_b, _ = _counting_engine(b_store, **options)
+
+    first = worker_a("alpha task")
+    assert first.stored
+    if bound == "ttl":  # A's trajectory is older than B's TTL
+        import sqlite3
+
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE trajectories SET created_at = created_at - 7200")
+    errors: list[BaseException] = []
+    still_stored: list[bool] = []
+
+    def worker_b_runs_meanwhile() -> None:
+        _in_thread(lambda: worker_b("bravo task"), errors).join(30)
+        still_stored.append(a_store.get(first.trajectory_id) is not None)
+
+    hooks.append(worker_b_runs_meanwhile)
+    try:
+        replay = worker_a("alpha task")
+        assert replay.hit and replay.trajectory_id == first.trajectory_id
+        assert replay.output == "handled alpha task"
+        assert not errors and still_stored == [False]  # B did evict it, in the middle of A's replay
+    finally:
+        a_store.close()
+        b_store.close()
