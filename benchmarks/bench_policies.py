@@ -321,7 +321,6 @@ def matcher_quality() -> None:
         emb = Cached(inner)
         canonical = [analyse(t) for pair in every for t in pair[:2]]
         emb.warm([t for pair in every for t in pair[:2]] + [a.canonical for a in canonical])
-        emb.warm([w for a in canonical for w in a.words.values()])
         for sim in (0.8, 0.9):
             row = []
             for pairs in sets.values():

@@ -119,20 +119,33 @@ def _templated(value: Any, params: Mapping[str, Any], texts: Mapping[str, Any], 
     return codec.encode(value)
 
 
-def _readable(value: Any, params: Mapping[str, Any]) -> str:
+def _readable(value: Any, params: Mapping[str, Any], used: set[str]) -> str:
     if isinstance(value, str):
         parts = split_template(value, params)
-        return value if parts is None else render(parts)
+        if parts is None:
+            return value
+        used.update(t for kind, t in parts if kind == "param")
+        return render(parts)
     for name, param in params.items():
         if type(param) is type(value) and param == value and not isinstance(value, bool | None):
+            used.add(name)
             return "{" + name + "}"
     return repr(value)
 
 
-def task_text(args: Sequence[Any], kwargs: Mapping[str, Any], params: Mapping[str, Any]) -> str:
-    """The task as a person reads it, params shown as ``{name}``."""
-    shown = [_readable(a, params) for a in args]
-    shown += [f"{k}={_readable(v, params)}" for k, v in kwargs.items()]
+def task_text(
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    params: Mapping[str, Any],
+    secret: frozenset[str] = frozenset(),
+) -> str:
+    """The task as a person reads it, params shown as ``{name}``; a param that does not appear in the
+    arguments is part of the task (see :func:`task_key`), so it is shown after them with its value
+    (a ``secret`` one as ``{name}``)."""
+    used: set[str] = set()
+    shown = [_readable(a, params, used) for a in args]
+    shown += [f"{k}={_readable(v, params, used)}" for k, v in kwargs.items()]
+    shown += [f"{k}={{{k}}}" if k in secret else f"{k}={params[k]!r}" for k in params if k not in used]
     return ", ".join(shown)
 
 
@@ -231,4 +244,4 @@ class TaskIdentity:
         secret: frozenset[str],
     ) -> tuple[str, str]:
         key = task_key(args, kwargs, tags, params, self.match, secret)
-        return key, task_text(args, kwargs, params)
+        return key, task_text(args, kwargs, params, secret)

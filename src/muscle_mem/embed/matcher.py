@@ -1,12 +1,15 @@
-"""Semantic task matching: which known task, if any, a new task text is a paraphrase of.
+"""Semantic task matching: which known task, if any, a new task text says the same as.
 
-A known task matches when the embeddings of the two tasks' canonical texts (content words and
-literals, fillers dropped, synonyms mapped to one word) have a cosine of at least ``similarity``
-*and* the guard accepts the pair. The guard refuses a pair that differs in a literal (a number, an
-id, a file name, a quoted string, a name), in negation, or in a content word that the other task
-does not answer with a near-synonym that is not its opposite. So ``activate user 4471`` never
-matches ``deactivate user 4471``, nor ``delete the file a.txt`` ``create the file a.txt``, while
-``please fill the form for {name}`` matches ``fill in the form for {name}``.
+A known task matches when the embeddings of the two tasks' normal forms (``embed/text.py``: framing,
+articles and punctuation dropped, a few exact synonyms mapped) have a cosine of at least
+``similarity`` *and* the guard accepts the pair: the two normal forms must be equal, token for token.
+So ``please fill the form for {name}`` matches ``fill in the form for {name}``, and nothing that
+differs in a word, a number, a sign, a pronoun or a negation matches: ``activate user 4471`` never
+matches ``deactivate user 4471``, nor ``I owe you 50 dollars`` ``you owe me 50 dollars``. An
+earlier guard let words with near embeddings stand for each other; review found antonyms and
+sibling values (weekdays, units) among them, so a word now stands only for itself or its listed
+synonyms. With this guard a candidate that passes has a cosine of 1: ``similarity`` only decides
+which candidates are looked at.
 """
 
 from __future__ import annotations
@@ -19,12 +22,9 @@ import numpy as np
 import numpy.typing as npt
 
 from muscle_mem.embed.base import Embedder, Vectors
-from muscle_mem.embed.text import Analysis, analyse, opposite
+from muscle_mem.embed.text import Analysis, analyse
 
 K = TypeVar("K", bound=Hashable)
-
-WORD_SIMILARITY = 0.85
-"""Least cosine of two single words' embeddings for them to count as near-synonyms."""
 
 
 class TaskMatcher:
@@ -34,20 +34,16 @@ class TaskMatcher:
     matrix-vector product, and the guard runs only on the few candidates above ``similarity``.
     """
 
-    def __init__(
-        self, embedder: Embedder, similarity: float = 0.9, *, word_similarity: float = WORD_SIMILARITY
-    ) -> None:
+    def __init__(self, embedder: Embedder, similarity: float = 0.9) -> None:
         if not 0.0 < similarity <= 1.0:
             raise ValueError(f"similarity must be in (0, 1], not {similarity!r}")
         self.embedder = embedder
         self.similarity = similarity
-        self.word_similarity = word_similarity
         self._lock = threading.Lock()
         self._rows: dict[Hashable, int] = {}
         self._keys: list[Hashable] = []
         self._analyses: list[Analysis] = []
         self._matrix: Vectors = np.zeros((0, embedder.dim), dtype=np.float32)
-        self._words: dict[str, Vectors] = {}
         self._known: set[Any] = set()
         self._known_rows: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
 
@@ -104,30 +100,7 @@ class TaskMatcher:
         self._matrix = self._matrix[keep]
         self._rows = {k: i for i, k in enumerate(self._keys)}
 
-    def _accepts(self, a: Analysis, b: Analysis) -> bool:
-        """The guard: same literals in order, same negation, shared words in the same order, and
-        every other content word answered by a near-synonym that is not its opposite."""
-        if a.literals != b.literals or a.negated != b.negated:
-            return False
-        if [k for k in a.words if k in b.words] != [k for k in b.words if k in a.words]:
-            return False  # "from checking to savings" is not "from savings to checking"
-        only_a = [k for k in a.words if k not in b.words]
-        only_b = [k for k in b.words if k not in a.words]
-        if not only_a and not only_b:
-            return True
-        if not only_a or not only_b or a.names.intersection(only_a) or b.names.intersection(only_b):
-            return False
-        if any(opposite(x, y) for x in only_a for y in only_b):
-            return False
-        near = (
-            self._word_vectors([a.words[k] for k in only_a])
-            @ self._word_vectors([b.words[k] for k in only_b]).T
-        )
-        covered = near >= self.word_similarity
-        return bool(covered.any(axis=1).all() and covered.any(axis=0).all())
-
-    def _word_vectors(self, words: list[str]) -> Vectors:
-        missing = [w for w in dict.fromkeys(words) if w not in self._words]
-        if missing:
-            self._words.update(zip(missing, self.embedder.embed(missing), strict=True))
-        return np.stack([self._words[w] for w in words])
+    @staticmethod
+    def _accepts(a: Analysis, b: Analysis) -> bool:
+        """The guard: the same normal form, token for token."""
+        return a.tokens == b.tokens

@@ -1,12 +1,14 @@
-"""What a task text says, for the semantic matcher's guard: literals, content words, negation.
+"""What a task text says, for the semantic matcher's guard: its normal form.
 
-Literals are the values a task acts on (numbers, identifiers, file names, paths, placeholders such as
-``{name}``, quoted strings): two tasks that differ in one are different tasks. Content words are the
-other words, lower-cased, stemmed and mapped to the head of their synonym group, less fillers
-(articles, politeness, request framing); a word capitalised mid-sentence is a name, which only the
-same name answers. Two words are opposites when a small lexicon of reversive action pairs says so,
-or when one is the other with a negating prefix (``activate``/``deactivate``, ``enable``/``disable``,
-``upload``/``download``).
+Two task texts are the same task only when their normal forms are equal, token for token, in order.
+The normal form drops what frames a request (``please``, ``can you``, ``I need you to`` at its start;
+``please``, ``thanks`` at its end; the articles ``a``, ``an``, ``the``; sentence punctuation) and
+maps a few exact words to the head of their synonym group (``fetch`` → ``get``); it keeps everything
+else as it is: every other word (lower-cased, unstemmed: ``record`` is not ``records``), negations
+(``don't`` is ``do not``, in its place), pronouns, prepositions, quantifiers, numbers with their
+signs, currencies and units, symbols and operators, quoted strings and placeholders such as
+``{name}``. Whatever differs between two texts but these makes them two tasks: a miss, never a
+wrong replay. Embeddings only find the candidates; this decides.
 """
 
 from __future__ import annotations
@@ -14,217 +16,91 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_TOKEN = re.compile(r"""(?<!\w)"[^"]+"|(?<!\w)'[^'\s][^']*'(?!\w)|\{\w+\}|\w[\w.@:/\\'’-]*\w|\w""")
-_LITERAL_MARK = re.compile(r"[\d.@:/\\_]")
-
-_FILLER_TEXT = """a an the please kindly pls can could would will shall you me i i'd i'm we us let let's lets
-need want like help just now to for of in is are was were be been am has have had it its it's this that
-these those some any there my your our with do also then so"""
-FILLERS = frozenset(_FILLER_TEXT.split())
-"""Words that frame a request rather than say what it does."""
-NEGATIONS = frozenset(
-    ("not", "no", "never", "none", "nor", "without", "cannot", "cant", "dont", "doesnt", "didnt", "wont")
+_TOKEN = re.compile(
+    r"""(?<!\w)"[^"]+"|(?<!\w)'[^'\s][^']*'(?!\w)|\{\w+\}|\w[\w.@:/\\'-]*\w|\w|[^\w\s.,!?;:"'()]"""
 )
-
+"""A quoted string, a placeholder, a word (with inner dots, hyphens, apostrophes...), a character,
+or a symbol (``$``, ``%``, ``-``, ``+``, ``<``...). Sentence punctuation is not a token."""
+_LEADING = re.compile(
+    r"^\s*(?:(?:please|kindly|hey|hi|hello|ok|okay|can you|could you|would you|will you|"
+    r"i need you to|i want you to|i'd like you to|i would like you to)\b[\s,]*)+",
+    re.IGNORECASE,
+)
+_TRAILING = re.compile(r"(?:[\s,]*\b(?:please|kindly|thanks|thank you|thx|ty)\b[\s.!?]*)+$", re.IGNORECASE)
+ARTICLES = frozenset(("a", "an", "the"))
+"""Dropped wherever they are (but a capital ``A``, which may be a name or a column)."""
+_PHRASES = {"fill in": "fill", "fill out": "fill", "look up": "find"}
+"""Phrasal verbs and the word they mean."""
 _SYNONYMS = (
-    "get fetch retrieve obtain grab",
+    "get fetch retrieve obtain",
     "show display",
-    "find search locate look",
+    "find search locate",
     "create make generate",
-    "delete remove erase",
-    "update modify change edit alter",
+    "delete remove",
+    "update modify edit",
     "calculate compute",
     "buy purchase",
     "start begin launch",
     "book reserve",
-    "big large",
-    "small little tiny",
-    "email mail",
+    "list enumerate",
 )
-_OPPOSITES = (
-    "create delete",
-    "add delete",
-    "add subtract",
-    "insert delete",
-    "open close",
-    "start stop",
-    "start finish",
-    "start end",
-    "on off",
-    "up down",
-    "buy sell",
-    "increase decrease",
-    "increase reduce",
-    "raise lower",
-    "accept reject",
-    "approve reject",
-    "approve deny",
-    "allow deny",
-    "allow block",
-    "grant revoke",
-    "show hide",
-    "send receive",
-    "push pull",
-    "attach detach",
-    "login logout",
-    "before after",
-    "first last",
-    "next previous",
-    "forward backward",
-    "old new",
-    "oldest newest",
-    "earliest latest",
-    "max min",
-    "maximum minimum",
-    "high low",
-    "highest lowest",
-    "largest smallest",
-    "big small",
-    "more less",
-    "most least",
-    "yes no",
-    "true false",
-    "credit debit",
-    "deposit withdraw",
-    "asc desc",
-    "ascending descending",
-    "expand collapse",
-    "pause resume",
-    "hire fire",
-    "save discard",
-    "join leave",
-    "arrive depart",
-    "arrival departure",
-    "enter exit",
-    "north south",
-    "east west",
-    "left right",
-    "top bottom",
-    "above below",
-    "win lose",
-    "read write",
-    "get set",
-    "multiply divide",
-    "plus minus",
-    "encrypt decrypt",
-    "book cancel",
-    "schedule cancel",
-    "into from",
-)
-_PREFIXES = (
-    ("", "un"),
-    ("", "de"),
-    ("", "dis"),
-    ("", "in"),
-    ("", "im"),
-    ("", "non"),
-    ("", "anti"),
-    ("en", "dis"),
-    ("en", "de"),
-    ("in", "ex"),
-    ("im", "ex"),
-    ("up", "down"),
-    ("over", "under"),
-    ("pre", "post"),
-    ("max", "min"),
-)
-_SUFFIXES = ("ing", "ed", "es", "s", "e")
-
-
-def stem(word: str) -> str:
-    """A light suffix-stripping stem (``creates``, ``created``, ``creating`` → ``creat``)."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            if suffix != "e" and word.endswith("e") and len(word) > 3:
-                word = word[:-1]
-            break
-    return word
-
-
-_HEAD_WORD = {stem(word): group.split()[0] for group in _SYNONYMS for word in group.split()}
-"""Stem of a word in a synonym group → the group's head word."""
+"""Exact words that mean the same action. Inflected forms are not mapped (``fetched`` stays)."""
+_HEAD = {word: group.split()[0] for group in _SYNONYMS for word in group.split()}
 
 
 def synonym(word: str) -> str:
     """The head word of a word's synonym group, else the word itself."""
-    return _HEAD_WORD.get(stem(word), word)
-
-
-def head(word: str) -> str:
-    """The key of a content word: the stem of its synonym group's head word."""
-    return stem(synonym(word))
-
-
-_OPPOSITE = frozenset(frozenset(head(w) for w in pair.split()) for pair in _OPPOSITES)
-
-
-def opposite(a: str, b: str) -> bool:
-    """Whether two word keys (see :func:`head`) mean opposite things."""
-    if frozenset((a, b)) in _OPPOSITE:
-        return True
-    for x, y in ((a, b), (b, a)):
-        for left, right in _PREFIXES:
-            if x.startswith(left) and y.startswith(right):
-                rest = x[len(left) :]
-                if len(rest) >= 3 and rest == y[len(right) :]:
-                    return True
-    return False
+    return _HEAD.get(word, word)
 
 
 @dataclass(frozen=True, slots=True)
 class Analysis:
-    """One task text taken apart for the guard."""
+    """One task text in normal form."""
 
-    literals: tuple[str, ...]
-    """The literal values, in order."""
-    words: dict[str, str]
-    """Content word key (see :func:`head`) → its first surface form, in order of first appearance."""
-    names: frozenset[str]
-    """The keys of words written capitalised mid-sentence: only the same word answers them."""
-    negated: bool
-    canonical: str
-    """The content words and literals in order, lower-cased, for embedding."""
+    tokens: tuple[str, ...]
+    """Words (lower-cased, synonyms mapped), literals and symbols, in order."""
+
+    @property
+    def canonical(self) -> str:
+        """The normal form as one string, for embedding."""
+        return " ".join(self.tokens)
 
 
 def analyse(text: str) -> Analysis:
-    """Take a task text apart into literals, content words and negation."""
-    literals: list[str] = []
-    words: dict[str, str] = {}
-    names: set[str] = set()
-    negated = False
-    canonical: list[str] = []
-    text = text.replace("’", "'")
+    """The normal form of a task text."""
+    text = text.replace("’", "'").strip()
+    text = _TRAILING.sub("", _LEADING.sub("", text))
+    tokens: list[str] = []
     for match in _TOKEN.finditer(text):
         token = match.group()
-        if token.lower() in FILLERS:
+        if token[0] in "\"'{" and len(token) > 1:
+            tokens.append(token.strip("\"'"))  # a literal: as written
             continue
-        if _is_literal(token):
-            literal = token.strip("\"'")
-            literals.append(literal)
-            canonical.append(literal.lower())
+        if token.lower() in ARTICLES and token != "A":
             continue
-        for part in token.split("-"):
-            word = part.lower().strip("'")
-            if word in NEGATIONS or word.endswith("n't"):
-                negated = True
-                canonical.append("not")
-                continue
-            word = word.removesuffix("'s")
-            if word and word not in FILLERS:
-                key = head(word)
-                words.setdefault(key, word)
-                canonical.append(synonym(word))
-                if part != part.lower() and _mid_sentence(text, match.start()):
-                    names.add(key)
-    return Analysis(tuple(literals), words, frozenset(names), negated, " ".join(canonical))
+        if token.isupper() and (len(token) > 1 or token.isalpha()):
+            tokens.append(token)  # US is not us, IT is not it, column A is not an article
+            continue
+        word = token.lower()
+        if word.endswith("n't") or word == "cannot":
+            tokens += [_NEGATED_BASE.get(word, word[:-3]), "not"]
+            continue
+        tokens.append(synonym(word))
+    return Analysis(_phrases(tuple(tokens)))
 
 
-def _is_literal(token: str) -> bool:
-    """Quoted, a placeholder, or with a digit or path-like punctuation."""
-    return token[0] in "\"'{" or _LITERAL_MARK.search(token) is not None
+_NEGATED_BASE = {"can't": "can", "cannot": "can", "won't": "will", "shan't": "shall", "ain't": "is"}
 
 
-def _mid_sentence(text: str, start: int) -> bool:
-    before = text[:start].rstrip()
-    return bool(before) and before[-1] not in ".!?:;\"'"
+def _phrases(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        pair = " ".join(tokens[i : i + 2])
+        if pair in _PHRASES:
+            out.append(synonym(_PHRASES[pair]))
+            i += 2
+        else:
+            out.append(tokens[i])
+            i += 1
+    return tuple(out)
