@@ -422,3 +422,37 @@ def test_the_library_prints_nothing_and_logs_to_its_logger(
     assert captured.out == "" and captured.err == ""
     assert caplog.records, "the engine should log what it does"
     assert all(r.name == "muscle_mem" or r.name.startswith("muscle_mem.") for r in caplog.records)
+
+
+def test_the_library_never_prints_even_when_logging_is_not_configured(tmp_path: Any) -> None:
+    """Without a NullHandler, Python's last-resort handler would print the library's errors on stderr."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        from muscle_mem import Engine
+        engine = Engine()
+
+        @engine.tool()
+        def send(payload):
+            return "sent"
+
+        engine.set_agent(lambda task: send(object()))  # an argument that cannot be stored: logged
+        result = engine("send it")
+        assert not result.stored
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and done.stderr == ""
+
+
+def test_options_are_checked_before_the_store_is_opened(tmp_path: Any) -> None:
+    path = tmp_path / "never.db"
+    with pytest.raises(ValueError, match="similarity"):
+        Engine(f"sqlite:///{path}", match="semantic", similarity=2.0)
+    with pytest.raises(ValueError):
+        Engine(f"sqlite:///{path}", embedder="bogus")
+    assert not path.exists()

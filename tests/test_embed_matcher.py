@@ -160,3 +160,13 @@ def test_the_normal_form_drops_framing_and_keeps_everything_that_can_change_a_ta
     assert analyse("set the offset to -5").tokens == ("set", "offset", "to", "-", "5")
     assert analyse("I can't pay").tokens == analyse("I cannot pay").tokens == ("I", "can", "not", "pay")
     assert analyse("records").tokens != analyse("record").tokens  # no stemming
+
+
+def test_similarity_decides_between_texts_that_differ_only_in_soft_words() -> None:
+    """How or when (now, quickly, just...) may differ; the cosine then decides, so similarity matters."""
+    pair = ("quickly list all files in the workspace now", "list all files in the workspace")
+    assert TaskMatcher(HashingEmbedder(), similarity=0.8).matches(*pair)
+    assert not TaskMatcher(HashingEmbedder(), similarity=0.9).matches(*pair)
+    assert not TaskMatcher(HashingEmbedder(), similarity=0.5).matches(
+        "list the files now", "list the files then"
+    )

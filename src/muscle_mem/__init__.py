@@ -4,6 +4,8 @@ Record the tool calls an agent makes, and replay them without the LLM when the s
 and every Check says the environment still matches.
 """
 
+import logging
+
 from muscle_mem.check import Check
 from muscle_mem.codec import Secret
 from muscle_mem.engine import Engine
@@ -11,4 +13,6 @@ from muscle_mem.recording import Run, current_run
 from muscle_mem.result import Result
 
 __all__ = ["Check", "Engine", "Result", "Run", "Secret", "current_run"]
+
+logging.getLogger("muscle_mem").addHandler(logging.NullHandler())  # the library never prints
 __version__ = "0.2.0"

@@ -78,16 +78,16 @@ class Engine:
             raise TypeError(f"similarity must be a number in (0, 1], not {similarity!r}")
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
-        self.store: Store = open_store(store)
         self.match: Match = match
-        self.metrics = Metrics()
-        self.journal = Journal(self.store)
         semantic_policy = self.policy.name == "attention-lru" or getattr(self.policy, "semantic", 0.0) > 0.0
         task_embedder = get_embedder(embedder) if embedder or semantic_policy or match == "semantic" else None
         self._stream = TaskStream(task_embedder) if task_embedder is not None else None
         self._matcher = (
             TaskMatcher(task_embedder, similarity) if task_embedder and match == "semantic" else None
         )
+        self.store: Store = open_store(store)  # last: every option is valid, nothing is left open
+        self.metrics = Metrics()
+        self.journal = Journal(self.store)
         self._index = Index(self.store)
         self._identify = TaskIdentity(match)
         self._registry = ToolRegistry()

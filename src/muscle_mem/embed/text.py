@@ -7,8 +7,9 @@ maps a few exact words to the head of their synonym group (``fetch`` → ``get``
 else as it is: every other word (lower-cased, unstemmed: ``record`` is not ``records``), negations
 (``don't`` is ``do not``, in its place), pronouns, prepositions, quantifiers, numbers with their
 signs, currencies and units, symbols and operators, quoted strings and placeholders such as
-``{name}``. Whatever differs between two texts but these makes them two tasks: a miss, never a
-wrong replay. Embeddings only find the candidates; this decides.
+``{name}``. Two texts whose normal forms differ in anything but a few :data:`SOFT` words (``now``,
+``quickly``...) are two tasks: a miss, never a wrong replay. Where they differ only in soft words,
+the embeddings' cosine decides.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ _SYNONYMS = (
 )
 """Exact words that mean the same action. Inflected forms are not mapped (``fetched`` stays)."""
 _HEAD = {word: group.split()[0] for group in _SYNONYMS for word in group.split()}
+SOFT = frozenset(
+    ["now", "just", "quickly", "immediately", "asap", "also", "simply", "actually", "really", "currently"]
+)
+"""Words that say how or when to do a task, not what it is: two texts may differ in them, and the
+embeddings' cosine then decides (``similarity``)."""
 
 
 def synonym(word: str) -> str:
@@ -59,6 +65,11 @@ class Analysis:
 
     tokens: tuple[str, ...]
     """Words (lower-cased, synonyms mapped), literals and symbols, in order."""
+
+    @property
+    def core(self) -> tuple[str, ...]:
+        """The tokens but :data:`SOFT` words: what two texts of one task share exactly."""
+        return tuple(t for t in self.tokens if t not in SOFT)
 
     @property
     def canonical(self) -> str:
