@@ -421,6 +421,13 @@ def main() -> None:
         f"\n  µs per request: LRU {cost['engine: lru'] * 1e6:.0f}, Attention-LRU {cost['engine: attention-lru'] * 1e6:.0f},"
         f" the brief's code {brief_cost * 1e6:.0f}"
     )
+    lru_all = ratios["engine: lru"].mean(0)
+    for name in ("engine: attention-lru", "brief's Attention-LRU code"):
+        against = ", ".join(
+            f"{share:.1%}: {ratio / lru - 1:+.0%}"
+            for share, ratio, lru in zip(SHARES, ratios[name].mean(0), lru_all, strict=True)
+        )
+        print(f"  {name} against LRU, by capacity: {against}")
     print(f"\ntotal {time.perf_counter() - start:.0f} s")
 
 

@@ -7,7 +7,9 @@ The revision counter is a row of ``state`` that every add and removal updates in
 its row lock orders writers, so revisions become visible in the order they were given.
 
 A connection dropped by the server (restart, ``pg_terminate_backend``, network) is replaced: the
-operation that met it is retried once after the pool has checked its idle connections.
+operation that met it is retried once after the pool has checked its idle connections. A transaction
+the server rolled back (a deadlock, a serialization failure) is retried up to 3 times. Every write
+locks the ``state`` row first, so writers never wait on each other in opposite orders.
 """
 
 from __future__ import annotations
