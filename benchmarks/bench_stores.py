@@ -72,7 +72,7 @@ def _comparable(t: Trajectory) -> Any:
 def fill(store: Store, trajectories: list[Trajectory]) -> None:
     chunk = 5_000
     for first in range(0, len(trajectories), chunk):
-        store.add_many([(t, None) for t in trajectories[first : first + chunk]])  # type: ignore[attr-defined]
+        store.add_many([(t, None) for t in trajectories[first : first + chunk]])
 
 
 def hit_once(built: Built) -> tuple[float, float]:

@@ -40,3 +40,14 @@ def test_a_failed_write_warns_but_is_quiet_at_exit(caplog: pytest.LogCaptureFixt
     journal.add(event(2))
     journal.flush(at_exit=True)
     assert [r.levelno for r in caplog.records] == [logging.DEBUG]
+
+
+def test_engines_made_per_request_add_no_exit_hooks() -> None:
+    import atexit
+
+    from muscle_mem import Engine
+
+    before = atexit._ncallbacks()
+    for _ in range(50):
+        Engine().close()
+    assert atexit._ncallbacks() == before

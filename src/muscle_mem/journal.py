@@ -25,7 +25,7 @@ class Journal:
         self._pending: list[Event] = []
         self._last_flush = time.monotonic()
         self._lock = threading.Lock()
-        atexit.register(_flush_at_exit, weakref.ref(self))
+        _JOURNALS.add(self)
 
     def add(self, event: Event) -> None:
         with self._lock:
@@ -50,7 +50,11 @@ class Journal:
             )
 
 
-def _flush_at_exit(ref: weakref.ref[Journal]) -> None:
-    journal = ref()
-    if journal is not None:
+_JOURNALS: weakref.WeakSet[Journal] = weakref.WeakSet()
+"""Every live journal, flushed once at exit (one hook for all: an engine per request adds none)."""
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for journal in list(_JOURNALS):
         journal.flush(at_exit=True)

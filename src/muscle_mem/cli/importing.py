@@ -9,7 +9,6 @@ from pathlib import Path
 from muscle_mem.cli import cache, records
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
-from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore
 
 NAME = "import"
 HELP = "Add the trajectories of a JSON Lines file written by `export` (ids already stored are skipped)."
@@ -28,14 +27,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot read {source}: {why}") from None
     entries = list(records.parse(text.split("\n"), source))  # every line is checked before any is added
     with cache.opened(args, create=True) as store:
-        if isinstance(store, MemoryStore | SQLiteStore | PostgresStore):
-            added = store.add_many(entries)  # one transaction: all or nothing
-        else:
-            added = 0
-            for trajectory, usage in entries:
-                if store.usage(trajectory.id) is None:
-                    store.add(trajectory, usage)
-                    added += 1
+        added = store.add_many(entries)  # one transaction: all or nothing
     present = len(entries) - added
     note = f" ({present} already stored)" if present else ""
     Output().line(f"Imported {added} trajectories into {cache.display_url(store_url(args))}{note}.")

@@ -96,6 +96,11 @@ class Store(Protocol):
     def add(self, trajectory: Trajectory, usage: Usage | None = None) -> None:
         """Store a new trajectory (its id is new) with its initial use statistics."""
 
+    def add_many(self, items: Iterable[tuple[Trajectory, Usage | None]]) -> int:
+        """Store many trajectories in one transaction (ids already stored are skipped); returns how
+        many were new."""
+        ...
+
     def changes(self, task_key: str, since: int) -> Changes:
         """Trajectories of ``task_key`` added, and ids removed, after revision ``since`` (0: all)."""
         ...
