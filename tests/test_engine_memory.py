@@ -56,11 +56,31 @@ def test_lru_keeps_the_task_in_use(store: Store) -> None:
     assert tasks == {"alpha task", "charlie task"}
 
 
-def test_ttl_expires_trajectories_even_without_new_writes() -> None:
-    engine, agent_runs = counting_engine(ttl=1.5)
+class ShiftedTime:
+    """The ``time`` module as the engine sees it, moved forward on demand (no sleeping in tests)."""
+
+    def __init__(self) -> None:
+        self.shift = 0.0
+
+    def time(self) -> float:
+        return time.time() + self.shift
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.shift
+
+    def perf_counter(self) -> float:
+        return time.perf_counter()
+
+
+def test_ttl_expires_trajectories_even_without_new_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = ShiftedTime()
+    monkeypatch.setattr("muscle_mem.engine.time", clock)
+    engine, agent_runs = counting_engine(ttl=60.0)
     engine("short lived")
     assert engine("short lived").hit
-    time.sleep(1.7)
+    clock.shift = 30.0
+    assert engine("short lived").hit  # not expired yet, however slow the machine
+    clock.shift = 61.0
     result = engine("short lived")
     assert not result.hit and result.reason == "no trajectory is stored for this task"
     assert agent_runs == ["short lived", "short lived"]
@@ -150,8 +170,12 @@ def test_semantic_matching_never_crosses_tags() -> None:
     ]
 
 
-def test_a_new_process_keeps_the_most_recently_successful_order(opener: Callable[[], Store]) -> None:
+def test_a_new_process_keeps_the_most_recently_successful_order(
+    opener: Callable[[], Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Most recently successful first holds across restarts: the index is built in order of last use."""
+    clock = ShiftedTime()
+    monkeypatch.setattr("muscle_mem.engine.time", clock)
     env = {"mode": "a"}
     ran: list[str] = []
 
@@ -175,7 +199,7 @@ def test_a_new_process_keeps_the_most_recently_successful_order(opener: Callable
     env["mode"] = "b"
     first("route it")  # recorded in mode b: the newest trajectory
     env["mode"] = "a"
-    time.sleep(0.01)
+    clock.shift += 1.0  # a later use, on any clock resolution
     assert first("route it").hit  # route a succeeds again: now the most recently successful
     env["mode"] = "both"
     ran.clear()

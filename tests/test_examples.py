@@ -59,8 +59,35 @@ assert not cache_hit
 """
 
 
-def run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONIOENCODING": "utf-8"}
+VIRTUAL_CLOCK = """
+import time as _time
+
+_now = [_time.time()]
+
+
+def _sleep(seconds):
+    _now[0] += seconds
+
+
+_time.sleep = _sleep
+_time.time = lambda: _now[0]
+"""
+"""A ``sitecustomize`` that makes ``time.time()`` move only when the program sleeps. The brief's
+sample allows 1 s between recording and replay and takes 0.9 s to record: 100 ms of slack that a
+loaded CI machine can use up. With this clock its verdicts depend on its code alone, which runs
+unchanged."""
+
+
+def run_python(
+    args: list[str], cwd: Path, *, virtual_clock: bool = False
+) -> subprocess.CompletedProcess[str]:
+    path = str(ROOT / "src")
+    if virtual_clock:
+        clock = cwd / "virtual_clock"
+        clock.mkdir(exist_ok=True)
+        (clock / "sitecustomize.py").write_text(VIRTUAL_CLOCK, encoding="utf-8")
+        path = os.pathsep.join((str(clock), path))
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONIOENCODING": "utf-8"}
     env.pop("MUSCLE_MEM_STORE", None)
     return subprocess.run(
         [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
@@ -80,7 +107,7 @@ def test_seed_sample_is_the_brief_verbatim() -> None:
 def test_seed_sample_runs_unchanged(tmp_path: Path) -> None:
     script = tmp_path / "seed_sample.py"
     script.write_text(SEED_SAMPLE, encoding="utf-8")
-    done = run_python([str(script)], tmp_path)
+    done = run_python([str(script)], tmp_path, virtual_clock=True)
     assert done.returncode == 0, done.stderr
     greetings = done.stdout.splitlines()
     # the agent greets 9 times on the first run, the replay 9 times, and the agent again after 3 s
@@ -89,7 +116,7 @@ def test_seed_sample_runs_unchanged(tmp_path: Path) -> None:
 
 
 def test_greeter_example_runs(tmp_path: Path) -> None:
-    done = run_python([str(ROOT / "examples" / "greeter.py")], tmp_path)
+    done = run_python([str(ROOT / "examples" / "greeter.py")], tmp_path, virtual_clock=True)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     erik = [f"hello erik + {i}" for i in range(9)]
