@@ -65,7 +65,7 @@ def test_a_store_file_that_is_not_a_store(tmp_path: Path, capsys: pytest.Capture
     junk = tmp_path / "junk.db"
     junk.write_text("this is not a database\n" * 100)
     _, line = fails(["demo", "--store", f"sqlite:///{junk}", "--workdir", str(tmp_path / "work")], capsys)
-    assert "junk.db" in line or "database" in line
+    assert "junk.db" in line and "is not a usable SQLite database" in line
 
 
 def test_a_workdir_that_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
