@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -233,7 +233,7 @@ class Engine:
             try:
                 output = agent(*args, **kwargs)
                 if inspect.isawaitable(output):
-                    output = await _awaited(output)
+                    output = await output
             except BaseException:
                 self._on_agent_error(call, ending)
                 raise
@@ -528,10 +528,6 @@ def _stable_name(fn: Callable[..., Any]) -> str:
 
 def _async_in_sync(name: str) -> TypeError:
     return TypeError(f"{name} is async: call the engine with `await engine.arun(...)`")
-
-
-async def _awaited(value: Awaitable[Any]) -> Any:
-    return await value
 
 
 def _checked_tags(tags: object) -> tuple[str, ...]:

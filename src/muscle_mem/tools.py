@@ -6,7 +6,7 @@ import functools
 import hashlib
 import inspect
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,9 +89,6 @@ class ToolRegistry:
 
     def __len__(self) -> int:
         return len(self._tools)
-
-    def __iter__(self) -> Iterator[Tool]:
-        return iter(self._tools.values())
 
 
 def instrument(tool: Tool, owner: object, stray: Callable[[Tool], None]) -> Callable[..., Any]:

@@ -130,11 +130,6 @@ class Trajectory:
     created_at: float = field(default_factory=time.time)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
-    @property
-    def tools(self) -> frozenset[tuple[str, str]]:
-        """The (tool, version) pairs this trajectory needs."""
-        return frozenset((s.tool, s.version) for s in self.steps)
-
 
 @dataclass(slots=True)
 class Usage:
