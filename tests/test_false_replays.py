@@ -9,7 +9,7 @@ from typing import Any
 from muscle_mem import Engine, current_run
 
 
-def test_bool_param_absent_from_task_text_replays_stale_value() -> None:
+def test_a_bool_param_outside_the_task_text_is_part_of_the_task() -> None:
     """A bool param is never turned into a reference (recording.py ``_ArgBuilder.build`` skips bools),
     and params that do not occur in the agent's arguments are not part of the task key (keys.py
     ``task_key``). So ``params={"force": True}`` and ``params={"force": False}`` are one task and the
@@ -35,7 +35,7 @@ def test_bool_param_absent_from_task_text_replays_stale_value() -> None:
     assert calls == [("feature-login", False)], (result.hit, calls)
 
 
-def test_int_param_inside_a_string_replays_stale_value() -> None:
+def test_an_int_param_inside_a_tool_string_is_never_replayed_stale() -> None:
     """Templates are only made for str params (keys.py ``split_template``); an int param used inside a
     tool's string argument is stored as a constant, and since the param is not in the agent's
     arguments the next call with another value is the same task: the old number is replayed."""
@@ -59,7 +59,7 @@ def test_int_param_inside_a_string_replays_stale_value() -> None:
     assert sent == ["please restock 5000 units of SKU-1234"], sent
 
 
-def test_two_params_with_equal_values_bind_to_the_wrong_param() -> None:
+def test_two_params_with_equal_values_never_bind_to_the_wrong_one() -> None:
     """When two params have the same value at recording (a requester who assigns the ticket to
     herself), every argument equal to that value becomes a reference to the *first* param
     (recording.py ``_ArgBuilder.build``). Replayed with different values, the assignee receives the
@@ -84,7 +84,7 @@ def test_two_params_with_equal_values_bind_to_the_wrong_param() -> None:
     assert assigned == [("ann@example.com", "bob@example.com")], assigned
 
 
-def test_concurrent_async_tool_calls_are_not_all_recorded() -> None:
+def test_concurrent_async_tool_calls_are_each_recorded() -> None:
     """``Run.depth`` (recording.py) is meant to skip tool calls made *inside* a tool, but it is shared
     by every asyncio task of the run: when an async agent runs two tools with ``asyncio.gather`` (the
     usual way to serve parallel tool calls), the second call sees depth 1 and is not recorded. The
@@ -120,7 +120,7 @@ def test_concurrent_async_tool_calls_are_not_all_recorded() -> None:
     asyncio.run(main())
 
 
-def test_static_tuple_argument_is_shared_with_the_stored_trajectory() -> None:
+def test_a_stored_tuple_argument_is_copied_for_each_replay() -> None:
     """``replay.resolve`` hands a static value to the tool as is when it is a tuple (listed in
     ``_IMMUTABLE``), but a tuple may hold lists or dicts: a tool that changes them changes the stored
     trajectory itself, and every later replay passes the corrupted argument."""
@@ -144,7 +144,7 @@ def test_static_tuple_argument_is_shared_with_the_stored_trajectory() -> None:
     assert seen == [["ann@example.com"]] * 3, seen
 
 
-def test_static_tuple_answer_is_shared_between_hits() -> None:
+def test_a_stored_tuple_answer_is_copied_for_each_hit() -> None:
     """The answer of a hit is resolved by ``replay.resolve`` without a copy when it is a tuple, so a
     caller that changes a list inside the output it got changes what every later hit returns."""
     engine = Engine()
@@ -166,7 +166,7 @@ def test_static_tuple_answer_is_shared_between_hits() -> None:
     assert second.output == ("ok", ["TCK-1001", "TCK-1002"]), second.output
 
 
-def test_nested_engine_call_leaves_its_steps_out_of_the_outer_trajectory() -> None:
+def test_a_sub_task_handed_to_the_engine_keeps_the_outer_run_from_being_stored() -> None:
     """An agent that hands a sub-task to the same engine (a sub-agent) runs it in a new current run
     (engine.py ``_running`` sets ``CURRENT_RUN``); the outer run neither records the sub-task's tool
     calls nor knows it was skipped, so the outer trajectory is stored without them and its next call
@@ -198,7 +198,7 @@ def test_nested_engine_call_leaves_its_steps_out_of_the_outer_trajectory() -> No
     assert sorted(done) == ["create", "welcome"], (result.hit, done)
 
 
-def test_param_inside_a_dataclass_argument_is_replayed_as_a_constant() -> None:
+def test_a_param_inside_a_dataclass_argument_is_never_replayed_as_a_constant() -> None:
     """``_ArgBuilder`` (recording.py) looks for params inside lists, tuples and dicts only
     (``_struct``); a dataclass, named tuple or pydantic model argument holding a param value (the
     usual typed tool input) is stored as a constant. The task key templates the param, so the call
@@ -230,7 +230,7 @@ def test_param_inside_a_dataclass_argument_is_replayed_as_a_constant() -> None:
     assert invoiced == ["Jane Doe"], (result.hit, invoiced)
 
 
-def test_equal_check_passes_when_a_nested_pydantic_model_changes_type() -> None:
+def test_an_equal_check_sees_a_nested_pydantic_model_change_type() -> None:
     """``codec._enc_object`` encodes a pydantic model through ``model_dump()``, which turns nested
     models into plain dicts: ``Order(state=Paid(at=d))`` and ``Order(state=Refunded(at=d))`` have one
     fingerprint although they are not equal. ``Check.equal`` is judged by that fingerprint
@@ -272,7 +272,7 @@ def test_equal_check_passes_when_a_nested_pydantic_model_changes_type() -> None:
     assert refunds == ["ord_5521"], (result.hit, result.output, refunds)
 
 
-def test_worker_thread_tool_calls_are_silently_left_out_of_the_trajectory() -> None:
+def test_worker_thread_tool_calls_keep_the_run_from_being_stored() -> None:
     """Tool calls an agent makes from a thread pool (parallel tool calls) run outside the run's
     context (``contextvars`` are not copied by ``ThreadPoolExecutor``), so tools.py ``instrument``
     runs them unrecorded, with no trace on the run. The trajectory is stored without them and the next
@@ -304,7 +304,7 @@ def test_worker_thread_tool_calls_are_silently_left_out_of_the_trajectory() -> N
     assert sorted(refunded) == ["ord_1001", "ord_1002"], (result.hit, refunded)
 
 
-def test_static_argument_decoded_as_opaque_is_passed_to_the_tool(tmp_path: Any) -> None:
+def test_a_stored_argument_that_no_longer_decodes_is_never_passed_to_the_tool(tmp_path: Any) -> None:
     """When a stored static argument's class no longer fits its data (a dataclass gained a field) the
     codec decodes it as ``codec.Opaque``; replay.py ``resolve`` passes that placeholder to the tool as
     if it were the recorded argument (the tool's own version did not change). A static argument that
@@ -350,7 +350,7 @@ def test_static_argument_decoded_as_opaque_is_passed_to_the_tool(tmp_path: Any) 
         del sys.modules["review_jobs_mod"]
 
 
-def test_output_inside_a_dataclass_argument_is_replayed_as_a_constant() -> None:
+def test_an_output_inside_a_dataclass_argument_is_never_replayed_as_a_constant() -> None:
     """Same gap as for params (recording.py ``_ArgBuilder._struct`` only opens lists, tuples and
     dicts): an id returned by an earlier tool and passed inside a dataclass argument is stored as a
     constant, so the replay creates a new user and then gives the role to the user of the recording."""

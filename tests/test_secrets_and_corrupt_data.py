@@ -165,7 +165,7 @@ def test_cli_import_of_a_huge_usage_number_names_the_line(
 # ---------------------------------------------------------------- SECRETS
 
 
-def test_secret_in_a_replayed_tool_error_reaches_reason_events_and_logs(
+def test_a_secret_in_a_replayed_tool_error_is_redacted_from_reason_events_and_logs(
     logs: pytest.LogCaptureFixture,
 ) -> None:
     """When a replayed tool raises, replay.Replayer.replay builds `Ending.reason` from
@@ -193,7 +193,9 @@ def test_secret_in_a_replayed_tool_error_reaches_reason_events_and_logs(
     assert not any("second-battery-staple" in r.getMessage() for r in logs.records)
 
 
-def test_secret_inside_a_container_argument_reaches_task_text(logs: pytest.LogCaptureFixture) -> None:
+def test_a_secret_inside_a_container_argument_is_redacted_from_the_task_text(
+    logs: pytest.LogCaptureFixture,
+) -> None:
     """keys._readable templates a secret only in a str argument or one equal to it; for a dict/list
     agent argument it returns repr(value), so the task text shows the secret. The engine then logs it
     ('the trajectory of task {...'password': 's3cret-pass'} contains a secret') and the journal writes
@@ -211,7 +213,7 @@ def test_secret_inside_a_container_argument_reaches_task_text(logs: pytest.LogCa
     assert not any("s3cret-pass" in r.getMessage() for r in logs.records)
 
 
-def test_numeric_secret_in_the_task_string_reaches_the_tasks_table() -> None:
+def test_a_numeric_secret_in_the_task_string_never_reaches_the_tasks_table() -> None:
     """keys.split_template (used for task text) only substitutes str params, and
     engine._leaks_secret matches a numeric secret only as a whole leaf (`leaf == str(n)`): with
     params={"pin": Secret(987654)}, the task text 'open the vault with pin 987654' is stored as is
@@ -228,7 +230,7 @@ def test_numeric_secret_in_the_task_string_reaches_the_tasks_table() -> None:
     assert "987654" not in _all_text(engine.store)
 
 
-def test_secret_under_a_bookkeeping_named_key_is_stored() -> None:
+def test_a_secret_under_a_bookkeeping_named_key_is_refused() -> None:
     """engine._user_leaves skips every dict key named like a bookkeeping field ('id', 'key',
     'tokens', ...) anywhere in the record, including inside user data: a pre-check snapshot
     `{"id": token}` holding the secret is not seen by _leaks_secret and is stored in clear."""
@@ -249,7 +251,7 @@ def test_secret_under_a_bookkeeping_named_key_is_stored() -> None:
     [b"supersecretkey99", 2**60 + 12345],
     ids=["bytes", "big-int"],
 )
-def test_secret_encoded_by_the_codec_is_not_recognised(secret: Any) -> None:
+def test_a_secret_the_codec_encodes_is_still_recognised(secret: Any) -> None:
     """engine._leaks_secret compares secrets with the JSON leaves of the record, but the codec stores
     bytes as base64 and ints beyond 2**53 as hex: a pre-check snapshot equal to the secret itself
     is stored (recoverable by decoding the record)."""
@@ -268,7 +270,7 @@ def test_secret_encoded_by_the_codec_is_not_recognised(secret: Any) -> None:
         assert all(s.pre is None or s.pre.value != secret for s in trajectory.steps)
 
 
-def test_secret_in_a_capture_error_reaches_the_logs(logs: pytest.LogCaptureFixture) -> None:
+def test_a_secret_in_a_capture_error_is_redacted_from_the_logs(logs: pytest.LogCaptureFixture) -> None:
     """Run._capture records `repr(exception)` of a pre-check capture that raised as a problem, and
     engine._store logs the problems ('cannot store the trajectory of task ...: ... raised ...'): an
     exception naming the (secret) argument is logged at ERROR level."""

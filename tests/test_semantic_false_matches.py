@@ -188,7 +188,7 @@ def test_sentence_embedder_at_0_8_refuses(a: str, b: str) -> None:
 # --- engine level: a recorded task replayed for a different task ---------------------------------
 
 
-def test_engine_replays_minus_5_for_plus_5() -> None:
+def test_the_engine_never_replays_minus_5_for_5() -> None:
     """The task "set the temperature offset to -5" is recorded; "... to 5" matches it semantically (the sign is
     dropped by the tokenizer, so both have the literal "5") and the recorded set_offset(-5) is replayed
     as a hit. The pre-check passes because the device is in the same state as when recorded."""
@@ -213,7 +213,7 @@ def test_engine_replays_minus_5_for_plus_5() -> None:
     assert calls == [5], (result.hit, calls)
 
 
-def test_engine_replays_the_other_negation() -> None:
+def test_the_engine_never_replays_a_moved_negation() -> None:
     """The task "don't delete the draft, archive it" is recorded (archive called); "delete the draft, don't
     archive it" matches it, so the draft is archived again and never deleted."""
     engine = Engine(match="semantic")
@@ -241,7 +241,7 @@ def test_engine_replays_the_other_negation() -> None:
     assert calls == ["delete draft"], (result.hit, calls)
 
 
-def test_engine_semantic_match_undoes_the_param_key_fix() -> None:
+def test_semantic_matching_keeps_params_outside_the_text_apart() -> None:
     """tests/test_false_replays.py pins that ``params={"force": True}`` and ``{"force": False}`` are two
     tasks (a param absent from the arguments is in the key by value, keys.py ``task_key``). But the
     task TEXT the matcher sees (keys.py ``task_text``) leaves such params out, so the texts are equal,
@@ -267,7 +267,7 @@ def test_engine_semantic_match_undoes_the_param_key_fix() -> None:
     assert calls == [("feature-login", False)], (result.hit, calls)
 
 
-def test_engine_replays_pronoun_swap() -> None:
+def test_the_engine_never_replays_swapped_pronouns() -> None:
     """The task "give me Bob's admin rights" is recorded as copy_admin_rights("bob", "me"); "give Bob
     my admin rights" has the same content words (me/my are fillers) and replays it: the caller gets Bob's
     rights instead of Bob getting the caller's."""

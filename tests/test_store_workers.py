@@ -164,7 +164,7 @@ def _counting_engine(store: Store, **options: Any) -> tuple[Any, list[str]]:
 
 
 @needs_postgres
-def test_index_is_not_fooled_by_a_store_whose_revision_went_back(schema: str) -> None:
+def test_the_index_resets_when_the_store_is_made_anew(schema: str) -> None:
     """The index trusts that a store's revision only grows; when it goes back, removed trajectories
     are replayed and new ones are never seen.
 
