@@ -19,8 +19,10 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +34,7 @@ import policies_pairs
 import policies_reference as ref
 import policies_stream
 
+from muscle_mem import ranking
 from muscle_mem.embed import Embedder, HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
 from muscle_mem.embed.text import analyse
 from muscle_mem.memory import AttentionLRUCache, Bounds, Decayed, Policy, make_policy
@@ -101,6 +104,34 @@ def brief_cache_run(s: policies_stream.Stream, capacity: int, vectors: Array) ->
     )
 
 
+class RowsRead:
+    """Counts the rows the threshold algorithm reads (both orders) per search, while in effect."""
+
+    def __init__(self) -> None:
+        self.rows = self.searches = 0
+        self._lowest = ranking.lowest
+
+    def __enter__(self) -> RowsRead:
+        def counting(count: int, score: Any, exclude: Any, by_recency: Any, by_attention: Any) -> Any:
+            self.searches += 1
+            return self._lowest(count, score, exclude, self._counted(by_recency), self._counted(by_attention))
+
+        ranking.lowest = counting  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        ranking.lowest = self._lowest  # type: ignore[assignment]
+
+    def _counted(self, rows: Iterable[Any]) -> Iterator[Any]:
+        for row in rows:
+            self.rows += 1
+            yield row
+
+    @property
+    def per_search(self) -> float:
+        return self.rows / max(self.searches, 1)
+
+
 def hit_ratios(
     data: policies_stream.Tasks, streams: list[policies_stream.Stream]
 ) -> tuple[dict[str, Array], dict[str, float]]:
@@ -117,7 +148,15 @@ def hit_ratios(
         runners[f"engine: {name}"] = lambda s, c, name=name: engine_run(make_policy(name), s, c, data.texts)
     ratios = {name: np.zeros((len(streams), len(SHARES))) for name in runners}
     cost = dict.fromkeys(runners, 0.0)
+    reads = RowsRead()
     for name, run in runners.items():
+        if name == "engine: attention-lru":
+            with reads:
+                rows = [run(s, max(1, round(0.05 * s.distinct))) for s in streams]
+            print(
+                f"engine: attention-lru at 5 %: the threshold algorithm read {reads.per_search:.1f} rows per"
+                f" eviction ({reads.searches:,} evictions; hits {sum(rows):,})"
+            )
         for si, s in enumerate(streams):
             for ci, share in enumerate(SHARES):
                 capacity = max(1, round(share * s.distinct))
@@ -182,20 +221,37 @@ def eviction_latency(sizes: tuple[int, ...], tmp: Path, postgres: str) -> None:
     if not postgres:
         print("(PostgreSQL not measured: pass --postgres URL or set MUSCLE_MEM_TEST_POSTGRES)")
     rng = np.random.default_rng(0)
+    read: dict[str, list[str]] = {kind: [] for kind in kinds}
+    scans: tuple[list[str], list[str]] = ([], [])
     for kind in kinds:
         for name in names:
             choosing, enforcing = [], []
             for n in sizes:
                 policy = make_policy(name)
                 store = open_store_for(kind, tmp / f"evict-{name}-{n}.db", postgres)
+                ops = 300 if kind == "memory" else 200
                 try:
                     fill(store, policy, n, rng)
-                    chose, enforced = evictions(store, policy, n, 300 if kind == "memory" else 200)
+                    with RowsRead() as reads:
+                        chose, enforced = evictions(store, policy, n, ops)
+                    if name == "attention-lru":
+                        read[kind].append(f"{reads.per_search:.1f}")
+                        with full_scan():
+                            chose_all, enforced_all = evictions(store, policy, n, ops, first=ops)
+                        scans[0].append(f"{_median_mean(chose_all):>16}")
+                        scans[1].append(f"{_median_mean(enforced_all):>16}")
                 finally:
                     drop(store)
                 choosing.append(f"{_median_mean(chose):>16}")
                 enforcing.append(f"{_median_mean(enforced):>16}")
             print(f"{kind + ' / ' + name:<28}" + "".join(choosing) + "".join(enforcing))
+            if name == "attention-lru":
+                print(f"{'  the same, full scan':<28}" + "".join(scans[0]) + "".join(scans[1]))
+                scans = ([], [])
+    print(
+        "rows the threshold algorithm read per attention-lru eviction, by size: "
+        + "; ".join(f"{kind} {', '.join(rows)}" for kind, rows in read.items())
+    )
 
 
 def open_store_for(kind: str, path: Path, postgres: str) -> Store:
@@ -216,11 +272,24 @@ def drop(store: Store) -> None:
             conn.execute(f'DROP SCHEMA IF EXISTS "{store.schema}" CASCADE')
 
 
-def evictions(store: Store, policy: Policy, n: int, ops: int) -> tuple[list[float], list[float]]:
+@contextmanager
+def full_scan() -> Iterator[None]:
+    """Stores score every trajectory for Attention-LRU victims (the threshold algorithm gives up at
+    once): the reference it is measured against."""
+    budget, ranking.BUDGET = ranking.BUDGET, 0
+    try:
+        yield
+    finally:
+        ranking.BUDGET = budget
+
+
+def evictions(
+    store: Store, policy: Policy, n: int, ops: int, first: int = 0
+) -> tuple[list[float], list[float]]:
     """Seconds per ``Store.victims`` and per ``Bounds.enforce``, one new trajectory at a time."""
     bounds = Bounds(capacity=n, max_bytes=None, ttl=None, policy=policy)
     chose, enforced = [], []
-    for j in range(ops):
+    for j in range(first, first + ops):
         now = T0 + 86_400 + j
         tid = f"n{j}"
         store.add(Trajectory(task_key=tid, steps=(Step("tool", "v1"),), id=tid), policy.admit(now, 0.5))
