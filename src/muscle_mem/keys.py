@@ -94,13 +94,20 @@ def render(parts: Sequence[TemplatePart]) -> str:
     return "".join(t if kind == "text" else "{" + t + "}" for kind, t in parts)
 
 
+def params_equal_to(value: Any, params: Mapping[str, Any]) -> list[str]:
+    """The names of the params equal to ``value`` in type and value (never for None or a bool: too
+    likely a coincidence)."""
+    if value is None or isinstance(value, bool):
+        return []
+    return [name for name, param in params.items() if type(param) is type(value) and param == value]
+
+
 def _templated(value: Any, params: Mapping[str, Any], texts: Mapping[str, Any], used: set[str]) -> Any:
     """A JSON-compatible form of an agent argument with param values replaced by their names (each
     added to ``used``); inside strings, the values of ``texts`` are replaced."""
-    for name, param in params.items():
-        if type(param) is type(value) and param == value and not isinstance(value, bool | None):
-            used.add(name)
-            return {"$param": name}
+    for name in params_equal_to(value, params)[:1]:
+        used.add(name)
+        return {"$param": name}
     if isinstance(value, str):
         parts = split_template(value, texts)
         if parts is None:
@@ -126,10 +133,9 @@ def _readable(value: Any, params: Mapping[str, Any], used: set[str]) -> str:
             return value
         used.update(t for kind, t in parts if kind == "param")
         return render(parts)
-    for name, param in params.items():
-        if type(param) is type(value) and param == value and not isinstance(value, bool | None):
-            used.add(name)
-            return "{" + name + "}"
+    for name in params_equal_to(value, params)[:1]:
+        used.add(name)
+        return "{" + name + "}"
     return repr(value)
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from muscle_mem import codec
-from muscle_mem.keys import plain_params, redact, secret_values, split_template
+from muscle_mem.keys import params_equal_to, plain_params, redact, secret_values, split_template
 from muscle_mem.trajectory import Arg, PathElement, Snapshot, Step, Trajectory
 
 if TYPE_CHECKING:
@@ -368,7 +368,7 @@ class _ArgBuilder:
         self.provenance = _Provenance()
 
     def build(self, value: Any, receiver: str | None, where: str) -> Arg:
-        names = self._params_equal_to(value)
+        names = params_equal_to(value, self.params)
         if len(names) > 1:
             raise Unreplayable(
                 f"{where} equals params {' and '.join(map(repr, names))} alike: a replay could not tell which"
@@ -396,11 +396,6 @@ class _ArgBuilder:
             )
         return Arg.static(value)
 
-    def _params_equal_to(self, value: Any) -> list[str]:
-        if value is None or isinstance(value, bool):
-            return []
-        return [name for name, param in self.params.items() if type(param) is type(value) and param == value]
-
     def _hidden_reference(self, value: Any) -> str | None:
         """What a constant hides that a replay would have to change: a param value or an earlier
         output, deep inside a value that is not a list, tuple or dict of str or int keys."""
@@ -409,8 +404,9 @@ class _ArgBuilder:
         while stack and budget > 0:
             budget -= 1
             (_, name), child, depth = stack.pop()
-            if self._params_equal_to(child):
-                return f"the value of param {self._params_equal_to(child)[0]!r} is"
+            names = params_equal_to(child, self.params)
+            if names:
+                return f"the value of param {names[0]!r} is"
             if isinstance(child, str) and split_template(child, self.params) is not None:
                 return "a param's value is"
             origin = self.provenance.find(child, name if isinstance(name, str) else None)
