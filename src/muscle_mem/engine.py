@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from muscle_mem import codec
 from muscle_mem.attention import TaskStream
 from muscle_mem.check import Check
+from muscle_mem.dataflow import build_trajectory
 from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
 from muscle_mem.index import Index, TaskIndex
 from muscle_mem.journal import Journal
@@ -31,7 +32,7 @@ from muscle_mem.leaks import leaks_secret
 from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy, make_policy
 from muscle_mem.metrics import Metrics
-from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run, build_trajectory
+from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run
 from muscle_mem.replay import Ending, Replay, Replayer, drive, drive_async
 from muscle_mem.result import Result
 from muscle_mem.stores import Store, open_store
