@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.keys import params_equal_to, plain_params, split_template
+from muscle_mem.keys import params_equal_to, split_template
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Run
+from muscle_mem.secrecy import plain_params
 from muscle_mem.trajectory import Arg, PathElement, Snapshot, Step, Trajectory
 
 MIN_REFERENCE_STRING = 4

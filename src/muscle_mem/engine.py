@@ -23,18 +23,15 @@ from muscle_mem.journal import Journal
 from muscle_mem.keys import (
     Match,
     TaskIdentity,
-    plain_params,
-    redact,
-    secret_values,
     task_text,
 )
-from muscle_mem.leaks import leaks_secret
 from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy, make_policy
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run
 from muscle_mem.replay import Ending, Replay, Replayer, drive, drive_async
 from muscle_mem.result import Result
+from muscle_mem.secrecy import leaks_secret, plain_params, redact, secret_values
 from muscle_mem.stores import Store, open_store
 from muscle_mem.stores.base import Event
 from muscle_mem.tools import Tool, ToolRegistry, instrument, source_version

@@ -25,31 +25,6 @@ MIN_UNBOUNDED_LENGTH = 4
 """A string param shorter than this is substituted inside other strings only as a whole word."""
 
 
-def plain_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Param values with :class:`codec.Secret` wrappers removed."""
-    if not params:
-        return {}
-    return {k: v.get() if isinstance(v, codec.Secret) else v for k, v in params.items()}
-
-
-def secret_values(params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The plain values of the params that are :class:`codec.Secret`, by name."""
-    return {k: v.get() for k, v in (params or {}).items() if isinstance(v, codec.Secret)}
-
-
-def redact(text: str, secrets: Mapping[str, Any]) -> str:
-    """``text`` with every secret value in it (as text, its repr too) replaced by ``{name}``."""
-    forms = []
-    for name, value in secrets.items():
-        if isinstance(value, bool) or value is None:
-            continue
-        shown = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-        forms += [(form, name) for form in {shown, repr(value)} if form]
-    for form, name in sorted(forms, key=lambda f: -len(f[0])):
-        text = text.replace(form, "{" + name + "}")
-    return text
-
-
 def split_template(text: str, params: Mapping[str, Any]) -> tuple[TemplatePart, ...] | None:
     """``text`` as literal parts and param parts, or None if no string param occurs in it."""
     needles = sorted(

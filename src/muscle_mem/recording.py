@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from muscle_mem import codec
-from muscle_mem.keys import redact, secret_values
+from muscle_mem.secrecy import redact, secret_values
 from muscle_mem.trajectory import Step
 
 if TYPE_CHECKING:

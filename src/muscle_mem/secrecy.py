@@ -1,8 +1,10 @@
-"""Finding secret param values in a trajectory before it is stored.
+"""Secret params: their plain values, their redaction from messages, their search in a trajectory.
 
-The trajectory's own values are searched (arguments, templates, snapshots, the answer, the task text
-and tags), not their JSON form: bytes and large integers are encoded there (base64, hex) and a
-search of the JSON would not see them. Dict keys are searched too.
+A :class:`~muscle_mem.codec.Secret` param is stored only as a reference by name, and messages that
+could quote it (exceptions, reasons, task texts) are redacted. Before a trajectory is stored,
+:func:`leaks_secret` looks for the secret values anywhere else in it: in the trajectory's own values
+(arguments, templates, snapshots, the answer, the task text and tags, dict keys too), not their JSON
+form, where bytes and large integers are encoded (base64, hex) and a search would not see them.
 """
 
 from __future__ import annotations
@@ -14,6 +16,32 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.trajectory import Arg, Trajectory
+
+
+def plain_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Param values with :class:`codec.Secret` wrappers removed."""
+    if not params:
+        return {}
+    return {k: v.get() if isinstance(v, codec.Secret) else v for k, v in params.items()}
+
+
+def secret_values(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The plain values of the params that are :class:`codec.Secret`, by name."""
+    return {k: v.get() for k, v in (params or {}).items() if isinstance(v, codec.Secret)}
+
+
+def redact(text: str, secrets: Mapping[str, Any]) -> str:
+    """``text`` with every secret value in it (as text, its repr too) replaced by ``{name}``."""
+    forms = []
+    for name, value in secrets.items():
+        if isinstance(value, bool) or value is None:
+            continue
+        shown = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        forms += [(form, name) for form in {shown, repr(value)} if form]
+    for form, name in sorted(forms, key=lambda f: -len(f[0])):
+        text = text.replace(form, "{" + name + "}")
+    return text
+
 
 _MAX_DEPTH = 32
 MIN_NUMBER_TEXT = 4
