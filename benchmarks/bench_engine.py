@@ -7,7 +7,7 @@ measured side by side in the same loop. Targets (issue 2): <= 100 µs at 1,000 a
 
 Recording overhead: a tool called inside a run versus the same function called bare. Target <= 5 µs.
 
-Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--repeat 2000]
+Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--repeat 5000]
 """
 
 from __future__ import annotations
@@ -101,28 +101,33 @@ def hit_overhead(size: int, repeat: int) -> Timing:
     )
 
 
-def record_overhead(calls: int = 20_000) -> float:
+def record_overhead(calls: int = 20_000, batch: int = 500) -> tuple[float, float]:
+    """µs added to a tool call by recording it, in the call (best and median batch): batches of
+    ``batch`` calls of the instrumented tool inside one run, each followed by the same number of
+    bare calls, so the machine's load weighs on both alike. Building and storing the trajectory at
+    the end of the run is not included (bench_vs_010.py reports it end to end)."""
     engine = Engine()
 
     def noop(x: int) -> int:
         return x
 
     tool = engine.register(noop, name="noop")
-    timings: dict[str, float] = {}
+    overheads: list[float] = []
 
     def agent(task: str) -> None:
-        t0 = time.perf_counter()
-        for i in range(calls):
-            tool(i)
-        t1 = time.perf_counter()
-        for i in range(calls):
-            noop(i)
-        t2 = time.perf_counter()
-        timings["wrapped"], timings["bare"] = t1 - t0, t2 - t1
+        for _ in range(calls // batch):
+            t0 = time.perf_counter()
+            for i in range(batch):
+                tool(i)
+            t1 = time.perf_counter()
+            for i in range(batch):
+                noop(i)
+            t2 = time.perf_counter()
+            overheads.append(((t1 - t0) - (t2 - t1)) / batch * 1e6)
 
     engine.set_agent(agent)
     engine("record many calls")
-    return (timings["wrapped"] - timings["bare"]) / calls * 1e6
+    return min(overheads), statistics.median(overheads)
 
 
 def reference_loop() -> float:
@@ -153,9 +158,10 @@ def main() -> None:
         print(f"median overhead, largest/smallest size: {ratio:.2f}x (1.00x = flat)")
     met = "met" if max(t.median for t in timings) <= 100 else "NOT met"
     print(f"target <= 100 µs (median batch): {met}")
-    per_call = record_overhead()
+    best, median = record_overhead()
     print(
-        f"recording overhead per tool call: {per_call:.2f} µs (target <= 5 µs: {'met' if per_call <= 5 else 'NOT met'})"
+        f"recording overhead per tool call, best / median batch: {best:.2f} / {median:.2f} µs"
+        f" (target <= 5 µs: {'met' if median <= 5 else 'NOT met'})"
     )
 
 
