@@ -12,6 +12,7 @@ shorter one (2 or 3 characters) only as a whole word, not next to a letter or di
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -77,24 +78,54 @@ def params_equal_to(value: Any, params: Mapping[str, Any]) -> list[str]:
     return [name for name, param in params.items() if type(param) is type(value) and param == value]
 
 
-def _templated(value: Any, params: Mapping[str, Any], texts: Mapping[str, Any], used: set[str]) -> Any:
+def whole_number(text: str) -> re.Pattern[str]:
+    """Where ``text`` stands whole: not inside a longer number, a word or a decimal."""
+    return re.compile(rf"(?<!\w)(?<!\d\.){re.escape(text)}(?!\w)(?!\.\d)")
+
+
+def _template_parts(text: str, params: Mapping[str, Any], numbers: Mapping[str, str]) -> list[TemplatePart]:
+    """``text`` as literal and param parts: ``numbers`` (param name → digits) where they stand as whole
+    numbers, then string params as :func:`split_template` finds them."""
+    parts: list[TemplatePart] = [("text", text)]
+    for name, digits in numbers.items():
+        pattern = whole_number(digits)
+        split: list[TemplatePart] = []
+        for kind, part in parts:
+            if kind == "param":
+                split.append((kind, part))
+                continue
+            start = 0
+            for found in pattern.finditer(part):
+                split += [("text", part[start : found.start()]), ("param", name)]
+                start = found.end()
+            split.append(("text", part[start:]))
+        parts = [p for p in split if p != ("text", "")]
+    out: list[TemplatePart] = []
+    for kind, part in parts:
+        inner = split_template(part, params) if kind == "text" else None
+        out += list(inner) if inner else [(kind, part)]
+    return out
+
+
+def _templated(value: Any, params: Mapping[str, Any], numbers: Mapping[str, str], used: set[str]) -> Any:
     """A JSON-compatible form of an agent argument with param values replaced by their names (each
-    added to ``used``); inside strings, the values of ``texts`` are replaced."""
+    added to ``used``); inside strings, secret ``numbers`` too, where they stand as whole numbers."""
     for name in params_equal_to(value, params)[:1]:
         used.add(name)
         return {"$param": name}
     if isinstance(value, str):
-        parts = split_template(value, texts)
-        if parts is None:
+        parts = _template_parts(value, params, numbers)
+        names = [t for kind, t in parts if kind == "param"]
+        if not names:
             return value
-        used.update(t for kind, t in parts if kind == "param")
+        used.update(names)
         return {"$template": [list(p) for p in parts]}
     if isinstance(value, list | tuple):
-        return [_templated(v, params, texts, used) for v in value]
+        return [_templated(v, params, numbers, used) for v in value]
     if isinstance(value, dict):
         return {
             "$dict": [
-                [_templated(k, params, texts, used), _templated(v, params, texts, used)]
+                [_templated(k, params, numbers, used), _templated(v, params, numbers, used)]
                 for k, v in value.items()
             ]
         }
@@ -126,8 +157,23 @@ def task_text(
     used: set[str] = set()
     shown = [_readable(a, params, used) for a in args]
     shown += [f"{k}={_readable(v, params, used)}" for k, v in kwargs.items()]
-    shown += [f"{k}={{{k}}}" if k in secret else f"{k}={params[k]!r}" for k in params if k not in used]
+    shown += [f"{k}={{{k}}}" if k in secret else f"{k}={_shown(params[k])}" for k in params if k not in used]
     return ", ".join(shown)
+
+
+MAX_SHOWN = 80
+"""A param value longer than this as text is shown by its type, size and digest in the task text."""
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    if len(text) <= MAX_SHOWN:
+        return text
+    try:
+        digest = codec.digest(value)[:12]
+    except codec.CodecError:
+        digest = "?"
+    return f"<{type(value).__name__} of {len(text):,} characters, #{digest}>"
 
 
 def task_key(
@@ -148,14 +194,15 @@ def task_key(
     if match == "tags":
         return "tags:" + codec.digest(tag_part)
     used: set[str] = set()
-    texts = {  # a secret number is templated inside strings like a secret string, never kept
-        k: str(v) if k in secret and isinstance(v, int | float) and not isinstance(v, bool) else v
+    numbers = {  # a secret number is templated inside strings where it stands whole, never kept
+        k: str(v)
         for k, v in params.items()
+        if k in secret and isinstance(v, int | float) and not isinstance(v, bool)
     }
     shape = [
         tag_part,
-        [_named(v, params, texts, used, f"agent argument {i}") for i, v in enumerate(args)],
-        [[k, _named(v, params, texts, used, f"agent argument {k!r}")] for k, v in sorted(kwargs.items())],
+        [_named(v, params, numbers, used, f"agent argument {i}") for i, v in enumerate(args)],
+        [[k, _named(v, params, numbers, used, f"agent argument {k!r}")] for k, v in sorted(kwargs.items())],
     ]
     unused = sorted(set(params) - used)
     if unused:
@@ -166,11 +213,11 @@ def task_key(
 
 
 def _named(
-    value: Any, params: Mapping[str, Any], texts: Mapping[str, Any], used: set[str], where: str
+    value: Any, params: Mapping[str, Any], numbers: Mapping[str, str], used: set[str], where: str
 ) -> Any:
     """:func:`_templated`, with a :class:`codec.CodecError` saying which agent argument is at fault."""
     try:
-        return _templated(value, params, texts, used)
+        return _templated(value, params, numbers, used)
     except codec.CodecError as exc:
         raise codec.CodecError(f"{where} cannot identify the task: {exc}") from None
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from muscle_mem import codec
+from muscle_mem.keys import whole_number
 from muscle_mem.trajectory import Arg, Trajectory
 
 
@@ -31,21 +33,27 @@ def secret_values(params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def redact(text: str, secrets: Mapping[str, Any]) -> str:
-    """``text`` with every secret value in it (as text, its repr too) replaced by ``{name}``."""
-    forms = []
+    """``text`` with every secret value in it (as text, its repr too) replaced by ``{name}``: anywhere
+    for a text of 4 characters or more, else (and for a number) only where it stands whole, so that
+    redacting pin 5 leaves invoice 512 alone and two different texts never become one."""
+    forms: list[tuple[str, str]] = []
     for name, value in secrets.items():
         if isinstance(value, bool) or value is None:
             continue
         shown = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
         forms += [(form, name) for form in {shown, repr(value)} if form]
     for form, name in sorted(forms, key=lambda f: -len(f[0])):
-        text = text.replace(form, "{" + name + "}")
+        if len(form) >= MIN_SUBSTRING and not _NUMBER.fullmatch(form):
+            text = text.replace(form, "{" + name + "}")
+        else:
+            text = whole_number(form).sub("{" + name + "}", text)
     return text
 
 
+MIN_SUBSTRING = 4
+"""A secret text shorter than this is redacted only where it stands as a whole word."""
+_NUMBER = re.compile(r"[-+]?\d[\d.]*")
 _MAX_DEPTH = 32
-MIN_NUMBER_TEXT = 4
-"""A secret number shorter than this as text is found in a string only as the whole string."""
 
 
 def leaks_secret(trajectory: Trajectory, secrets: Mapping[str, Any]) -> bool:
@@ -59,18 +67,16 @@ def _matcher(secrets: list[Any]) -> Any:
     texts = [s.casefold() for s in secrets if isinstance(s, str) and s]
     blobs = [s for s in secrets if isinstance(s, bytes) and s]
     blobs += [t.encode() for t in texts]
+    texts += [b.decode("utf-8", "ignore").casefold() for b in blobs if len(b) >= MIN_SUBSTRING]
     numbers = [s for s in secrets if isinstance(s, int | float)]
-    long_numbers = [str(n) for n in numbers if len(str(n)) >= MIN_NUMBER_TEXT]
-    short_numbers = [str(n) for n in numbers if len(str(n)) < MIN_NUMBER_TEXT]
-    texts += [b.decode("utf-8", "ignore").casefold() for b in blobs if len(b) >= MIN_NUMBER_TEXT]
-    texts += long_numbers
+    whole = [whole_number(str(n)) for n in numbers]
     if not (texts or blobs or numbers):
         return None
 
     def match(leaf: Any) -> bool:
         if isinstance(leaf, str):
             folded = leaf.casefold()
-            return any(t and t in folded for t in texts) or leaf in short_numbers
+            return any(t in folded for t in texts) or any(w.search(leaf) for w in whole)
         if isinstance(leaf, bytes | bytearray):
             return any(b in leaf for b in blobs)
         if isinstance(leaf, int | float) and not isinstance(leaf, bool):

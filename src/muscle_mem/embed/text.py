@@ -18,16 +18,20 @@ import re
 from dataclasses import dataclass
 
 _TOKEN = re.compile(
-    r"""(?<!\w)"[^"]+"|(?<!\w)'[^'\s][^']*'(?!\w)|\{\w+\}|\w[\w.@:/\\'-]*\w|\w|[^\w\s.,!?;:"'()]"""
+    r"""(?<!\w)"[^"]+"|(?<!\w)'[^'\s][^']*'(?!\w)|\{\w+\}|[!=<>]=|!(?=[\w(])|(?<![\w.])\.\d[\w.]*"""
+    r"""|\w[\w.@:/\\'-]*\w|\w|[^\w\s.,!?;:"']"""
 )
-"""A quoted string, a placeholder, a word (with inner dots, hyphens, apostrophes...), a character,
-or a symbol (``$``, ``%``, ``-``, ``+``, ``<``...). Sentence punctuation is not a token."""
+"""A quoted string, a placeholder, a comparison (``!=``, ``<=``...), a negating ``!``, a number with a
+leading dot (``.5``), a word (with inner dots, hyphens, apostrophes...), a character, or a symbol
+(``$``, ``%``, ``-``, ``+``, ``<``, brackets...). Sentence punctuation is not a token."""
 _LEADING = re.compile(
     r"^\s*(?:(?:please|kindly|hey|hi|hello|ok|okay|can you|could you|would you|will you|"
     r"i need you to|i want you to|i'd like you to|i would like you to)\b[\s,]*)+",
     re.IGNORECASE,
 )
-_TRAILING = re.compile(r"(?:[\s,]*\b(?:please|kindly|thanks|thank you|thx|ty)\b[\s.!?]*)+$", re.IGNORECASE)
+_TRAILING = re.compile(r"(?:\s*[,.!?]\s*|\s+(?=[A-Z]))(?i:please|kindly|thanks|thank you|thx|ty)[\s.!?]*$")
+"""Courtesy that closes a request after punctuation or as a new sentence (``…, please``, ``… Thanks!``);
+``reply with thanks`` keeps its last word."""
 ARTICLES = frozenset(("a", "an", "the"))
 """Dropped wherever they are (but a capital ``A``, which may be a name or a column)."""
 _PHRASES = {"fill in": "fill", "fill out": "fill", "look up": "find"}
