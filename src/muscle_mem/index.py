@@ -161,6 +161,12 @@ class TaskIndex:
                 return
             parent = edge.node
 
+    def clear(self) -> None:
+        """Forget every trajectory (the store answered with all of them again)."""
+        self.root = Node()
+        self._paths.clear()
+        self._latest = None
+
     def promote(self, trajectory_id: str) -> None:
         """Mark a trajectory as the most recently successful one along its path."""
         if trajectory_id == self._latest:
@@ -200,8 +206,7 @@ class Index:
             if task.revision != revision:
                 changes = self.store.changes(task_key, task.revision)
                 if changes.reset:
-                    for trajectory_id in list(task._paths):
-                        task.remove(trajectory_id)
+                    task.clear()
                 for trajectory_id in changes.removed:
                     task.remove(trajectory_id)
                 used = changes.last_used
