@@ -275,21 +275,8 @@ class Engine:
         tag_tuple = _checked_tags(tags)
         _check_params(params)
         plain = plain_params(params)
-        unkeyable: str | None = None
-        try:
-            secret = frozenset(k for k, v in (params or {}).items() if isinstance(v, codec.Secret))
-            key, text = self._identify(args, kwargs, tag_tuple, plain, secret)
-        except codec.CodecError as exc:
-            key, text, unkeyable = "", task_text(args, kwargs, plain), str(exc)
-        secrets = secret_values(params)
-        if secrets:
-            text = redact(text, secrets)
-        outer = CURRENT_RUN.get()
-        if outer is not None and outer.owner is self and outer.recording and IN_TOOL.get() != outer.id:
-            outer.problems.append(
-                f"the agent handed the sub-task {text!r} to the engine inside the run; its steps are not "
-                "part of this trajectory"
-            )
+        key, text, unkeyable = self._task_identity(args, kwargs, tag_tuple, params, plain)
+        self._note_sub_task(text)
         run = Run(self, text, key, tag_tuple, params or {})
         replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
         with self._lock:
@@ -307,6 +294,32 @@ class Engine:
             self.metrics.add("store_errors")
             logger.exception("muscle_mem: store lookup failed; the agent handles this task")
             return run, replayer, None, f"the store could not be read: {exc!r}"
+
+    def _task_identity(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        tags: tuple[str, ...],
+        params: Mapping[str, Any] | None,
+        plain: dict[str, Any],
+    ) -> tuple[str, str, str | None]:
+        """The task's key and text (secret values redacted), or an empty key and why it has none."""
+        secrets = secret_values(params)
+        problem = None
+        try:
+            key, text = self._identify(args, kwargs, tags, plain, frozenset(secrets))
+        except codec.CodecError as exc:
+            key, text, problem = "", task_text(args, kwargs, plain), str(exc)
+        return key, redact(text, secrets) if secrets else text, problem
+
+    def _note_sub_task(self, text: str) -> None:
+        """A task handed to this engine inside one of its recording runs: that run misses its steps."""
+        outer = CURRENT_RUN.get()
+        if outer is not None and outer.owner is self and outer.recording and IN_TOOL.get() != outer.id:
+            outer.problems.append(
+                f"the agent handed the sub-task {text!r} to the engine inside the run; its steps are not "
+                "part of this trajectory"
+            )
 
     def _expire(self) -> None:
         """Apply the TTL before a lookup (at most every tenth of the TTL, and at least every second)."""
