@@ -31,11 +31,12 @@ class TaskStream:
 
     def _vector(self, task_key: str, text: str) -> Vectors:
         vector = self._vectors.get(task_key)
-        if vector is None:
-            vector = self._embedder.embed([text])[0]
-            self._vectors[task_key] = vector
-            if len(self._vectors) > CACHED_TASKS:
-                self._vectors.popitem(last=False)
+        if vector is not None:
+            self._vectors.move_to_end(task_key)  # least recently used goes first
+            return vector
+        vector = self._vectors[task_key] = self._embedder.embed([text])[0]
+        if len(self._vectors) > CACHED_TASKS:
+            self._vectors.popitem(last=False)
         return vector
 
     def observe(self, task_key: str, text: str) -> float:
