@@ -34,7 +34,8 @@ class TaskStream:
         if vector is not None:
             self._vectors.move_to_end(task_key)  # least recently used goes first
             return vector
-        vector = self._vectors[task_key] = self._embedder.embed([text])[0]
+        vector = self._embedder.embed([text])[0]
+        self._vectors[task_key] = vector
         if len(self._vectors) > CACHED_TASKS:
             self._vectors.popitem(last=False)
         return vector
