@@ -34,11 +34,11 @@ class TaskStream:
         if vector is not None:
             self._vectors.move_to_end(task_key)  # least recently used goes first
             return vector
-        vector = self._embedder.embed([text])[0]
-        self._vectors[task_key] = vector
+        fresh: Vectors = self._embedder.embed([text])[0]
+        self._vectors[task_key] = fresh
         if len(self._vectors) > CACHED_TASKS:
             self._vectors.popitem(last=False)
-        return vector
+        return fresh
 
     def observe(self, task_key: str, text: str) -> float:
         """Add a task to the stream; returns its relevance to the stream before it (1.0 at first)."""
