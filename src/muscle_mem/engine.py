@@ -185,6 +185,13 @@ class Engine:
                 raise TypeError(f"pre_check and post_check must be Check objects, got {type(check).__name__}")
         tool_name = name or _stable_name(fn)
         tool = Tool(tool_name, fn, version or source_version(fn), is_method, pre_check, post_check)
+        if not tool.is_async and any(
+            c is not None and inspect.iscoroutinefunction(c.capture) for c in (pre_check, post_check)
+        ):
+            raise TypeError(
+                f"tool {tool_name!r} is sync but its check captures with a coroutine function: make the tool "
+                "async, or the capture sync"
+            )
         self._registry.add(tool)
         self._finalized = False
         return instrument(tool, self, self._stray_call)
@@ -344,6 +351,7 @@ class Engine:
         return task
 
     def _end(self, run: Run) -> None:
+        run.ended = True
         with self._lock:
             self._active.pop(run.id, None)
 
@@ -440,7 +448,12 @@ class Engine:
         now = time.perf_counter()
         replayed = sum(c.replayed for c in run.calls)
         self.metrics.miss(replayed, ending.reason, now - agent_started, run.tokens)
-        stored_id = self._store(run, output, now - started)
+        if run.in_flight:
+            run.problems.append(
+                f"{len(run.in_flight)} tool call(s) were still running when the agent returned (a task it "
+                "did not await): the trajectory would miss them"
+            )
+        stored_id = run.stored_id = self._store(run, output, now - started)
         self._journal_miss(
             run, ending, replayed, time.perf_counter() - started, now - agent_started, stored_id
         )
@@ -486,9 +499,22 @@ class Engine:
             return None
         return trajectory.id
 
-    def _stray_call(self, tool: Tool) -> None:
-        """A tool called outside any run: runs recording now may be missing it (a call from a worker
-        thread does not carry the run's context), so they are not stored."""
+    def _stray_call(self, tool: Tool, ended: Run | None) -> None:
+        """A tool called outside the run that should record it. After its run ended (``ended``): the
+        trajectory stored for that run misses the call, so it is removed. Outside any run: runs
+        recording now may be missing it (a call from a worker thread does not carry the run's
+        context), so they are not stored."""
+        if ended is not None:
+            if ended.stored_id is not None:
+                logger.warning(
+                    "muscle_mem: tool %r was called after the run of task %r ended (a task the agent did not "
+                    "await?); its trajectory misses the call and is removed",
+                    tool.name,
+                    ended.task,
+                )
+                self.store.remove([ended.stored_id])
+                ended.stored_id = None
+            return
         with self._lock:
             runs = [r.run for r in self._active.values() if r.run.recording]
         for run in runs:

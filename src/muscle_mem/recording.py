@@ -78,6 +78,11 @@ class Run:
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
         self.secrets = secret_values(params)
         """The plain values of the secret params, to keep out of every message."""
+        self.in_flight: set[object] = set()
+        """Tool calls started and not finished (an async tool the agent did not await)."""
+        self.ended = False
+        self.stored_id: str | None = None
+        """The trajectory this run was stored as, once it ended."""
 
     def redact(self, text: str) -> str:
         """``text`` with this run's secret values replaced by their param names."""
@@ -106,6 +111,14 @@ class Run:
             value = check.capture(*args, **kwargs)
         except Exception as exc:
             self.problems.append(self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"))
+            return NOT_CAPTURED
+        if inspect.isawaitable(value):
+            if inspect.iscoroutine(value):
+                value.close()
+            self.problems.append(
+                f"{which}-check capture of sync tool {tool.name!r} returned an awaitable: make the tool async, "
+                "or the capture sync"
+            )
             return NOT_CAPTURED
         return self._kept_snapshot(tool, which, value)
 
@@ -149,12 +162,14 @@ class Run:
         """Call a tool on the agent's behalf and record the call (a call that raises is not recorded)."""
         call_args, call_kwargs = self._arguments(tool, args, kwargs)
         pre = self._capture(tool, "pre", args, kwargs)
-        token = IN_TOOL.set(self.id)
+        token, flight = IN_TOOL.set(self.id), object()
+        self.in_flight.add(flight)
         start = time.perf_counter()
         try:
             out = tool.fn(*args, **kwargs)
         finally:
             IN_TOOL.reset(token)
+            self.in_flight.discard(flight)
         seconds = time.perf_counter() - start
         post = self._capture(tool, "post", args, kwargs)
         self.calls.append(
@@ -166,12 +181,14 @@ class Run:
         """:meth:`record` for an async tool."""
         call_args, call_kwargs = self._arguments(tool, args, kwargs)
         pre = await self._capture_async(tool, "pre", args, kwargs)
-        token = IN_TOOL.set(self.id)
+        token, flight = IN_TOOL.set(self.id), object()
+        self.in_flight.add(flight)
         start = time.perf_counter()
         try:
             out = await tool.fn(*args, **kwargs)
         finally:
             IN_TOOL.reset(token)
+            self.in_flight.discard(flight)
         seconds = time.perf_counter() - start
         post = await self._capture_async(tool, "post", args, kwargs)
         self.calls.append(

@@ -91,9 +91,10 @@ class ToolRegistry:
         return len(self._tools)
 
 
-def instrument(tool: Tool, owner: object, stray: Callable[[Tool], None]) -> Callable[..., Any]:
+def instrument(tool: Tool, owner: object, stray: Callable[[Tool, Run | None], None]) -> Callable[..., Any]:
     """Wrap ``tool.fn`` so that calls inside a run of ``owner`` are recorded; elsewhere it just runs,
-    and ``stray(tool)`` hears of a call made outside any run (another thread may be recording)."""
+    and ``stray(tool, run)`` hears of a call made outside any run (``run`` None: another thread may be
+    recording) or after its run of ``owner`` ended (a task the agent did not await)."""
     fn = tool.fn
     if tool.is_async:
 
@@ -116,11 +117,11 @@ def instrument(tool: Tool, owner: object, stray: Callable[[Tool], None]) -> Call
     return wrapper
 
 
-def _recording(owner: object, tool: Tool, stray: Callable[[Tool], None]) -> Run | None:
+def _recording(owner: object, tool: Tool, stray: Callable[[Tool, Run | None], None]) -> Run | None:
     """The run that records this call, if any (not a call made inside another recorded tool)."""
     run = CURRENT_RUN.get()
-    if run is None:
-        stray(tool)
+    if run is None or (run.ended and run.owner is owner):
+        stray(tool, run)
         return None
     if run.owner is not owner or not run.recording or IN_TOOL.get() == run.id:
         return None

@@ -161,22 +161,36 @@ def _arg_record(arg: Arg) -> dict[str, Any]:
     return {"output": arg.step, "path": [[k, codec.encode(v)] for k, v in arg.path]}
 
 
-def _arg_from(data: Mapping[str, Any]) -> Arg:
+def _arg_from(data: Mapping[str, Any], steps_before: int) -> Arg:
+    """An argument from its record; an output reference must name one of the ``steps_before``
+    earlier steps, and every kind must be known."""
     if "static" in data:
         return Arg.static(codec.decode(data["static"]))
     if "param" in data:
         return Arg.of_param(str(data["param"]))
     if "template" in data:
-        return Arg.template(tuple((str(k), str(t)) for k, t in data["template"]))  # type: ignore[misc]
+        parts = tuple((str(k), str(t)) for k, t in data["template"])
+        unknown = {k for k, _ in parts} - {"text", "param"}
+        if unknown:
+            raise RecordError(f"unknown template part kinds {sorted(unknown)}")
+        return Arg.template(parts)  # type: ignore[arg-type]
     if "struct" in data:
-        items = tuple((codec.decode(k), _arg_from(a)) for k, a in data["items"])
+        items = tuple((codec.decode(k), _arg_from(a, steps_before)) for k, a in data["items"])
         container = data["struct"]
         if container not in ("list", "tuple", "dict"):
             raise RecordError(f"unknown struct container {container!r}")
         return Arg.struct(container, items)
     if "output" in data:
+        step = data["output"]
+        if type(step) is not int or not 0 <= step < steps_before:
+            raise RecordError(
+                f"an output reference to step {step!r} from step {steps_before}: not an earlier step"
+            )
         path = tuple((k, codec.decode(v)) for k, v in data.get("path", []))
-        return Arg.output(int(data["output"]), path)
+        unknown = {k for k, _ in path} - {"key", "item", "attr"}
+        if unknown:
+            raise RecordError(f"unknown output path kinds {sorted(unknown)}")
+        return Arg.output(step, path)
     raise RecordError(f"unknown argument form: {sorted(data)}")
 
 
@@ -229,13 +243,13 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
             Step(
                 tool=str(s["tool"]),
                 version=str(s["version"]),
-                args=tuple(_arg_from(a) for a in s["args"]),
-                kwargs=tuple((str(k), _arg_from(a)) for k, a in s["kwargs"]),
+                args=tuple(_arg_from(a, i) for a in s["args"]),
+                kwargs=tuple((str(k), _arg_from(a, i)) for k, a in s["kwargs"]),
                 pre=_snapshot_from(s["pre"]),
                 post=_snapshot_from(s["post"]),
                 seconds=float(s["seconds"]),
             )
-            for s in data["steps"]
+            for i, s in enumerate(data["steps"])
         )
         return Trajectory(
             id=str(data["id"]),
@@ -243,7 +257,7 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
             task=str(data["task"]),
             tags=tuple(str(t) for t in data["tags"]),
             steps=steps,
-            result=_arg_from(data["result"]),
+            result=_arg_from(data["result"], len(steps)),
             agent_seconds=float(data["agent_seconds"]),
             tokens=int(data.get("tokens", 0)),
             created_at=float(data["created_at"]),

@@ -8,12 +8,19 @@ or any namespace holding the tool functions.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import keyword
+import math
 import pprint
 import re
+import uuid
 from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import PurePath
+from typing import Any
 
+from muscle_mem import codec
 from muscle_mem.cli import cache
 from muscle_mem.trajectory import Arg, PathElement, Snapshot, Trajectory, Usage
 
@@ -27,10 +34,12 @@ def render(t: Trajectory, usage: Usage | None) -> str:
     """The source of a module holding one function that performs ``t``'s steps."""
     names = _Names()
     tools = names.claim("tools")
+    imports: set[str] = set()
     params = {p: names.claim(p) for p in _params(t)}
     used = _used_outputs(t)
     outputs = {i: names.claim(f"{_short(t.steps[i].tool)}_result") for i in sorted(used) if i < len(t.steps)}
-    expr = _Expr(params, outputs)
+    expr = _Expr(params, outputs, imports)
+    body = _body(t, expr, tools, outputs)
 
     out = [f"# muscle-mem trajectory {t.id}, exported with `muscle-mem export --python`."]
     out += _comment(f"Task: {t.task}", "")
@@ -50,11 +59,23 @@ def render(t: Trajectory, usage: Usage | None) -> str:
         "",
     ]
     signature = ", ".join([tools, "*", *params.values()]) if params else tools
+    out += [f"import {module}" for module in sorted(imports - {_MISSING})]
+    if _MISSING in imports:
+        out += ["", "", *_MISSING_HELPER]
+    if imports:
+        out += ["", ""]
     out.append(f"def {_function_name(t)}({signature}):")
     out.append(f'    """{_docstring(t.task)}"""')
     renamed = [(p, n) for p, n in params.items() if p != n]
     for param, name in renamed:
         out.append(f"    # `{name}` is the param {param!r}")
+    out += body
+    return "\n".join(out) + "\n"
+
+
+def _body(t: Trajectory, expr: _Expr, tools: str, outputs: dict[int, str]) -> list[str]:
+    """The function's steps and its return statement (rendering them collects the imports)."""
+    out: list[str] = []
     for number, step in enumerate(t.steps):
         out.append("")
         out.append(
@@ -63,18 +84,32 @@ def render(t: Trajectory, usage: Usage | None) -> str:
         out += _snapshot("pre-check", step.pre)
         call_args = [expr.of(a) for a in step.args] + [_keyword(k, expr.of(a)) for k, a in step.kwargs]
         target = f"{outputs[number]} = " if number in outputs else ""
-        out += _call(f"    {target}{_callee(tools, step.tool)}", call_args)
+        callee = _callee(tools, step.tool)
+        if callee.startswith("builtins."):
+            expr.imports.add("builtins")
+        out += _call(f"    {target}{callee}", call_args)
         out += _snapshot("post-check", step.post)
     out.append("")
     out += _return(expr, t.result)
-    return "\n".join(out) + "\n"
+    return out
+
+
+_MISSING = "_missing"
+_MISSING_HELPER = [
+    "def _missing(what):",
+    '    """A recorded value that the store no longer decodes as its class: replaying it would guess."""',
+    '    raise LookupError(f"{what} could not be rebuilt from the store")',
+]
+_RESERVED = frozenset(("builtins", "datetime", "decimal", "uuid", "pathlib", _MISSING))
+"""Names the generated code uses itself: no param may take them (builtins are called through
+``builtins.``, so a param may be named ``getattr`` or ``float``)."""
 
 
 class _Names:
     """Unique Python identifiers."""
 
     def __init__(self) -> None:
-        self.taken: set[str] = set()
+        self.taken: set[str] = set(_RESERVED)
 
     def claim(self, wanted: str) -> str:
         base = re.sub(r"\W", "_", wanted, flags=re.ASCII).strip("_") or "value"
@@ -93,13 +128,15 @@ class _Names:
 class _Expr:
     """Python expressions for recorded arguments."""
 
-    def __init__(self, params: dict[str, str], outputs: dict[int, str]) -> None:
+    def __init__(self, params: dict[str, str], outputs: dict[int, str], imports: set[str]) -> None:
         self.params = params
         self.outputs = outputs
+        self.imports = imports
+        """Modules the constants need (and ``_missing`` when one no longer decodes)."""
 
     def of(self, arg: Arg) -> str:
         if arg.kind == "static":
-            return repr(arg.value)
+            return self.literal(arg.value)
         if arg.kind == "param":
             return self.params[str(arg.param)]
         if arg.kind == "template":
@@ -119,6 +156,37 @@ class _Expr:
         if container == "tuple":
             return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
         return "[" + ", ".join(inner) + "]"
+
+    def literal(self, value: Any) -> str:
+        """Python source for a stored constant, importing the standard modules it needs."""
+        if isinstance(value, float) and not math.isfinite(value):
+            self.imports.add("builtins")
+            return f"builtins.float({str(value)!r})"
+        if isinstance(value, dt.date | dt.time | dt.timedelta):
+            self.imports.add("datetime")
+            return repr(value)  # datetime.date(2024, 1, 2)
+        if isinstance(value, Decimal):
+            self.imports.add("decimal")
+            return f"decimal.Decimal({str(value)!r})"
+        if isinstance(value, uuid.UUID):
+            self.imports.add("uuid")
+            return f"uuid.UUID({str(value)!r})"
+        if isinstance(value, PurePath):
+            self.imports.add("pathlib")
+            return f"pathlib.{type(value).__name__}({str(value)!r})"
+        if isinstance(value, codec.Opaque):
+            self.imports.add(_MISSING)
+            return f"{_MISSING}({f'a {value.kind} {value.type_name}'!r})"
+        if type(value) in (list, tuple, set, frozenset):
+            inner = [self.literal(v) for v in value]
+            if type(value) is list:
+                return "[" + ", ".join(inner) + "]"
+            if type(value) is tuple:
+                return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+            return f"{type(value).__name__}([{', '.join(inner)}])"
+        if type(value) is dict:
+            return "{" + ", ".join(f"{self.literal(k)}: {self.literal(v)}" for k, v in value.items()) + "}"
+        return repr(value)
 
 
 def _args(arg: Arg) -> Iterator[Arg]:
@@ -160,12 +228,12 @@ def _short(tool: str) -> str:
 
 
 def _callee(tools: str, tool: str) -> str:
-    """``tools.name``, ``tools.Class.name``, or ``getattr(tools, "odd name")``; a function's qualified
+    """``tools.name``, ``tools.Class.name``, or ``builtins.getattr(tools, "odd name")``; a function's qualified
     name is called by what follows ``<locals>.``, as a namespace would hold it."""
     parts = tool.rsplit("<locals>.", 1)[-1].split(".")
     if all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
         return ".".join([tools, *parts])
-    return f"getattr({tools}, {tool!r})"
+    return f"builtins.getattr({tools}, {tool!r})"
 
 
 def _keyword(name: str, value: str) -> str:
