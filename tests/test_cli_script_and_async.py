@@ -255,3 +255,41 @@ def test_import_refuses_an_argument_that_is_not_a_valid_reference(
     ran = run_cli(capsys, "import", str(source), "--store", _url(target))
     assert ran.status == 2, f"accepted with status {ran.status}: {ran.out}"
     assert len(ran.err.strip().splitlines()) == 1 and "line 1" in ran.err
+
+
+def test_export_python_of_an_output_inside_a_string(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ticket id a tool returned, written inside a later string, is a template part that refers to
+    that output: the exported function formats the fresh id, and ``show`` says it is data flow."""
+    store = tmp_path / "cache.db"
+    engine = Engine(_url(store))
+
+    @engine.tool()
+    def create_ticket(subject: str) -> str:
+        return "TCK-1042"
+
+    @engine.tool()
+    def send_mail(body: str) -> str:
+        return "sent"
+
+    def agent(task: str) -> str:
+        ticket = create_ticket("printer jam")
+        send_mail(f"We opened {ticket} for you.")
+        return f"created {ticket}"
+
+    engine.set_agent(agent)
+    result = engine("report the printer jam")
+    engine.close()
+    assert result.stored
+
+    shown = run_cli(capsys, "show", str(result.trajectory_id), "--store", _url(store))
+    assert shown.status == 0 and "template of data flow" in shown.out
+    ran = run_cli(capsys, "export", "--python", str(result.trajectory_id), "--store", _url(store))
+    assert ran.status == 0, ran.err
+    mails: list[str] = []
+    tools = SimpleNamespace(
+        create_ticket=lambda subject: "TCK-2001", send_mail=lambda body: mails.append(body)
+    )
+    assert _load_function(ran.out)(tools) == "created TCK-2001"
+    assert mails == ["We opened TCK-2001 for you."]

@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 import uuid
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.keys import params_equal_to, split_template
+from muscle_mem.keys import params_equal_to, split_parts, whole_number, with_params
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Run
 from muscle_mem.secrecy import plain_params
-from muscle_mem.trajectory import Arg, PathElement, Snapshot, Step, Trajectory
+from muscle_mem.trajectory import Arg, PathElement, Snapshot, Step, TemplatePart, Trajectory, output_part
 
 MIN_REFERENCE_STRING = 4
 MIN_REFERENCE_INT = 1000
@@ -109,6 +110,9 @@ class _Provenance:
 
     def __init__(self) -> None:
         self._origins: dict[Hashable, _Origin] = {}
+        self.texts: dict[str, _Origin] = {}
+        """Output strings of 4 characters or more, and integers of 4 digits or more as text, by where
+        they came from: found inside a later string, they become template parts (the latest wins)."""
 
     def add_output(self, step: int, output: Any) -> None:
         budget = [MAX_INDEXED_PER_OUTPUT]
@@ -124,6 +128,10 @@ class _Provenance:
                 # the latest output wins, but an id-like origin is not shadowed by a coincidence
                 if known is None or origin.id_like or not known.id_like:
                     self._origins[key] = origin
+                if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+                    text = str(value)
+                    if len(text) >= MIN_REFERENCE_STRING:
+                        self.texts[text] = origin
             if depth < 2:
                 for element, child in _children(value):
                     visit(child, (*path, element), element[1], depth + 1)
@@ -141,6 +149,9 @@ class _Provenance:
         ):
             return None
         return origin
+
+
+_NUMBER = re.compile(r"[-+]?\d+(\.\d+)?")
 
 
 class Unreplayable(codec.CodecError):
@@ -170,9 +181,14 @@ class _ArgBuilder:
         if origin is not None:
             return Arg.output(origin.step, origin.path)
         if isinstance(value, str):
-            parts = split_template(value, self.params)
+            parts = self._template(value)
             if parts is not None:
                 return Arg.template(parts)
+        converted = self._converted_param(value)
+        if converted is not None:
+            raise Unreplayable(
+                f"{where} equals param {converted!r} converted to a number: a replay could not tell"
+            )
         structured = self._struct(value, receiver, where)
         if structured is not None:
             return structured
@@ -187,6 +203,34 @@ class _ArgBuilder:
             )
         return Arg.static(value)
 
+    def _template(self, text: str) -> tuple[TemplatePart, ...] | None:
+        """``text`` as literal, output and param parts (earlier outputs first: text that came from a
+        tool is that tool's fresh output at replay; then numbers of params where they stand whole,
+        then string params), or None if nothing in it is either."""
+        parts: list[TemplatePart] = [("text", text)]
+        for found, origin in sorted(self.provenance.texts.items(), key=lambda item: -len(item[0])):
+            if found in text:
+                pattern = whole_number(found) if found.lstrip("-").isdigit() else re.compile(re.escape(found))
+                parts = split_parts(parts, pattern, output_part(origin.step, origin.path))
+        numbers = {
+            name: str(p)
+            for name, p in self.params.items()
+            if isinstance(p, int | float) and not isinstance(p, bool)
+        }
+        for name, digits in numbers.items():
+            parts = split_parts(parts, whole_number(digits), ("param", name))
+        out = with_params(parts, self.params)
+        return tuple(out) if any(kind != "text" for kind, _ in out) else None
+
+    def _converted_param(self, value: Any) -> str | None:
+        """The name of a string param that ``value`` (a number) is the number of, if any."""
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return None
+        for name, param in self.params.items():
+            if isinstance(param, str) and _NUMBER.fullmatch(param.strip()) and float(param) == value:
+                return name
+        return None
+
     def _hidden_reference(self, value: Any) -> str | None:
         """What a constant hides that a replay would have to change: a param value or an earlier
         output, deep inside a value that is not a list, tuple or dict of str or int keys."""
@@ -198,8 +242,10 @@ class _ArgBuilder:
             names = params_equal_to(child, self.params)
             if names:
                 return f"the value of param {names[0]!r} is"
-            if isinstance(child, str) and split_template(child, self.params) is not None:
-                return "a param's value is"
+            if isinstance(child, str) and self._template(child) is not None:
+                return "a param's value or an earlier output is"
+            if self._converted_param(child) is not None:
+                return "a param converted to a number is"
             origin = self.provenance.find(child, name if isinstance(name, str) else None)
             if origin is not None:
                 return f"the output of step {origin.step} is"

@@ -183,6 +183,11 @@ class Engine:
         for check in (pre_check, post_check):
             if check is not None and not isinstance(check, Check):
                 raise TypeError(f"pre_check and post_check must be Check objects, got {type(check).__name__}")
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            raise TypeError(
+                f"{_stable_name(fn)} is a generator function: a replay could not run its body; make the tool "
+                "return its values (a list) instead"
+            )
         tool_name = name or _stable_name(fn)
         tool = Tool(tool_name, fn, version or source_version(fn), is_method, pre_check, post_check)
         if not tool.is_async and any(

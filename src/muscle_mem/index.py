@@ -13,10 +13,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from muscle_mem.stores.base import Store
 from muscle_mem.trajectory import Step, Trajectory
+
+_V = TypeVar("_V")
 
 
 @dataclass(eq=False, slots=True)
@@ -53,14 +55,14 @@ class Group:
 
         Lazy, so a hit found among the newest edges does not walk the others.
         """
-        return _newest_first(self.by_pre.get(pre_key, {}) if keyed else self.edges)
+        return newest_first(self.by_pre.get(pre_key, {}) if keyed else self.edges)
 
     def latest_stamp(self) -> int:
         """The stamp of the group's most recently successful edge."""
         return next(reversed(self.edges.values())).stamp
 
 
-def _newest_first(source: dict[Any, Edge]) -> Iterator[Edge]:
+def newest_first(source: dict[Any, _V]) -> Iterator[_V]:
     """The values newest first; if another thread changes the mapping meanwhile, the walk goes on
     over a copy from about where it was (an edge may then be skipped or seen twice: a miss at worst)."""
     done = 0

@@ -60,11 +60,6 @@ def _whole_word(text: str, start: int, end: int) -> bool:
     return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
 
 
-def fill_template(parts: Sequence[TemplatePart], params: Mapping[str, Any]) -> str:
-    """The string a template stands for with these params (KeyError if one is missing)."""
-    return "".join(t if kind == "text" else str(params[t]) for kind, t in parts)
-
-
 def render(parts: Sequence[TemplatePart]) -> str:
     """A template as readable text: ``fill the form for {name}``."""
     return "".join(t if kind == "text" else "{" + t + "}" for kind, t in parts)
@@ -83,28 +78,39 @@ def whole_number(text: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?<!\d\.){re.escape(text)}(?!\w)(?!\.\d)")
 
 
-def _template_parts(text: str, params: Mapping[str, Any], numbers: Mapping[str, str]) -> list[TemplatePart]:
-    """``text`` as literal and param parts: ``numbers`` (param name → digits) where they stand as whole
-    numbers, then string params as :func:`split_template` finds them."""
-    parts: list[TemplatePart] = [("text", text)]
-    for name, digits in numbers.items():
-        pattern = whole_number(digits)
-        split: list[TemplatePart] = []
-        for kind, part in parts:
-            if kind == "param":
-                split.append((kind, part))
-                continue
-            start = 0
-            for found in pattern.finditer(part):
-                split += [("text", part[start : found.start()]), ("param", name)]
-                start = found.end()
-            split.append(("text", part[start:]))
-        parts = [p for p in split if p != ("text", "")]
+def split_parts(
+    parts: list[TemplatePart], pattern: re.Pattern[str], replacement: TemplatePart
+) -> list[TemplatePart]:
+    """The text parts split where ``pattern`` matches, each match replaced by ``replacement``."""
+    out: list[TemplatePart] = []
+    for kind, part in parts:
+        if kind != "text":
+            out.append((kind, part))
+            continue
+        start = 0
+        for found in pattern.finditer(part):
+            out += [("text", part[start : found.start()]), replacement]
+            start = found.end()
+        out.append(("text", part[start:]))
+    return [p for p in out if p != ("text", "")]
+
+
+def with_params(parts: list[TemplatePart], params: Mapping[str, Any]) -> list[TemplatePart]:
+    """The text parts split further on string params (:func:`split_template`)."""
     out: list[TemplatePart] = []
     for kind, part in parts:
         inner = split_template(part, params) if kind == "text" else None
         out += list(inner) if inner else [(kind, part)]
     return out
+
+
+def _template_parts(text: str, params: Mapping[str, Any], numbers: Mapping[str, str]) -> list[TemplatePart]:
+    """``text`` as literal and param parts: ``numbers`` (param name → digits) where they stand as whole
+    numbers, then string params as :func:`split_template` finds them."""
+    parts: list[TemplatePart] = [("text", text)]
+    for name, digits in numbers.items():
+        parts = split_parts(parts, whole_number(digits), ("param", name))
+    return with_params(parts, params)
 
 
 def _templated(value: Any, params: Mapping[str, Any], numbers: Mapping[str, str], used: set[str]) -> Any:

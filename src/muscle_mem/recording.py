@@ -81,6 +81,10 @@ class Run:
         self.in_flight: set[object] = set()
         """Tool calls started and not finished (an async tool the agent did not await)."""
         self.ended = False
+        self.parent: Run | None = CURRENT_RUN.get()
+        """The run in progress when this one started (another engine's, when an agent hands a task on)."""
+        self.in_parent_tool = self.parent is not None and IN_TOOL.get() == self.parent.id
+        """Whether this run started inside a tool call the parent run records (so it is part of it)."""
         self.stored_id: str | None = None
         """The trajectory this run was stored as, once it ended."""
 
@@ -231,9 +235,16 @@ def _shallow(value: Any) -> Any:
 
 
 def kept(output: Any) -> Any:
-    """A tool output as data-flow detection will see it, its lists, tuples and dicts copied two levels
-    deep (the first 512 items): the agent sorting a list or adding a key later must not move a
-    reference. The output returned to the agent is the original."""
+    """A tool output as data-flow detection will see it: a deep copy (the agent changing a list inside
+    it later must not move or hide a reference; data flow fingerprints values three levels deep). An
+    output the codec cannot store has its lists, tuples and dicts copied two levels deep (the first
+    512 items) instead. The output returned to the agent is the original."""
+    if type(output) in _SCALARS:
+        return output
+    try:
+        return frozen(output)
+    except codec.CodecError:
+        pass
     kind = type(output)
     if kind is dict:
         copied = dict(output)

@@ -24,11 +24,10 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
-from muscle_mem.index import Edge, Group, Node, TaskIndex
-from muscle_mem.keys import fill_template
+from muscle_mem.index import Edge, Group, Node, TaskIndex, newest_first
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen, kept
 from muscle_mem.tools import Tool, ToolRegistry
-from muscle_mem.trajectory import Arg, Step, Trajectory
+from muscle_mem.trajectory import Arg, Step, Trajectory, output_of
 
 logger = logging.getLogger("muscle_mem")
 
@@ -73,6 +72,16 @@ def _walk(value: Any, path: tuple[tuple[str, Any], ...]) -> Any:
     return value
 
 
+def _filled(kind: str, text: str, params: Mapping[str, Any], outputs: list[Any]) -> str:
+    """The live text of one template part."""
+    if kind == "text":
+        return text
+    if kind == "param":
+        return str(params[text])
+    step, path = output_of(text)
+    return str(_walk(outputs[step], path))
+
+
 def resolve(arg: Arg, params: Mapping[str, Any], outputs: list[Any]) -> Any:
     """The live value a stored argument stands for in this run."""
     try:
@@ -81,7 +90,7 @@ def resolve(arg: Arg, params: Mapping[str, Any], outputs: list[Any]) -> Any:
         if arg.kind == "param":
             return params[arg.param]  # type: ignore[index]
         if arg.kind == "template":
-            return fill_template(arg.value, params)
+            return "".join(_filled(kind, text, params, outputs) for kind, text in arg.value)
         if arg.kind == "struct":
             container, items = arg.value
             if container == "dict":
@@ -153,7 +162,7 @@ class Replayer:
             reasons: list[str] = []
             attempt: _Attempt | None = None
             blame: str | None = None
-            for group in list(reversed(node.groups.values())):
+            for group in newest_first(node.groups):
                 if attempt is not None and group.latest_stamp() <= attempt.first.stamp:
                     break  # this group and the older ones cannot hold a more recent success
                 call = self._prepare(group, step_no, reasons)

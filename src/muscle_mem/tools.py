@@ -123,6 +123,24 @@ def _recording(owner: object, tool: Tool, stray: Callable[[Tool, Run | None], No
     if run is None or (run.ended and run.owner is owner):
         stray(tool, run)
         return None
-    if run.owner is not owner or not run.recording or IN_TOOL.get() == run.id:
+    if run.owner is not owner:
+        _outer_misses(run, owner, tool)
+        return None
+    if not run.recording or IN_TOOL.get() == run.id:
         return None
     return run
+
+
+def _outer_misses(run: Run, owner: object, tool: Tool) -> None:
+    """A tool of ``owner`` called inside another engine's run: the run of ``owner`` that handed the
+    task on (if it is recording, outside a tool call) misses the call, so it is not stored."""
+    outer: Run | None = run
+    while outer is not None and outer.owner is not owner:
+        if outer.in_parent_tool:
+            return  # inside a tool call a run records: part of that step
+        outer = outer.parent
+    if outer is not None and outer.recording and not outer.ended and IN_TOOL.get() != outer.id:
+        outer.problems.append(
+            f"tool {tool.name!r} was called inside another engine's run (a task handed on); this "
+            "trajectory would miss it"
+        )

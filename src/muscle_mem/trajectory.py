@@ -6,6 +6,7 @@ turn a trajectory into a JSON-compatible dict (through :mod:`muscle_mem.codec`) 
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Mapping
@@ -18,7 +19,19 @@ FORMAT_VERSION = 1
 
 PathKind = Literal["key", "attr", "item"]
 PathElement = tuple[PathKind, Any]
-TemplatePart = tuple[Literal["text", "param"], str]
+TemplatePart = tuple[Literal["text", "param", "output"], str]
+"""A piece of a template: literal text, a param's name, or an earlier output (see :func:`output_part`)."""
+
+
+def output_part(step: int, path: tuple[PathElement, ...]) -> TemplatePart:
+    """A template part standing for the text of an earlier step's output (or a value inside it)."""
+    return ("output", json.dumps([step, [[k, codec.encode(v)] for k, v in path]], separators=(",", ":")))
+
+
+def output_of(part: str) -> tuple[int, tuple[PathElement, ...]]:
+    """The step and path an output part stands for."""
+    step, path = json.loads(part)
+    return int(step), tuple((str(k), codec.decode(v)) for k, v in path)  # type: ignore[misc]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +76,12 @@ class Arg:
         if self.kind == "param":
             return f"params[{self.param!r}]"
         if self.kind == "template":
-            text = "".join(t if k == "text" else "{" + t + "}" for k, t in self.value)
+            text = "".join(
+                t
+                if k == "text"
+                else "{" + (t if k == "param" else Arg.output(*output_of(t)).describe()) + "}"
+                for k, t in self.value
+            )
             return f"f{text!r}"
         if self.kind == "struct":
             container, items = self.value
@@ -170,9 +188,12 @@ def _arg_from(data: Mapping[str, Any], steps_before: int) -> Arg:
         return Arg.of_param(str(data["param"]))
     if "template" in data:
         parts = tuple((str(k), str(t)) for k, t in data["template"])
-        unknown = {k for k, _ in parts} - {"text", "param"}
+        unknown = {k for k, _ in parts} - {"text", "param", "output"}
         if unknown:
             raise RecordError(f"unknown template part kinds {sorted(unknown)}")
+        for kind, text in parts:
+            if kind == "output":
+                _arg_from({"output": output_of(text)[0], "path": json.loads(text)[1]}, steps_before)
         return Arg.template(parts)  # type: ignore[arg-type]
     if "struct" in data:
         items = tuple((codec.decode(k), _arg_from(a, steps_before)) for k, a in data["items"])

@@ -22,7 +22,7 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.cli import cache
-from muscle_mem.trajectory import Arg, PathElement, Snapshot, Trajectory, Usage
+from muscle_mem.trajectory import Arg, PathElement, Snapshot, Trajectory, Usage, output_of
 
 LINE = 100
 """Calls longer than this put one argument a line."""
@@ -143,7 +143,9 @@ class _Expr:
             parts = (
                 json.dumps(text, ensure_ascii=False)[1:-1].replace("{", "{{").replace("}", "}}")
                 if kind == "text"
-                else "{" + self.params[text] + "}"
+                else "{"
+                + (self.params[text] if kind == "param" else self.of(Arg.output(*output_of(text))))
+                + "}"
                 for kind, text in arg.value
             )
             return 'f"' + "".join(parts) + '"'
@@ -216,7 +218,11 @@ def _params(t: Trajectory) -> list[str]:
 
 
 def _used_outputs(t: Trajectory) -> set[int]:
-    return {int(a.step or 0) for a in _all_args(t) if a.kind == "output"}
+    used = {int(a.step or 0) for a in _all_args(t) if a.kind == "output"}
+    for arg in _all_args(t):
+        if arg.kind == "template":
+            used.update(output_of(text)[0] for kind, text in arg.value if kind == "output")
+    return used
 
 
 def _path(path: tuple[PathElement, ...]) -> str:

@@ -90,7 +90,8 @@ def arg_kind(arg: Arg) -> str:
     if arg.kind == "param":
         return "param"
     if arg.kind == "template":
-        return "template of params"
+        kinds = sorted(_references(arg))
+        return f"template of {' and '.join(kinds)}"
     if arg.kind == "output":
         return f"data flow from step {arg.step}"
     kinds = sorted(_references(arg))
@@ -100,4 +101,6 @@ def arg_kind(arg: Arg) -> str:
 def _references(arg: Arg) -> set[str]:
     if arg.kind == "struct":
         return set().union(*(_references(a) for _, a in arg.value[1]))
-    return {"param": {"params"}, "template": {"params"}, "output": {"data flow"}}.get(arg.kind, set())
+    if arg.kind == "template":
+        return {"params" if kind == "param" else "data flow" for kind, _ in arg.value if kind != "text"}
+    return {"param": {"params"}, "output": {"data flow"}}.get(arg.kind, set())
