@@ -248,3 +248,31 @@ def test_a_hit_does_not_copy_every_possible_next_call() -> None:
     assert large < 4 * small + 20_000, (
         f"a hit allocated {large:,} bytes with 20,000 calls stored, {small:,} with 10"
     )
+
+
+def test_a_plain_word_an_earlier_tool_returned_is_not_taken_from_a_later_string() -> None:
+    """Coincidences stay constants: a status ``open`` returned by a tool is not what ``reopen`` or
+    ``open the door`` contain, so a replay after the status changed still sends the recorded text."""
+    engine = Engine()
+    status = {"value": "open"}
+    sent: list[str] = []
+
+    @engine.tool()
+    def ticket_status(ticket: str) -> str:
+        return status["value"]
+
+    @engine.tool()
+    def post(text: str) -> str:
+        sent.append(text)
+        return "posted"
+
+    def agent(task: str) -> str:
+        ticket_status("TCK-1042")
+        post("please open the door and reopen the window")
+        return "done"
+
+    engine.set_agent(agent)
+    assert engine("tidy the office").stored
+    status["value"] = "closed"
+    assert engine("tidy the office").hit
+    assert sent == ["please open the door and reopen the window"] * 2

@@ -111,8 +111,8 @@ class _Provenance:
     def __init__(self) -> None:
         self._origins: dict[Hashable, _Origin] = {}
         self.texts: dict[str, _Origin] = {}
-        """Output strings of 4 characters or more, and integers of 4 digits or more as text, by where
-        they came from: found inside a later string, they become template parts (the latest wins)."""
+        """Distinctive output texts (see :func:`_distinctive`), by where they came from: found as whole
+        words inside a later string, they become template parts (the latest wins)."""
 
     def add_output(self, step: int, output: Any) -> None:
         budget = [MAX_INDEXED_PER_OUTPUT]
@@ -130,7 +130,7 @@ class _Provenance:
                     self._origins[key] = origin
                 if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
                     text = str(value)
-                    if len(text) >= MIN_REFERENCE_STRING:
+                    if _distinctive(text):
                         self.texts[text] = origin
             if depth < 2:
                 for element, child in _children(value):
@@ -149,6 +149,14 @@ class _Provenance:
         ):
             return None
         return origin
+
+
+def _distinctive(text: str) -> bool:
+    """Whether an output's text, met inside a later string, is that output rather than a coincidence:
+    4 characters or more with a digit, ``@``, ``-``, ``_`` or ``/`` (an id, an e-mail, a number), or 8 or
+    more. A plain short word (a status ``open``, a name) is left alone: ``open the door`` is not the
+    status."""
+    return len(text) >= 8 or (len(text) >= MIN_REFERENCE_STRING and any(c.isdigit() or c in "@-_/" for c in text))
 
 
 _NUMBER = re.compile(r"[-+]?\d+(\.\d+)?")
@@ -210,8 +218,7 @@ class _ArgBuilder:
         parts: list[TemplatePart] = [("text", text)]
         for found, origin in sorted(self.provenance.texts.items(), key=lambda item: -len(item[0])):
             if found in text:
-                pattern = whole_number(found) if found.lstrip("-").isdigit() else re.compile(re.escape(found))
-                parts = split_parts(parts, pattern, output_part(origin.step, origin.path))
+                parts = split_parts(parts, whole_number(found), output_part(origin.step, origin.path))
         numbers = {
             name: str(p)
             for name, p in self.params.items()
