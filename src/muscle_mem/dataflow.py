@@ -32,10 +32,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.keys import params_equal_to, split_parts, whole_number, with_params
+from muscle_mem.keys import (
+    MIN_TEMPLATE_LENGTH,
+    MIN_UNBOUNDED_LENGTH,
+    params_equal_to,
+    split_parts,
+    whole_number,
+    whole_word,
+)
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Run
 from muscle_mem.secrecy import plain_params
-from muscle_mem.trajectory import Arg, PathElement, Snapshot, Step, TemplatePart, Trajectory, output_part
+from muscle_mem.trajectory import (
+    Arg,
+    PathElement,
+    Snapshot,
+    Step,
+    TemplatePart,
+    Trajectory,
+    output_of,
+    output_part,
+)
 
 MIN_REFERENCE_STRING = 4
 MIN_REFERENCE_INT = 1000
@@ -111,6 +127,9 @@ class _Provenance:
     def __init__(self) -> None:
         self._origins: dict[Hashable, _Origin] = {}
         self.texts: dict[str, _Origin] = {}
+        self.words: dict[str, _Origin] = {}
+        """Names (see :func:`_plain_word`) that outputs returned: met in a later string, the run is
+        refused (data flow cannot be told from coincidence)."""
         """Distinctive output texts (see :func:`_distinctive`), by where they came from: found as whole
         words inside a later string, they become template parts (the latest wins)."""
 
@@ -128,10 +147,15 @@ class _Provenance:
                 # the latest output wins, but an id-like origin is not shadowed by a coincidence
                 if known is None or origin.id_like or not known.id_like:
                     self._origins[key] = origin
-                if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+                if isinstance(value, str | uuid.UUID) or (
+                    isinstance(value, int) and not isinstance(value, bool)
+                ):
                     text = str(value)
-                    if _distinctive(text):
-                        self.texts[text] = origin
+                    found = self.texts if _distinctive(text) else self.words if _plain_word(text) else None
+                    if found is not None:
+                        known = found.get(text)
+                        if known is None or origin.id_like or not known.id_like:
+                            found[text] = origin
             if depth < 2:
                 for element, child in _children(value):
                     visit(child, (*path, element), element[1], depth + 1)
@@ -153,10 +177,20 @@ class _Provenance:
 
 def _distinctive(text: str) -> bool:
     """Whether an output's text, met inside a later string, is that output rather than a coincidence:
-    4 characters or more with a digit, ``@``, ``-``, ``_`` or ``/`` (an id, an e-mail, a number), or 8 or
-    more. A plain short word (a status ``open``, a name) is left alone: ``open the door`` is not the
-    status."""
-    return len(text) >= 8 or (len(text) >= MIN_REFERENCE_STRING and any(c.isdigit() or c in "@-_/" for c in text))
+    4 characters or more with a digit, ``@``, ``-``, ``_``, ``/`` or ``.`` (an id, an e-mail, a number,
+    a UUID, a path)."""
+    return len(text) >= MIN_REFERENCE_STRING and any(c.isdigit() or c in "@-_/." for c in text)
+
+
+def _plain_word(text: str) -> bool:
+    """A capitalised word of letters only, 4 or more: a name (``Alice``, ``Paris``). A lower-case word
+    (a status ``open``, ``refunded``, an account type ``business``) met in a later string is taken for
+    a coincidence and left as written."""
+    return len(text) >= MIN_REFERENCE_STRING and text.isalpha() and text[0].isupper()
+
+
+def _origin_text(part: TemplatePart) -> str:
+    return f"step {output_of(part[1])[0]}" if part[0] == "output" else f"param {part[1]!r}"
 
 
 _NUMBER = re.compile(r"[-+]?\d+(\.\d+)?")
@@ -212,22 +246,42 @@ class _ArgBuilder:
         return Arg.static(value)
 
     def _template(self, text: str) -> tuple[TemplatePart, ...] | None:
-        """``text`` as literal, output and param parts (earlier outputs first: text that came from a
-        tool is that tool's fresh output at replay; then numbers of params where they stand whole,
-        then string params), or None if nothing in it is either."""
+        """``text`` as literal, output and param parts, or None if nothing in it is either.
+
+        Distinctive text of earlier outputs, numbers of params where they stand whole, and string
+        params are found together, longest first, so one never cuts another. A plain word an earlier
+        tool returned, or a number of a param or an output written in another form (``1042.00``), left
+        in the text, is refused: a replay could not tell a coincidence from data flow.
+        """
+        needles: list[tuple[str, re.Pattern[str], TemplatePart]] = [
+            (found, whole_number(found), output_part(origin.step, origin.path))
+            for found, origin in self.provenance.texts.items()
+            if found in text
+        ]
+        for name, value in self.params.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                needles.append((str(value), whole_number(str(value)), ("param", name)))
+            elif isinstance(value, str) and len(value) >= MIN_TEMPLATE_LENGTH and value in text:
+                pattern = (
+                    re.compile(re.escape(value)) if len(value) >= MIN_UNBOUNDED_LENGTH else whole_word(value)
+                )
+                needles.append((value, pattern, ("param", name)))
         parts: list[TemplatePart] = [("text", text)]
-        for found, origin in sorted(self.provenance.texts.items(), key=lambda item: -len(item[0])):
-            if found in text:
-                parts = split_parts(parts, whole_number(found), output_part(origin.step, origin.path))
-        numbers = {
-            name: str(p)
-            for name, p in self.params.items()
-            if isinstance(p, int | float) and not isinstance(p, bool)
-        }
-        for name, digits in numbers.items():
-            parts = split_parts(parts, whole_number(digits), ("param", name))
-        out = with_params(parts, self.params)
-        return tuple(out) if any(kind != "text" for kind, _ in out) else None
+        for _, pattern, part in sorted(needles, key=lambda needle: -len(needle[0])):
+            parts = split_parts(parts, pattern, part)
+        left = " ".join(part for kind, part in parts if kind == "text")
+        for needle, _, part in needles:
+            numeric = part[0] == "output" or needle.lstrip("-").replace(".", "", 1).isdigit()
+            if numeric and needle in left:
+                raise Unreplayable(
+                    f"{needle!r} (from {_origin_text(part)}) is written in a form a replay could not rebuild"
+                )
+        for word, origin in self.provenance.words.items():
+            if whole_word(word).search(left):
+                raise Unreplayable(
+                    f"the word {word!r} an earlier tool returned (step {origin.step}) is in it: data flow or coincidence?"
+                )
+        return tuple(parts) if any(kind != "text" for kind, _ in parts) else None
 
     def _converted_param(self, value: Any) -> str | None:
         """The name of a string param that ``value`` (a number) is the number of, if any."""

@@ -73,6 +73,11 @@ def params_equal_to(value: Any, params: Mapping[str, Any]) -> list[str]:
     return [name for name, param in params.items() if type(param) is type(value) and param == value]
 
 
+def whole_word(text: str) -> re.Pattern[str]:
+    """Where ``text`` stands as a word of its own: not next to a letter or digit."""
+    return re.compile(rf"(?<![^\W_]){re.escape(text)}(?![^\W_])")
+
+
 def whole_number(text: str) -> re.Pattern[str]:
     """Where ``text`` stands whole: not inside a longer number, a word or a decimal."""
     return re.compile(rf"(?<!\w)(?<!\d\.){re.escape(text)}(?!\w)(?!\.\d)")

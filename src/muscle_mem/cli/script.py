@@ -140,15 +140,7 @@ class _Expr:
         if arg.kind == "param":
             return self.params[str(arg.param)]
         if arg.kind == "template":
-            parts = (
-                json.dumps(text, ensure_ascii=False)[1:-1].replace("{", "{{").replace("}", "}}")
-                if kind == "text"
-                else "{"
-                + (self.params[text] if kind == "param" else self.of(Arg.output(*output_of(text))))
-                + "}"
-                for kind, text in arg.value
-            )
-            return 'f"' + "".join(parts) + '"'
+            return self._template(arg)
         if arg.kind == "output":
             return self.outputs.get(int(arg.step or 0), f"step{arg.step}_result") + _path(arg.path)
         container, items = arg.value
@@ -158,6 +150,30 @@ class _Expr:
         if container == "tuple":
             return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
         return "[" + ", ".join(inner) + "]"
+
+    def _template(self, arg: Arg) -> str:
+        """An f-string; a concatenation where an f-string could not hold an expression (a quote or a
+        backslash in it, before Python 3.12)."""
+        values = [
+            (
+                kind,
+                text
+                if kind == "text"
+                else self.params[text]
+                if kind == "param"
+                else self.of(Arg.output(*output_of(text))),
+            )
+            for kind, text in arg.value
+        ]
+        if any(kind != "text" and ('"' in code or "\\" in code) for kind, code in values):
+            return " + ".join(repr(code) if kind == "text" else f"str({code})" for kind, code in values)
+        parts = (
+            json.dumps(code, ensure_ascii=False)[1:-1].replace("{", "{{").replace("}", "}}")
+            if kind == "text"
+            else "{" + code + "}"
+            for kind, code in values
+        )
+        return 'f"' + "".join(parts) + '"'
 
     def literal(self, value: Any) -> str:
         """Python source for a stored constant, importing the standard modules it needs."""
