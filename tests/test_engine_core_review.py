@@ -250,9 +250,10 @@ def test_a_hit_does_not_copy_every_possible_next_call() -> None:
     )
 
 
-def test_a_plain_word_an_earlier_tool_returned_is_not_taken_from_a_later_string() -> None:
-    """Coincidences stay constants: a status ``open`` returned by a tool is not what ``reopen`` or
-    ``open the door`` contain, so a replay after the status changed still sends the recorded text."""
+def test_a_plain_word_an_earlier_tool_returned_never_changes_a_later_string() -> None:
+    """A status ``open`` a tool returned, met in ``open the door`` (a coincidence) and in ``reopen``
+    (inside a word): with the same status, a replay sends the recorded text; once it changed, a miss,
+    never ``closed the door``."""
     engine = Engine()
     status = {"value": "open"}
     sent: list[str] = []
@@ -273,6 +274,7 @@ def test_a_plain_word_an_earlier_tool_returned_is_not_taken_from_a_later_string(
 
     engine.set_agent(agent)
     assert engine("tidy the office").stored
-    status["value"] = "closed"
     assert engine("tidy the office").hit
-    assert sent == ["please open the door and reopen the window"] * 2
+    status["value"] = "closed"
+    assert not engine("tidy the office").hit
+    assert sent == ["please open the door and reopen the window"] * 3

@@ -112,7 +112,7 @@ def test_a_plain_word_of_eight_letters_is_not_taken_from_a_later_string() -> Non
     A word of letters only is as much a coincidence at 8 letters as ``open`` is at 4; it should
     need a digit, ``@``, ``-``, ``_`` or ``/`` (or be matched only when the whole string is it)."""
     engine = Engine()
-    types = iter(["business", "personal"])
+    types = itertools.chain(["business"], itertools.repeat("personal"))
     mails: list[str] = []
 
     @engine.tool()
@@ -235,3 +235,28 @@ def test_a_uuid_output_inside_a_later_string_is_never_replayed_stale() -> None:
     engine("order a sofa")
     engine("order a sofa")
     assert mails[-1] == f"order {uuid.UUID(int=2)} placed", f"order 2 was mailed as {mails[-1]!r}"
+
+
+def test_a_param_wins_over_an_output_word_of_the_same_text() -> None:
+    """The new plan is a param and also a word a tool returned (the current plan): the string that
+    names it takes the param, so the next customer's plan is the one written, not the recorded one."""
+    engine = Engine()
+    subjects: list[str] = []
+
+    @engine.tool()
+    def current_plan(email: str) -> str:
+        return "Enterprise"
+
+    @engine.tool()
+    def open_ticket(subject: str) -> str:
+        subjects.append(subject)
+        return "TCK-1"
+
+    def agent(task: str, plan: str) -> str:
+        current_plan("ann@example.org")
+        return open_ticket(f"switch to {plan}")
+
+    engine.set_agent(agent)
+    engine("change the plan", "Enterprise", params={"plan": "Enterprise"})
+    result = engine("change the plan", "Growth", params={"plan": "Growth"})
+    assert result.hit and subjects[-1] == "switch to Growth"

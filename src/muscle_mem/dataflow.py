@@ -49,6 +49,7 @@ from muscle_mem.trajectory import (
     Step,
     TemplatePart,
     Trajectory,
+    output_guard,
     output_of,
     output_part,
 )
@@ -128,8 +129,8 @@ class _Provenance:
         self._origins: dict[Hashable, _Origin] = {}
         self.texts: dict[str, _Origin] = {}
         self.words: dict[str, _Origin] = {}
-        """Names (see :func:`_plain_word`) that outputs returned: met in a later string, the run is
-        refused (data flow cannot be told from coincidence)."""
+        """Plain words (see :func:`_plain_word`) that outputs returned: met as words in a later string,
+        they become guarded template parts (a replay goes on only if the word is the same)."""
         """Distinctive output texts (see :func:`_distinctive`), by where they came from: found as whole
         words inside a later string, they become template parts (the latest wins)."""
 
@@ -183,17 +184,27 @@ def _distinctive(text: str) -> bool:
 
 
 def _plain_word(text: str) -> bool:
-    """A capitalised word of letters only, 4 or more: a name (``Alice``, ``Paris``). A lower-case word
-    (a status ``open``, ``refunded``, an account type ``business``) met in a later string is taken for
-    a coincidence and left as written."""
-    return len(text) >= MIN_REFERENCE_STRING and text.isalpha() and text[0].isupper()
+    """A word of letters only, 4 or more (a name ``Alice``, a status ``shipped``): met in a later
+    string, it may be data flow (``Order status: shipped``) or a coincidence (``Thanks for your
+    business!``); as a guarded part, either replays right while the word stays, and misses once it
+    changes."""
+    return len(text) >= MIN_REFERENCE_STRING and text.isalpha()
 
 
 def _origin_text(part: TemplatePart) -> str:
     return f"step {output_of(part[1])[0]}" if part[0] == "output" else f"param {part[1]!r}"
 
 
-_NUMBER = re.compile(r"[-+]?\d+(\.\d+)?")
+def _same_number(needle: str, found: str) -> bool:
+    """Whether a number left in a text is ``needle`` written another way (``2.00`` for ``2``,
+    ``1042.50`` for ``1042``): the same value, or an integer's digits before a decimal point."""
+    if float(found) == float(needle):
+        return True
+    whole = needle.lstrip("+-")
+    return whole.isdigit() and "." in found and found.lstrip("+-").split(".")[0] == whole
+
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 
 
 class Unreplayable(codec.CodecError):
@@ -248,15 +259,20 @@ class _ArgBuilder:
     def _template(self, text: str) -> tuple[TemplatePart, ...] | None:
         """``text`` as literal, output and param parts, or None if nothing in it is either.
 
-        Distinctive text of earlier outputs, numbers of params where they stand whole, and string
-        params are found together, longest first, so one never cuts another. A plain word an earlier
-        tool returned, or a number of a param or an output written in another form (``1042.00``), left
-        in the text, is refused: a replay could not tell a coincidence from data flow.
+        Distinctive text of earlier outputs, plain words they returned (guarded: see
+        :func:`output_part`), numbers of params where they stand whole, and string params are found
+        together, longest first (a param first among equals), so one never cuts another. A number of a param or an output written
+        in another form (``1042.00``), left in the text, is refused.
         """
         needles: list[tuple[str, re.Pattern[str], TemplatePart]] = [
             (found, whole_number(found), output_part(origin.step, origin.path))
             for found, origin in self.provenance.texts.items()
             if found in text
+        ]
+        needles += [
+            (word, whole_word(word), output_part(origin.step, origin.path, guard=word))
+            for word, origin in self.provenance.words.items()
+            if word in text
         ]
         for name, value in self.params.items():
             if isinstance(value, int | float) and not isinstance(value, bool):
@@ -267,19 +283,21 @@ class _ArgBuilder:
                 )
                 needles.append((value, pattern, ("param", name)))
         parts: list[TemplatePart] = [("text", text)]
-        for _, pattern, part in sorted(needles, key=lambda needle: -len(needle[0])):
+        for _, pattern, part in sorted(
+            needles, key=lambda needle: (-len(needle[0]), needle[2][0] != "param")
+        ):
             parts = split_parts(parts, pattern, part)
         left = " ".join(part for kind, part in parts if kind == "text")
+        numbers_left = _NUMBER.findall(left) if any(c.isdigit() for c in left) else []
         for needle, _, part in needles:
-            numeric = part[0] == "output" or needle.lstrip("-").replace(".", "", 1).isdigit()
-            if numeric and needle in left:
+            other_form = (
+                any(_same_number(needle, number) for number in numbers_left)
+                if _NUMBER.fullmatch(needle)
+                else part[0] == "output" and output_guard(part[1]) is None and needle in left
+            )
+            if other_form:
                 raise Unreplayable(
                     f"{needle!r} (from {_origin_text(part)}) is written in a form a replay could not rebuild"
-                )
-        for word, origin in self.provenance.words.items():
-            if whole_word(word).search(left):
-                raise Unreplayable(
-                    f"the word {word!r} an earlier tool returned (step {origin.step}) is in it: data flow or coincidence?"
                 )
         return tuple(parts) if any(kind != "text" for kind, _ in parts) else None
 

@@ -23,15 +23,29 @@ TemplatePart = tuple[Literal["text", "param", "output"], str]
 """A piece of a template: literal text, a param's name, or an earlier output (see :func:`output_part`)."""
 
 
-def output_part(step: int, path: tuple[PathElement, ...]) -> TemplatePart:
-    """A template part standing for the text of an earlier step's output (or a value inside it)."""
-    return ("output", json.dumps([step, [[k, codec.encode(v)] for k, v in path]], separators=(",", ":")))
+def output_part(step: int, path: tuple[PathElement, ...], guard: str | None = None) -> TemplatePart:
+    """A template part standing for the text of an earlier step's output (or a value inside it).
+
+    With a ``guard`` (the text recorded), a replay goes on only if the fresh text is the same: for a
+    plain word, which may be data flow or a coincidence, the same word gives the same string either
+    way, and another word is a miss, never a string the agent did not write.
+    """
+    record: list[Any] = [step, [[k, codec.encode(v)] for k, v in path]]
+    if guard is not None:
+        record.append(guard)
+    return ("output", json.dumps(record, separators=(",", ":")))
 
 
 def output_of(part: str) -> tuple[int, tuple[PathElement, ...]]:
     """The step and path an output part stands for."""
-    step, path = json.loads(part)
+    step, path = json.loads(part)[:2]
     return int(step), tuple((str(k), codec.decode(v)) for k, v in path)  # type: ignore[misc]
+
+
+def output_guard(part: str) -> str | None:
+    """The text an output part must find again at replay, if it is guarded (see :func:`output_part`)."""
+    record = json.loads(part)
+    return str(record[2]) if len(record) > 2 else None
 
 
 @dataclass(frozen=True, slots=True)
