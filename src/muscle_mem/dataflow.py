@@ -49,7 +49,7 @@ from muscle_mem.trajectory import (
     Step,
     TemplatePart,
     Trajectory,
-    output_guard,
+    output_fields,
     output_of,
     output_part,
 )
@@ -293,7 +293,7 @@ class _ArgBuilder:
             other_form = (
                 any(_same_number(needle, number) for number in numbers_left)
                 if _NUMBER.fullmatch(needle)
-                else part[0] == "output" and output_guard(part[1]) is None and needle in left
+                else part[0] == "output" and output_fields(part[1])[2] is None and needle in left
             )
             if other_form:
                 raise Unreplayable(

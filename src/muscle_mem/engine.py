@@ -180,9 +180,7 @@ class Engine:
     ) -> Callable[..., Any]:
         if not callable(fn):
             raise TypeError(f"a tool must be callable, got {type(fn).__name__}")
-        for check in (pre_check, post_check):
-            if check is not None and not isinstance(check, Check):
-                raise TypeError(f"pre_check and post_check must be Check objects, got {type(check).__name__}")
+        _checks_given(pre_check, post_check)
         if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
             raise TypeError(
                 f"{_stable_name(fn)} is a generator function: a replay could not run its body; make the tool "
@@ -595,7 +593,8 @@ def _check_params(params: object) -> None:
 
 
 def _checks_given(*checks: object) -> None:
-    """Refuse a decorator used without parentheses (``@engine.tool``): its function arrives as a check."""
+    """Checks must be Check objects or None; a function in their place is most likely a decorator used
+    without parentheses (``@engine.tool``), and the error says so."""
     for check in checks:
         if check is not None and not isinstance(check, Check):
             if callable(check):

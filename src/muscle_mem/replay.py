@@ -27,7 +27,7 @@ from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.index import Edge, Group, Node, TaskIndex, newest_first
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen, kept
 from muscle_mem.tools import Tool, ToolRegistry
-from muscle_mem.trajectory import Arg, Step, Trajectory, output_guard, output_of
+from muscle_mem.trajectory import Arg, Step, Trajectory, output_fields
 
 logger = logging.getLogger("muscle_mem")
 
@@ -78,9 +78,8 @@ def _filled(kind: str, text: str, params: Mapping[str, Any], outputs: list[Any])
         return text
     if kind == "param":
         return str(params[text])
-    step, path = output_of(text)
+    step, path, guard = output_fields(text)
     fresh = str(_walk(outputs[step], path))
-    guard = output_guard(text)
     if guard is not None and fresh != guard:
         raise UnresolvedReference(
             f"the recorded text holds {guard!r} from step {step}, which is now {fresh!r}"

@@ -36,16 +36,18 @@ def output_part(step: int, path: tuple[PathElement, ...], guard: str | None = No
     return ("output", json.dumps(record, separators=(",", ":")))
 
 
+def output_fields(part: str) -> tuple[int, tuple[PathElement, ...], str | None]:
+    """The step and path an output part stands for, and the text it must find again at replay if it
+    is guarded (see :func:`output_part`)."""
+    record = json.loads(part)
+    path = tuple((str(k), codec.decode(v)) for k, v in record[1])
+    return int(record[0]), path, str(record[2]) if len(record) > 2 else None  # type: ignore[return-value]
+
+
 def output_of(part: str) -> tuple[int, tuple[PathElement, ...]]:
     """The step and path an output part stands for."""
-    step, path = json.loads(part)[:2]
-    return int(step), tuple((str(k), codec.decode(v)) for k, v in path)  # type: ignore[misc]
-
-
-def output_guard(part: str) -> str | None:
-    """The text an output part must find again at replay, if it is guarded (see :func:`output_part`)."""
-    record = json.loads(part)
-    return str(record[2]) if len(record) > 2 else None
+    step, path, _ = output_fields(part)
+    return step, path
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +209,8 @@ def _arg_from(data: Mapping[str, Any], steps_before: int) -> Arg:
             raise RecordError(f"unknown template part kinds {sorted(unknown)}")
         for kind, text in parts:
             if kind == "output":
-                _arg_from({"output": output_of(text)[0], "path": json.loads(text)[1]}, steps_before)
+                record = json.loads(text)
+                _arg_from({"output": int(record[0]), "path": record[1]}, steps_before)
         return Arg.template(parts)  # type: ignore[arg-type]
     if "struct" in data:
         items = tuple((codec.decode(k), _arg_from(a, steps_before)) for k, a in data["items"])
