@@ -9,9 +9,10 @@ import pytest
 
 from conftest import trajectory
 from muscle_mem.cli import main
+from muscle_mem.provenance import Const, Output, Param, Struct, Template, Text
 from muscle_mem.stores import SQLiteStore
 from muscle_mem.stores.base import Event
-from muscle_mem.trajectory import Arg, Snapshot, Step, Trajectory, Usage
+from muscle_mem.trajectory import Snapshot, Step, Trajectory, Usage
 
 NOW = 1_700_000_000.0
 
@@ -37,7 +38,7 @@ def refund_trajectory(**fields: object) -> Trajectory:
         Step(
             tool="lookup_customer",
             version="v1",
-            args=(Arg.of_param("email"),),
+            args=(Param("email"),),
             pre=Snapshot.capture(True),
             seconds=0.002,
         ),
@@ -45,10 +46,10 @@ def refund_trajectory(**fields: object) -> Trajectory:
             tool="Desk.create_ticket",
             version="v2",
             args=(
-                Arg.output(0, (("key", "id"),)),
-                Arg.template((("text", 'Refund {"now"}: '), ("param", "reason"))),
+                Output(0, (("key", "id"),)),
+                Template((Text('Refund {"now"}: '), Param("reason"))),
             ),
-            kwargs=(("amount", Arg.of_param("amount")), ("not an identifier", Arg.static([1, 2]))),
+            kwargs=(("amount", Param("amount")), ("not an identifier", Const([1, 2]))),
             pre=Snapshot.capture({"status": "active", "plan": "pro"}),
             seconds=0.004,
         ),
@@ -56,12 +57,12 @@ def refund_trajectory(**fields: object) -> Trajectory:
             tool="issue refund",
             version="v3",
             args=(
-                Arg.struct(
+                Struct(
                     "dict",
                     (
-                        ("ticket", Arg.output(1)),
-                        ("who", Arg.of_param("customer email")),
-                        ("n", Arg.static(3)),
+                        ("ticket", Output(1)),
+                        ("who", Param("customer email")),
+                        ("n", Const(3)),
                     ),
                 ),
             ),
@@ -75,7 +76,7 @@ def refund_trajectory(**fields: object) -> Trajectory:
         "task": "Refund ${amount} to {email}: {reason}",
         "tags": ("refund", "billing"),
         "steps": steps,
-        "result": Arg.struct("tuple", (("", Arg.output(2, (("attr", "refund_id"),))),)),
+        "result": Struct("tuple", (("", Output(2, (("attr", "refund_id"),))),)),
         "agent_seconds": 4.5,
         "tokens": 3200,
         "created_at": NOW - 3600,

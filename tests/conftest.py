@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from muscle_mem.provenance import Const, Output, Param
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store
-from muscle_mem.trajectory import Arg, Snapshot, Step, Trajectory
+from muscle_mem.trajectory import Snapshot, Step, Trajectory
 
 POSTGRES_ENV = "MUSCLE_MEM_TEST_POSTGRES"
 POSTGRES_URL = os.environ.get(POSTGRES_ENV, "")
@@ -54,15 +55,15 @@ def trajectory(
             Step(
                 tool=f"tool{i}",
                 version="v1",
-                args=(Arg.static(n), Arg.of_param("name")),
-                kwargs=(("flag", Arg.static([i, "x"])),),
+                args=(Const(n), Param("name")),
+                kwargs=(("flag", Const([i, "x"])),),
                 pre=Snapshot.capture({"state": n, "step": i}),
                 post=Snapshot.capture(n + i),
                 seconds=0.01,
             )
             for i in range(steps)
         ),
-        result=Arg.output(steps - 1),
+        result=Output(steps - 1),
         agent_seconds=1.5,
         **extra,
     )

@@ -10,8 +10,9 @@ import pytest
 from cli_support import NOW, make_cache, run_cli
 from conftest import trajectory
 from muscle_mem.cli import COMMANDS
+from muscle_mem.provenance import Const
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import Arg, Step, Trajectory, Usage, to_record
+from muscle_mem.trajectory import Step, Trajectory, Usage, to_record
 
 
 @pytest.fixture
@@ -149,7 +150,7 @@ def test_show_describes_each_step(cache: dict[str, Trajectory], capsys: pytest.C
         "arg 0              params['email']  [param]",
         "step 1  Desk.create_ticket  version v2",
         "step0.output['id']  [data flow from step 0]",
-        """f'Refund {"now"}: {reason}'  [template of params]""",
+        """f'Refund {{"now"}}: {reason}'  [template of params]""",
         "amount             params['amount']  [param]",
         "not an identifier  [1, 2]  [static value]",
         "pre-check          {'status': 'active', 'plan': 'pro'}  (key ",
@@ -164,7 +165,7 @@ def test_show_describes_each_step(cache: dict[str, Trajectory], capsys: pytest.C
 def test_show_clips_long_values_unless_full(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'c.db'}"
     store = SQLiteStore(tmp_path / "c.db")
-    long = Trajectory(task_key="k", steps=(Step(tool="x", version="1", args=(Arg.static("z" * 500),)),))
+    long = Trajectory(task_key="k", steps=(Step(tool="x", version="1", args=(Const("z" * 500),)),))
     store.add(long)
     store.close()
     clipped = run_cli(capsys, "show", long.id, "--store", url).out

@@ -275,7 +275,8 @@ def test_export_python_to_a_file(
 
 
 def test_hostile_names_and_values_still_give_valid_python() -> None:
-    from muscle_mem.trajectory import Arg, Snapshot, Step
+    from muscle_mem.provenance import Const, Output, Param, Template, Text
+    from muscle_mem.trajectory import Snapshot, Step
 
     t = Trajectory(
         task_key="k",
@@ -284,13 +285,13 @@ def test_hostile_names_and_values_still_give_valid_python() -> None:
             Step(
                 tool="for",
                 version="1",
-                args=(Arg.of_param("class"), Arg.of_param("1st"), Arg.of_param("tools")),
-                kwargs=(("lambda", Arg.static("\n\r")),),
+                args=(Param("class"), Param("1st"), Param("tools")),
+                kwargs=(("lambda", Const("\n\r")),),
                 pre=Snapshot.capture("line one\nline two\r\u2028" + "x" * 5000),
             ),
-            Step(tool="for", version="1", args=(Arg.output(0),), post=Snapshot.capture(list(range(2000)))),
+            Step(tool="for", version="1", args=(Output(0),), post=Snapshot.capture(list(range(2000)))),
         ),
-        result=Arg.template((("text", "}{'\"\\"), ("param", "class"))),
+        result=Template((Text("}{'\"\\"), Param("class"))),
     )
     source = render(t)
     function = load_function(source)

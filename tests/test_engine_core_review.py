@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from muscle_mem import Check, Engine
-from muscle_mem.trajectory import Arg
+from muscle_mem.provenance import Const
 
 
 def test_an_int_param_given_to_the_agent_is_never_replayed_stale_inside_a_tool_string() -> None:
@@ -219,7 +219,7 @@ def _engine_with_first_calls(extra: int) -> Engine:
     recorded = engine.store.get(engine("click the button").trajectory_id)  # type: ignore[arg-type]
     assert recorded is not None
     for i in range(extra):
-        step = dataclasses.replace(recorded.steps[0], args=(Arg.static(100_000 + i),))
+        step = dataclasses.replace(recorded.steps[0], args=(Const(100_000 + i),))
         engine.store.add(
             dataclasses.replace(recorded, steps=(step,), id=f"other{i}", created_at=recorded.created_at - 1)
         )

@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from muscle_mem import Engine, current_run
+from muscle_mem.provenance import Agree, Param
 
 
 def test_a_bool_param_outside_the_task_text_is_part_of_the_task() -> None:
@@ -385,9 +386,9 @@ def test_an_output_inside_a_dataclass_argument_is_never_replayed_as_a_constant()
     assert assigned == ["usr_0001", "usr_0002"], (result.hit, assigned)
 
 
-def test_a_value_equal_to_two_params_is_not_stored_as_either(caplog: Any) -> None:
-    """When two params have one value at recording and the argument appears in the task text, a
-    reference to either would be a guess: the run is not stored, and the log says why."""
+def test_a_value_equal_to_two_params_is_bound_to_both() -> None:
+    """When two params have one value at recording, the argument is bound to both: it replays while
+    they agree, and a run where they differ is another task."""
     engine = Engine()
     assigned: list[tuple[str, str]] = []
 
@@ -399,10 +400,12 @@ def test_a_value_equal_to_two_params_is_not_stored_as_either(caplog: Any) -> Non
     engine.set_agent(lambda task, req, to: open_ticket(req, to))
     params = {"requester": "ann@example.com", "assignee": "ann@example.com"}
     result = engine("open a ticket", "ann@example.com", "ann@example.com", params=params)
-    assert not result.stored
-    assert "equals params 'requester' and 'assignee' alike" in caplog.text
+    assert result.stored
+    both = Agree((Param("requester"), Param("assignee")))
+    assert engine.store.get(str(result.trajectory_id)).steps[0].args == (both, both)  # type: ignore[union-attr]
+    assert engine("open a ticket", "ann@example.com", "ann@example.com", params=params).hit
     other = {"requester": "ann@example.com", "assignee": "bob@example.com"}
-    engine("open a ticket", "ann@example.com", "bob@example.com", params=other)
+    assert not engine("open a ticket", "ann@example.com", "bob@example.com", params=other).hit
     assert assigned[-1] == ("ann@example.com", "bob@example.com")
 
 

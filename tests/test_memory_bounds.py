@@ -50,9 +50,9 @@ def trajectory(name: str, created_at: float, steps: int = 1) -> Trajectory:
 
 
 def _static(value: object) -> object:
-    from muscle_mem.trajectory import Arg
+    from muscle_mem.provenance import Const
 
-    return Arg.static(value)
+    return Const(value)
 
 
 def add(

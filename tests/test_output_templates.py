@@ -79,9 +79,9 @@ def test_an_int_param_formatted_with_decimals_is_never_replayed_stale() -> None:
 
 
 def test_an_int_output_formatted_with_decimals_is_never_replayed_stale() -> None:
-    """The same for an output: ``quote()`` returned 1042 and the agent wrote ``total 1042.50``; the
-    output text is not whole there, so the string is a constant, and the replay with a fresh quote
-    of 5000 still writes ``total 1042.50``."""
+    """``quote()`` returned 1042 and the agent wrote ``total 1042.50``: the integer part may be the
+    quote or the agent's constant, so it replays only while the quote is 1042; a fresh quote of 5000
+    stops the replay, and the agent writes ``total 5000.50``."""
     engine = Engine()
     prices = itertools.count(1042, 3958)
     invoices: list[str] = []
@@ -101,8 +101,9 @@ def test_an_int_output_formatted_with_decimals_is_never_replayed_stale() -> None
 
     engine.set_agent(agent)
     engine("invoice the sofa")
-    engine("invoice the sofa")
-    assert invoices[-1] == "total 5000.50", f"a quote of 5000 was invoiced as {invoices[-1]!r}"
+    replayed = engine("invoice the sofa")
+    assert not replayed.hit and replayed.steps_replayed == 1 and "disagree" in str(replayed.reason)
+    assert invoices == ["total 1042.50", "total 8958.50"]  # the agent resumed with a quote of its own
 
 
 def test_a_plain_word_of_eight_letters_is_not_taken_from_a_later_string() -> None:
@@ -134,13 +135,10 @@ def test_a_plain_word_of_eight_letters_is_not_taken_from_a_later_string() -> Non
     assert mails[-1] == "Thanks for your business!", f"the replay mailed {mails[-1]!r}"
 
 
-def test_inside_a_string_an_id_like_origin_is_not_shadowed_by_a_later_list() -> None:
-    """For whole values, _Provenance keeps an id-like origin (``create_ticket()['id']``) over a
-    later coincidence, but ``texts`` always takes the latest: the ticket id inside the mail body
-    refers to item 0 of the later ``open_tickets()`` list. At replay that list is
-    ``["TCK-1042", "TCK-1043"]`` and the mail for the new ticket TCK-1043 says TCK-1042 (the
-    ``ticket_id`` argument, a whole value, is right). texts should follow the same rule as
-    _origins."""
+def test_a_text_held_by_two_outputs_replays_only_while_they_agree() -> None:
+    """The new ticket's id is in the mail body and also in the ``open_tickets()`` list: both are its
+    origins. At replay the list holds two tickets, so the mail's value cannot be confirmed: the
+    replay stops before mailing, never mailing the wrong ticket."""
     engine = Engine()
     numbers = itertools.count(1042)
     store: list[str] = []
@@ -168,8 +166,10 @@ def test_inside_a_string_an_id_like_origin_is_not_shadowed_by_a_later_list() -> 
 
     engine.set_agent(agent)
     engine("open a printer ticket")
-    engine("open a printer ticket")
-    assert mails[-1] == ("TCK-1043", "We opened TCK-1043 for you."), f"mailed {mails[-1]!r}"
+    replayed = engine("open a printer ticket")
+    assert not replayed.hit and replayed.steps_replayed == 2 and "now holds 2" in str(replayed.reason)
+    assert all(body == f"We opened {ticket} for you." for ticket, body in mails), mails
+    assert [ticket for ticket, _ in mails] == ["TCK-1042", "TCK-1044"]  # the agent mailed its own ticket
 
 
 def test_export_python_of_an_output_under_a_key_with_a_quote(
@@ -237,9 +237,9 @@ def test_a_uuid_output_inside_a_later_string_is_never_replayed_stale() -> None:
     assert mails[-1] == f"order {uuid.UUID(int=2)} placed", f"order 2 was mailed as {mails[-1]!r}"
 
 
-def test_a_param_wins_over_an_output_word_of_the_same_text() -> None:
-    """The new plan is a param and also a word a tool returned (the current plan): the string that
-    names it takes the param, so the next customer's plan is the one written, not the recorded one."""
+def test_a_param_equal_to_an_output_word_replays_only_while_they_agree() -> None:
+    """The new plan is a param and also a word a tool returned (the current plan): the text is bound
+    to both, so the next customer's replay stops there and the agent writes the plan asked for."""
     engine = Engine()
     subjects: list[str] = []
 
@@ -259,4 +259,5 @@ def test_a_param_wins_over_an_output_word_of_the_same_text() -> None:
     engine.set_agent(agent)
     engine("change the plan", "Enterprise", params={"plan": "Enterprise"})
     result = engine("change the plan", "Growth", params={"plan": "Growth"})
-    assert result.hit and subjects[-1] == "switch to Growth"
+    assert not result.hit and result.steps_replayed == 1 and "disagree" in str(result.reason)
+    assert subjects == ["switch to Enterprise", "switch to Growth"]

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from muscle_mem import Check, Engine, Secret, current_run
-from muscle_mem.trajectory import Arg, Trajectory, to_record
+from muscle_mem.provenance import Agree, Const, Output, Param, Pick, Template, all_args, element_identity
+from muscle_mem.trajectory import Trajectory, to_record
 
 
 def stored(engine: Engine, trajectory_id: str | None) -> Trajectory:
@@ -64,9 +65,9 @@ def test_an_id_returned_by_one_tool_flows_into_the_next_on_replay() -> None:
     first = engine("sign up Ada", params={"name": "Ada"})
     assert first.output == 2 and users.welcomed == [(2, "welcome, Ada!")]
     steps = stored(engine, first.trajectory_id).steps
-    assert steps[0].args == (Arg.of_param("name"),)
-    assert steps[1].args[0] == Arg.output(0)  # a small int, but both ends are id-like
-    assert steps[1].args[1].kind == "template"
+    assert steps[0].args == (Param("name"),)
+    assert steps[1].args[0] == Output(0)  # an id of any size is data flow
+    assert isinstance(steps[1].args[1], Template)
 
     users.next_id = 500
     second = engine("sign up Bob", params={"name": "Bob"})
@@ -108,23 +109,24 @@ def test_values_inside_dict_attribute_and_list_outputs_are_references() -> None:
     engine.set_agent(agent)
     first = engine()
     args = stored(engine, first.trajectory_id).steps[1].args
-    assert args[0] == Arg.output(0, (("key", "order"), ("key", "id")))
-    assert args[1] == Arg.output(0, (("key", "account"), ("attr", "account_id")))
-    assert args[2] == Arg.output(0, (("key", "items"), ("item", 1)))
-    assert args[3] == Arg.static("gift")
+    assert args[0] == Output(0, (("key", "order"), ("key", "id")))
+    assert args[1] == Output(0, (("key", "account"), ("attr", "account_id")))
+    chosen = Pick(1, element_identity("sku-0101", ()))  # a text from a list: known by its value
+    assert args[2] == Output(0, (("key", "items"), ("item", 1)), picks=(chosen,))
+    assert args[3] == Const("gift")
 
-    second = engine()
-    assert second.hit
+    second = engine()  # the list holds other skus now: the choice cannot be confirmed
+    assert not second.hit and second.steps_replayed == 1
     assert received == [
         ("ord-0001", "acc-0001", "sku-0101", "gift"),
-        ("ord-0002", "acc-0002", "sku-0102", "gift"),
+        ("ord-0003", "acc-0003", "sku-0103", "gift"),  # the agent resumed and made its own order
     ]
-    assert second.output == "acc-0002"
+    assert second.output == "acc-0003"
 
 
-def test_a_coincidence_does_not_turn_a_constant_into_a_reference() -> None:
-    """The rule: no references for booleans, None, floats, strings under 4 characters, and small
-    integers (< 1000) unless both the output and the receiving argument have id-like names."""
+def test_booleans_none_and_values_the_task_states_are_constants_of_the_agent_too() -> None:
+    """Booleans and None are constants; a value an output returned that the task text also states
+    is bound to both, so the replay goes on only while the output still agrees with the task."""
     engine = Engine()
     calls: list[tuple[Any, ...]] = []
     outputs = {"count": 1}
@@ -141,21 +143,28 @@ def test_a_coincidence_does_not_turn_a_constant_into_a_reference() -> None:
     def act(retries: int, enabled: bool, default: Any, ratio: float, code: str, size: int, n: int) -> None:
         calls.append((retries, enabled, default, ratio, code, size, n))
 
-    def agent() -> None:
+    def agent(task: str) -> None:
         count()
         flags()
         act(1, True, None, 0.5, "ab", 3, 7)
 
     engine.set_agent(agent)
-    first = engine()
+    task = "act 1 time at ratio 0.5 with code ab, size 3 and n 7"
+    first = engine(task)
     args = stored(engine, first.trajectory_id).steps[2].args
-    assert all(a.kind == "static" for a in args), [a.describe() for a in args]
+    assert args[1:3] == (Const(True), Const(None))
+    assert all(
+        isinstance(a, Agree) and Const(v) in a.options
+        for a, v in zip(args[:1] + args[3:], (1, 0.5, "ab", 3, 7), strict=True)
+    )
+    assert engine(task).hit
     outputs["count"] = 2
-    assert engine().hit
-    assert calls[-1] == (1, True, None, 0.5, "ab", 3, 7)  # the constants stayed constants
+    changed = engine(task)
+    assert not changed.hit and changed.steps_replayed == 2 and "disagree" in str(changed.reason)
+    assert calls[-1] == (1, True, None, 0.5, "ab", 3, 7)  # the agent passed its constants
 
 
-def test_small_integer_ids_between_id_like_names_are_references() -> None:
+def test_a_constant_equal_to_a_fresh_id_replays_only_while_they_agree() -> None:
     engine = Engine()
     ids = {"next": 5}
     got: list[tuple[int, int]] = []
@@ -171,17 +180,18 @@ def test_small_integer_ids_between_id_like_names_are_references() -> None:
 
     def agent() -> None:
         ticket = open_ticket()
-        close(ticket["ticketId"], 6)  # 6 is also the ticket id: level is not an id-like name
+        close(ticket["ticketId"], 6)  # 6 is the ticket id and the priority alike
 
     engine.set_agent(agent)
     first = engine()
-    args = stored(engine, first.trajectory_id).steps[1].args
-    assert args == (Arg.output(0, (("key", "ticketId"),)), Arg.static(6))
-    assert engine().hit
-    assert got == [(6, 6), (7, 6)]
+    both = Agree((Output(0, (("key", "ticketId"),)), Output(0, (("key", "priority"),))))
+    assert stored(engine, first.trajectory_id).steps[1].args == (both, both)
+    second = engine()
+    assert not second.hit and second.steps_replayed == 1 and "disagree" in str(second.reason)
+    assert got == [(6, 6), (8, 6)]  # never (7, 7) nor (6, 6) for ticket 7: the agent resumed
 
 
-def test_large_integers_and_long_strings_are_references_anywhere() -> None:
+def test_values_of_a_returned_tuple_are_data_flow() -> None:
     engine = Engine()
     seq = {"n": 0}
     got: list[Any] = []
@@ -205,7 +215,7 @@ def test_large_integers_and_long_strings_are_references_anywhere() -> None:
     assert got == [(40001, "token-1"), (40002, "token-2")]
 
 
-def test_structured_values_follow_the_rule_of_their_contents() -> None:
+def test_structured_values_are_data_flow_unless_they_hold_only_booleans_and_none() -> None:
     engine = Engine()
     seq = {"n": 0}
     got: list[Any] = []
@@ -232,15 +242,14 @@ def test_structured_values_follow_the_rule_of_their_contents() -> None:
     engine.set_agent(agent)
     first = engine()
     args = stored(engine, first.trajectory_id).steps[1].args
-    assert args[0] == Arg.output(0, (("key", "customer"),))  # holds a long string: a reference
-    assert args[1] == Arg.static({"ok": True})  # booleans only: a constant
-    assert args[2] == Arg.static([1, 2])  # small integers, "levels" is not an id-like name
-    assert args[3] == Arg.output(0, (("key", "page_ids"),))  # small integers, id-like at both ends
+    assert args[0] == Output(0, (("key", "customer"),))
+    assert args[1] == Const({"ok": True})  # booleans only: a constant
+    assert args[2] == args[3] == Output(0, (("key", "page_ids"),))
     assert engine().hit
     assert got[-1] == ({"id": "cus_0002", "plan": "pro"}, {"ok": True}, [1, 2], [1, 2])
 
 
-def test_a_param_wins_over_an_output_reference() -> None:
+def test_a_param_echoed_by_an_output_is_bound_to_both() -> None:
     engine = Engine()
     got: list[str] = []
 
@@ -257,7 +266,7 @@ def test_a_param_wins_over_an_output_reference() -> None:
 
     engine.set_agent(agent)
     first = engine("mail ada@x.io", params={"email": "ada@x.io"})
-    assert stored(engine, first.trajectory_id).steps[1].args == (Arg.of_param("email"),)
+    assert stored(engine, first.trajectory_id).steps[1].args == (Agree((Param("email"), Output(0))),)
     assert engine("mail bob@x.io", params={"email": "bob@x.io"}).hit
     assert got == ["ada@x.io", "bob@x.io"]
 
@@ -350,9 +359,13 @@ def test_an_output_the_agent_reorders_keeps_its_references_right() -> None:
     engine.set_agent(agent)
     first = engine("docs")
     assert opened == ["https://a.example/1"]
-    assert stored(engine, first.trajectory_id).steps[1].args[0] == Arg.output(0, (("item", 1),))
+    chosen = Pick(0, element_identity("https://a.example/1", ()))
+    assert stored(engine, first.trajectory_id).steps[1].args[0] == Output(0, (("item", 1),), picks=(chosen,))
     assert engine("docs").hit
     assert opened == ["https://a.example/1", "https://a.example/1"]
+    pages["results"].reverse()  # the same page, elsewhere in the list: the position no longer holds it
+    moved = engine("docs")
+    assert not moved.hit and moved.steps_replayed == 1 and opened[-1] == "https://a.example/1"
 
 
 async def test_an_async_capture_that_raises_does_not_reach_the_agent() -> None:
@@ -479,7 +492,7 @@ async def test_asyncio_tasks_each_record_only_their_own_calls() -> None:
         assert result.output == who
         steps = stored(engine, result.trajectory_id).steps
         assert [s.tool for s in steps] == ["fetch", "tally"] * 10
-        assert {s.args[0].value for s in steps} == {who}
+        assert {a.value for s in steps for a in all_args(s.args[0]) if isinstance(a, Const)} == {who}
     hits = await asyncio.gather(*(engine.arun("fetch for", who) for who in "abc"))
     assert all(hits) and [h.output for h in hits] == ["a", "b", "c"]
 
@@ -536,7 +549,7 @@ def test_a_tool_called_outside_any_run_just_runs() -> None:
     assert work(5) == 10
     assert calls == [5] and len(engine.store) == 0
     result = engine()
-    assert stored(engine, result.trajectory_id).steps[0].args == (Arg.static(1),)
+    assert stored(engine, result.trajectory_id).steps[0].args == (Const(1),)
 
 
 def test_a_tool_of_another_engine_is_not_recorded() -> None:

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from muscle_mem import Check, Engine, current_run
+from muscle_mem.provenance import Output
 from muscle_mem.recording import Run
 from muscle_mem.stores import MemoryStore
-from muscle_mem.trajectory import Arg, Trajectory
+from muscle_mem.trajectory import Trajectory
 
 
 def stored(engine: Engine, trajectory_id: str | None) -> Trajectory:
@@ -240,7 +241,7 @@ def test_an_output_of_a_replayed_step_flows_into_the_agents_steps() -> None:
     assert not partial and partial.steps_replayed == 1
     assert used == ["obj-001", "obj-002"]
     new = stored(engine, partial.trajectory_id)
-    assert new.steps[1].args == (Arg.output(0),)
+    assert new.steps[1].args == (Output(0),)
     assert engine().hit and used[-1] == "obj-003"
 
 

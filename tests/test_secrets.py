@@ -32,17 +32,24 @@ def test_a_short_numeric_secret_passed_as_a_param_is_stored_as_a_reference() -> 
     assert second.hit and calls[-1] == ("bob", 4)
 
 
-def test_a_secret_copied_into_a_value_in_another_case_is_refused(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_secret_passed_in_another_case_is_a_param_in_that_form_never_its_value(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     engine = Engine()
+    shouted: list[str] = []
 
     @engine.tool()
     def shout(text: str) -> str:
+        shouted.append(text)
         return text
 
     engine.set_agent(lambda task, word: shout(word.upper()))
-    result = engine("shout it", "hunter22", params={"word": Secret("hunter22")})
-    assert result.output == "HUNTER22" and not result.stored and len(engine.store) == 0
-    assert "secret" in caplog.text and "hunter22" not in caplog.text.casefold()
+    first = engine("shout it", "hunter22", params={"word": Secret("hunter22")})
+    assert first.output == "HUNTER22" and first.stored
+    assert "hunter22" not in json.dumps(to_record(engine.store.get(first.trajectory_id))).casefold()
+    second = engine("shout it", "swordfish", params={"word": Secret("swordfish")})
+    assert second.hit and second.output == "SWORDFISH" and shouted == ["HUNTER22", "SWORDFISH"]
+    assert "hunter22" not in caplog.text.casefold()
 
 
 def test_partials_and_callable_objects_get_stable_default_names() -> None:

@@ -13,8 +13,9 @@ import pytest
 
 from muscle_mem import Check, Engine, Secret
 from muscle_mem.cli import main as cli_main
+from muscle_mem.provenance import Const
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import Arg, Snapshot, Step, Trajectory, to_record
+from muscle_mem.trajectory import Snapshot, Step, Trajectory, to_record
 
 
 @pytest.fixture
@@ -42,11 +43,11 @@ def _good(task_key: str = "task-a", n: int = 0) -> Trajectory:
             Step(
                 tool="tool0",
                 version="v1",
-                args=(Arg.static(n),),
+                args=(Const(n),),
                 pre=Snapshot.capture({"state": n}),
             ),
         ),
-        result=Arg.static("done"),
+        result=Const("done"),
     )
 
 

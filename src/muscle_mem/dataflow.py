@@ -1,105 +1,112 @@
-"""From a finished run to a trajectory: params, templates and data-flow references.
+"""From a finished run to a trajectory: every replayed value bound to where it came from.
 
-Data flow. A tool argument equal to an earlier output of the same run, or to a value inside it (a
-dict item, an attribute, a list item, two levels deep), is stored as a reference to that output, so a
-replay passes the fresh value. To keep coincidences from turning constants into references:
+For each value a replay would produce (a tool argument, an item inside one, a piece of a text, the
+agent's answer), every origin it could have come from is found:
 
-* booleans, None and floats are never references;
-* strings shorter than 4 characters are never references;
-* integers with ``abs(value) < 1000`` are references only when both ends look like ids: the value is
-  a whole tool output or sits under an id-like name (``id``, ``*_id``, ``*Id``, ``*_ids``, ``*Ids``),
-  *and* the argument receiving it has an id-like name (for the agent's final answer, the receiving
-  side is not asked);
-* a list, tuple, dict, named tuple, dataclass or pydantic model (compared by its encoding) follows
-  the rule of the most referable value inside it: ``{"ok": True}`` never, ``[1, 2]`` as a small
-  integer, ``{"id": "usr_81f3"}`` anywhere.
+* a **param**, in its own form or another one (``"4471"`` passed as ``4471``, ``2000`` written
+  ``2,000.00``, ``maria`` written ``Maria``);
+* an **earlier tool output**, at any path, in every output that holds it;
+* a **literal of the task** (in the task text outside the params), which is a constant.
 
-A value equal to a param wins over an output reference (params are declared by the caller); an
-output reference wins over a template (a string that came from a tool and happens to contain a param
-value is that tool's fresh output at replay). A run that a replay could not repeat faithfully is
-refused (:class:`Unreplayable`): a param or an output hidden in a constant it cannot rebuild, a value
-equal to two params.
+No origin: a constant. One origin: the value is bound to it, whatever its size (an issue number
+``41`` created by one tool and passed to the next replays with the fresh number). Several origins:
+all are kept (:class:`~muscle_mem.provenance.Agree`) and the replay goes on only while they give the
+same value. A few values are both a possible origin and a plausible constant, and are bound to both:
+booleans and None, a plain word of an output met in the agent's own prose (``Thanks for your
+business``), a param that is a common short word (``it``), a number inside a date or a time. An
+element chosen from a list of several is bound by position and by identity
+(:class:`~muscle_mem.provenance.Pick`), and by the params its value contains. Texts are matched only
+at word and number boundaries. A run a replay could not repeat faithfully is refused
+(:class:`Unreplayable`): a param or an output hidden in a constant it cannot rebuild.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import re
 import uuid
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.keys import (
-    MIN_TEMPLATE_LENGTH,
-    MIN_UNBOUNDED_LENGTH,
-    params_equal_to,
-    split_parts,
-    whole_number,
-    whole_word,
+from muscle_mem.forms import (
+    INTEGER,
+    SAME,
+    Form,
+    is_plain_number_text,
+    number_tokens,
+    text_forms,
+    word_spans,
+)
+from muscle_mem.provenance import (
+    SOLE,
+    Agree,
+    Arg,
+    Const,
+    Guarded,
+    Output,
+    Param,
+    PathElement,
+    Pick,
+    Struct,
+    Template,
+    Text,
+    element_identity,
+    param_digest,
+    walk,
 )
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Run
 from muscle_mem.secrecy import plain_params
-from muscle_mem.trajectory import (
-    Arg,
-    PathElement,
-    Snapshot,
-    Step,
-    TemplatePart,
-    Trajectory,
-    output_fields,
-    output_of,
-    output_part,
+from muscle_mem.trajectory import Snapshot, Step, Trajectory
+
+MAX_ORIGINS = 32
+"""More origins than this for one value make the run unstorable: no replay could check them all."""
+_MAX_DEPTH = 4
+"""How deep inside an output values are indexed, and inside a constant params and outputs are looked for."""
+COMMON_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "for",
+        "go",
+        "he",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "me",
+        "my",
+        "no",
+        "of",
+        "on",
+        "or",
+        "so",
+        "the",
+        "to",
+        "up",
+        "us",
+        "we",
+    ]
 )
-
-MIN_REFERENCE_STRING = 4
-MIN_REFERENCE_INT = 1000
-_ID_SUFFIXES = ("Id", "ID", "Ids", "IDs")
+"""Short words a text param may equal by chance (``lang="it"``): bound to the param and the text alike."""
 
 
-def _id_like(name: object) -> bool:
-    if not isinstance(name, str):
-        return False
-    lower = name.lower()
-    return lower in ("id", "ids") or lower.endswith(("_id", "_ids")) or name.endswith(_ID_SUFFIXES)
-
-
-def _reference_kind(value: Any, depth: int = 0) -> str | None:
-    """``"any"``: may be referenced anywhere; ``"id"``: only between id-like names; None: never."""
-    if value is None or isinstance(value, bool | float):
-        return None
-    if isinstance(value, str | bytes):
-        return "any" if len(value) >= MIN_REFERENCE_STRING else None
-    if isinstance(value, int):
-        return "any" if abs(value) >= MIN_REFERENCE_INT else "id"
-    if isinstance(value, uuid.UUID):
-        return "any"
-    kind = None
-    if depth < 2:
-        for _, child in itertools.islice(_children(value), MAX_INDEXED_PER_OUTPUT):
-            child_kind = _reference_kind(child, depth + 1)
-            if child_kind == "any":
-                return "any"
-            kind = child_kind or kind
-    return kind
-
-
-def _value_key(value: Any) -> Hashable | None:
-    """What equal values share: the value itself, or the fingerprint of a structured value."""
-    if isinstance(value, str | bytes | int | uuid.UUID):
-        return (type(value), value)
-    try:
-        return ("encoded", codec.fingerprint(value))
-    except codec.CodecError:
-        return None
+class Unreplayable(codec.CodecError):
+    """A run that cannot be stored as a trajectory a replay would repeat faithfully."""
 
 
 def _children(value: Any) -> Iterator[tuple[PathElement, Any]]:
     if isinstance(value, Mapping):
         for k, v in value.items():
-            if isinstance(k, str | int):
+            if isinstance(k, str | int) and not isinstance(k, bool):
                 yield ("key", k), v
     elif isinstance(value, list | tuple) and not hasattr(value, "_fields"):
         for i, v in enumerate(value):
@@ -110,240 +117,334 @@ def _children(value: Any) -> Iterator[tuple[PathElement, Any]]:
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
             yield ("attr", f.name), getattr(value, f.name)
-    elif hasattr(value, "model_fields") and not isinstance(value, type):
+    elif isinstance(getattr(type(value), "model_fields", None), dict) and not isinstance(value, type):
         for name in type(value).model_fields:
             yield ("attr", name), getattr(value, name)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _value_key(value: Any) -> Hashable | None:
+    """What equal values share: the value itself, or the fingerprint of a structured value (None
+    for None and booleans, which are the agent's constants: they carry no identity to follow)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str | bytes | int | float | uuid.UUID):
+        return (type(value), value)
+    if not _has_identity(value, 0):
+        return None
+    try:
+        return ("encoded", codec.fingerprint(value))
+    except codec.CodecError:
+        return None
+
+
+def _has_identity(value: Any, depth: int) -> bool:
+    """Whether a structured value holds anything but booleans and None (``{"ok": True}`` does not)."""
+    if value is None or isinstance(value, bool):
+        return False
+    children = list(_children(value)) if depth < _MAX_DEPTH else []
+    if not children:
+        return not isinstance(value, Mapping | list | tuple)
+    return any(_has_identity(child, depth + 1) for _, child in children)
+
+
+def _number_of(value: Any) -> float | None:
+    """The number a value stands for: a number, or a text of an integer (``"4471"``)."""
+    if _is_number(value):
+        return float(value)
+    if isinstance(value, str) and INTEGER.fullmatch(value):
+        return float(int(value))
+    return None
+
+
 @dataclass(frozen=True, slots=True)
-class _Origin:
+class _Place:
     step: int
     path: tuple[PathElement, ...]
-    id_like: bool
 
 
-class _Provenance:
-    """Where the values of a run's outputs came from, for data-flow references."""
+class _Outputs:
+    """The values of a run's outputs so far, by value, by number and by text."""
 
     def __init__(self) -> None:
-        self._origins: dict[Hashable, _Origin] = {}
-        self.texts: dict[str, _Origin] = {}
-        self.words: dict[str, _Origin] = {}
-        """Plain words (see :func:`_plain_word`) that outputs returned: met as words in a later string,
-        they become guarded template parts (a replay goes on only if the word is the same)."""
-        """Distinctive output texts (see :func:`_distinctive`), by where they came from: found as whole
-        words inside a later string, they become template parts (the latest wins)."""
+        self.outputs: list[Any] = []
+        self.by_value: dict[Hashable, list[_Place]] = {}
+        self.by_number: dict[float, list[tuple[_Place, Any]]] = {}
+        self.texts: dict[str, list[_Place]] = {}
 
-    def add_output(self, step: int, output: Any) -> None:
+    def add(self, step: int, output: Any) -> None:
+        self.outputs.append(output)
         budget = [MAX_INDEXED_PER_OUTPUT]
 
-        def visit(value: Any, path: tuple[PathElement, ...], name: object, depth: int) -> None:
+        def visit(value: Any, path: tuple[PathElement, ...], depth: int) -> None:
             if budget[0] <= 0:
                 return
             budget[0] -= 1
-            key = _value_key(value) if _reference_kind(value) is not None else None
+            place = _Place(step, path)
+            key = _value_key(value)
             if key is not None:
-                origin = _Origin(step, path, not path or _id_like(name))
-                known = self._origins.get(key)
-                # the latest output wins, but an id-like origin is not shadowed by a coincidence
-                if known is None or origin.id_like or not known.id_like:
-                    self._origins[key] = origin
-                if isinstance(value, str | uuid.UUID) or (
-                    isinstance(value, int) and not isinstance(value, bool)
-                ):
-                    text = str(value)
-                    found = self.texts if _distinctive(text) else self.words if _plain_word(text) else None
-                    if found is not None:
-                        known = found.get(text)
-                        if known is None or origin.id_like or not known.id_like:
-                            found[text] = origin
-            if depth < 2:
+                self.by_value.setdefault(key, []).append(place)
+            number = _number_of(value)
+            if number is not None:
+                self.by_number.setdefault(number, []).append((place, value))
+            if isinstance(value, str | uuid.UUID) and str(value).strip():
+                self.texts.setdefault(str(value), []).append(place)
+            if depth < _MAX_DEPTH:
                 for element, child in _children(value):
-                    visit(child, (*path, element), element[1], depth + 1)
+                    visit(child, (*path, element), depth + 1)
 
-        visit(output, (), None, 0)
-
-    def find(self, value: Any, receiver: str | None) -> _Origin | None:
-        kind = _reference_kind(value)
-        key = _value_key(value) if kind is not None else None
-        if key is None:
-            return None
-        origin = self._origins.get(key)
-        if origin is None or (
-            kind == "id" and not (origin.id_like and (receiver is None or _id_like(receiver)))
-        ):
-            return None
-        return origin
-
-
-def _distinctive(text: str) -> bool:
-    """Whether an output's text, met inside a later string, is that output rather than a coincidence:
-    4 characters or more with a digit, ``@``, ``-``, ``_``, ``/`` or ``.`` (an id, an e-mail, a number,
-    a UUID, a path)."""
-    return len(text) >= MIN_REFERENCE_STRING and any(c.isdigit() or c in "@-_/." for c in text)
-
-
-def _plain_word(text: str) -> bool:
-    """A word of letters only, 4 or more (a name ``Alice``, a status ``shipped``): met in a later
-    string, it may be data flow (``Order status: shipped``) or a coincidence (``Thanks for your
-    business!``); as a guarded part, either replays right while the word stays, and misses once it
-    changes."""
-    return len(text) >= MIN_REFERENCE_STRING and text.isalpha()
-
-
-def _origin_text(part: TemplatePart) -> str:
-    return f"step {output_of(part[1])[0]}" if part[0] == "output" else f"param {part[1]!r}"
-
-
-def _same_number(needle: str, found: str) -> bool:
-    """Whether a number left in a text is ``needle`` written another way (``2.00`` for ``2``,
-    ``1042.50`` for ``1042``): the same value, or an integer's digits before a decimal point."""
-    if float(found) == float(needle):
-        return True
-    whole = needle.lstrip("+-")
-    return whole.isdigit() and "." in found and found.lstrip("+-").split(".")[0] == whole
-
-
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
-
-
-class Unreplayable(codec.CodecError):
-    """A run that cannot be stored as a trajectory a replay would repeat faithfully."""
-
-
-_MAX_HIDDEN_DEPTH = 4
-"""How deep inside a constant argument params and outputs are looked for."""
+        visit(output, (), 0)
 
 
 class _ArgBuilder:
-    """Turns live values into :class:`Arg` forms: params, templates, output references, constants."""
+    """Turns the live values of a run into recorded values bound to their origins."""
 
-    def __init__(self, params: Mapping[str, Any]) -> None:
+    def __init__(self, params: Mapping[str, Any], secret: frozenset[str], task_literal: str) -> None:
         self.params = params
-        self.provenance = _Provenance()
+        self.secret = secret
+        self.literal = task_literal
+        """The task text outside its params: a value found there is (also) a constant of the task."""
+        self.outputs = _Outputs()
 
-    def build(self, value: Any, receiver: str | None, where: str) -> Arg:
-        names = params_equal_to(value, self.params)
-        if len(names) > 1:
+    def build(self, value: Any, where: str) -> Arg:
+        origins = self._origins(value, where)
+        if not origins and isinstance(value, str):
+            template = self._template(value, where)
+            if template is not None:
+                return template
+        if not origins:
+            structured = self._struct(value, where)
+            if structured is not None:
+                return structured
+            return self._constant(value, where)
+        if value is None or isinstance(value, bool):
+            origins.append(Const(value))  # a param's True is as likely the agent's own constant
+        elif self._in_task(value):
+            origins.append(Const(value))
+        return self._bound(origins, where)
+
+    def _bound(self, origins: list[Arg], where: str) -> Arg:
+        unique = list(dict.fromkeys(origins))
+        if len(unique) > MAX_ORIGINS:
             raise Unreplayable(
-                f"{where} equals params {' and '.join(map(repr, names))} alike: a replay could not tell which"
+                f"{where} has {len(unique)} possible origins: a replay could not check them all"
             )
-        if names:
-            return Arg.of_param(names[0])
-        origin = self.provenance.find(value, receiver)  # before templates: "John-17" came from a tool
-        if origin is not None:
-            return Arg.output(origin.step, origin.path)
-        if isinstance(value, str):
-            parts = self._template(value)
-            if parts is not None:
-                return Arg.template(parts)
-        converted = self._converted_param(value)
-        if converted is not None:
-            raise Unreplayable(
-                f"{where} equals param {converted!r} converted to a number: a replay could not tell"
-            )
-        structured = self._struct(value, receiver, where)
-        if structured is not None:
-            return structured
+        if any(isinstance(o, Const) for o in unique) and self._secret_in(unique):
+            raise Unreplayable(f"{where} equals a secret param and a constant: a replay could not tell which")
+        return unique[0] if len(unique) == 1 else Agree(tuple(unique))
+
+    def _secret_in(self, origins: Sequence[Arg]) -> bool:
+        return any(isinstance(o, Param) and o.name in self.secret for o in origins)
+
+    def _in_task(self, value: Any) -> bool:
+        if not self.literal or not isinstance(value, str | int | float):
+            return False
+        text = str(value)
+        if _is_number(value):
+            return any(t.value == float(value) and not t.in_date for t in number_tokens(self.literal))
+        return any(True for _ in word_spans(self.literal, text))
+
+    def _origins(self, value: Any, where: str) -> list[Arg]:
+        """Every param and output ``value`` is, as it is or converted to its type."""
+        found: list[Arg] = []
+        for name, param in self.params.items():
+            form = _whole_form(param, value)
+            if form is not None:
+                found.append(Param(name, form))
+        key = _value_key(value)
+        for place in self.outputs.by_value.get(key, []) if key is not None else []:
+            found.append(self._output(place, SAME, where))
+        number = _number_of(value) if not isinstance(value, str) or INTEGER.fullmatch(value) else None
+        for place, held in self.outputs.by_number.get(number, []) if number is not None else []:
+            form = _whole_form(held, value)
+            if form is not None and form != SAME:
+                found.append(self._output(place, form, where))
+        return found
+
+    def _output(self, place: _Place, form: Form, where: str) -> Arg:
+        """A reference to an output value, with the picks of the lists it was chosen from and the
+        params the chosen value depends on."""
+        output = self.outputs.outputs[place.step]
+        picks: list[Pick] = []
+        for depth, (kind, index) in enumerate(place.path):
+            container = walk(output, place.path[:depth]) if kind == "item" else None
+            if type(container) is not list:
+                continue  # a tuple is a record of fixed fields, not a list of candidates
+            if len(container) > 1:
+                picks.append(Pick(depth, element_identity(container[index], place.path[depth + 1 :])))
+            else:
+                picks.append(Pick(depth, SOLE))
+        reference = Output(place.step, place.path, form, tuple(picks))
+        if not any(p.identity != SOLE for p in picks):
+            return reference
+        depends = self._params_in(walk(output, place.path))
+        if not depends:
+            return reference
+        if depends & self.secret:
+            raise Unreplayable(f"{where} was chosen by a secret param: a replay could not tell it changed")
+        guards = tuple((name, param_digest(self.params[name])) for name in sorted(depends))
+        return Guarded(reference, guards)
+
+    def _params_in(self, value: Any) -> set[str]:
+        """The params whose value stands whole inside ``value`` (a file ``a.txt`` for ``ext="txt"``)."""
+        text = str(value) if isinstance(value, str | int | float | uuid.UUID) else None
+        if text is None:
+            return set()
+        names: set[str] = set()
+        for name, param in self.params.items():
+            if (isinstance(param, str) and param and any(True for _ in word_spans(text, param))) or (
+                _is_number(param) and any(t.value == float(param) for t in number_tokens(text))
+            ):
+                names.add(name)
+        return names
+
+    def _template(self, text: str, where: str) -> Template | None:
+        """``text`` as literal pieces and pieces with origins, or None if nothing in it has one."""
+        spans: dict[tuple[int, int], list[Arg]] = {}
+        for token in number_tokens(text):
+            options = self._number_origins(token.text, token.value, token.form, where)
+            if options and (token.in_date or self._in_task(token.value)):
+                options.append(Const(token.text))
+            if options:
+                spans.setdefault((token.start, token.end), []).extend(options)
+            elif token.form.decimals:  # 1042.50 for a quote of 1042: the integer part is unsure
+                whole = token.text.split(".")[0]
+                options = self._number_origins(whole, float(whole.replace(",", "")), SAME, where)
+                if options:
+                    span = (token.start, token.start + len(whole))
+                    spans.setdefault(span, []).extend([*options, Const(whole)])
+        for name, param in self.params.items():
+            if not isinstance(param, str) or not param.strip():
+                continue
+            for form, written in text_forms(param):
+                for span in word_spans(text, written):
+                    option: Arg = Param(name, form)
+                    spans.setdefault(span, []).append(option)
+                    if written.lower() in COMMON_WORDS:
+                        spans[span].append(Const(written))
+        for found, places in self.outputs.texts.items():
+            if found not in text or is_plain_number_text(found):
+                continue
+            plain = _plain_words(found)
+            for span in word_spans(text, found):
+                spans.setdefault(span, []).extend(self._output(p, SAME, where) for p in places)
+                if plain or any(True for _ in word_spans(self.literal, found)):
+                    spans[span].append(Const(found))
+        if not spans:
+            return None
+        parts: list[Text | Arg] = []
+        chosen: list[tuple[int, int]] = []
+        for start, end in sorted(spans, key=lambda s: (s[0] - s[1], s[0])):
+            if all(end <= s or start >= e for s, e in chosen):
+                chosen.append((start, end))
+        position = 0
+        for start, end in sorted(chosen):
+            if position < start:
+                parts.append(Text(text[position:start]))
+            parts.append(self._bound(spans[(start, end)], f"{where} ({text[start:end]!r})"))
+            position = end
+        if position < len(text):
+            parts.append(Text(text[position:]))
+        return Template(tuple(parts))
+
+    def _number_origins(self, written: str, number: float, form: Form, where: str) -> list[Arg]:
+        """The params and outputs a number written in a text stands for, each in the form written."""
+        found: list[Arg] = []
+        for name, param in self.params.items():
+            value = _number_of(param)
+            if value is None:
+                continue
+            if value == number:
+                found.append(Param(name, SAME if written == str(param) else form))
+        for place, held in self.outputs.by_number.get(number, []):
+            found.append(self._output(place, SAME if written == str(held) else form, where))
+        return found
+
+    def _struct(self, value: Any, where: str) -> Arg | None:
+        if type(value) in (list, tuple):
+            items = tuple((i, self.build(v, f"{where}[{i}]")) for i, v in enumerate(value))
+            container = "list" if type(value) is list else "tuple"
+        elif type(value) is dict and all(isinstance(k, str | int) and not isinstance(k, bool) for k in value):
+            items = tuple((k, self.build(v, f"{where}[{k!r}]")) for k, v in value.items())
+            container = "dict"
+        else:
+            return None
+        if all(isinstance(a, Const) for _, a in items):
+            return None
+        return Struct(container, items)  # type: ignore[arg-type]
+
+    def _constant(self, value: Any, where: str) -> Const:
         try:
             codec.encode(value)
         except codec.CodecError as exc:
             raise codec.CodecError(f"{where}: {exc}") from None
-        hidden = self._hidden_reference(value)
+        hidden = self._hidden(value, where)
         if hidden is not None:
             raise Unreplayable(
                 f"{where}: {hidden} inside a {type(value).__name__}, which a replay cannot rebuild"
             )
-        return Arg.static(value)
+        return Const(value)
 
-    def _template(self, text: str) -> tuple[TemplatePart, ...] | None:
-        """``text`` as literal, output and param parts, or None if nothing in it is either.
-
-        Distinctive text of earlier outputs, plain words they returned (guarded: see
-        :func:`output_part`), numbers of params where they stand whole, and string params are found
-        together, longest first (a param first among equals), so one never cuts another. A number of a param or an output written
-        in another form (``1042.00``), left in the text, is refused.
-        """
-        needles: list[tuple[str, re.Pattern[str], TemplatePart]] = [
-            (found, whole_number(found), output_part(origin.step, origin.path))
-            for found, origin in self.provenance.texts.items()
-            if found in text
-        ]
-        needles += [
-            (word, whole_word(word), output_part(origin.step, origin.path, guard=word))
-            for word, origin in self.provenance.words.items()
-            if word in text
-        ]
-        for name, value in self.params.items():
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                needles.append((str(value), whole_number(str(value)), ("param", name)))
-            elif isinstance(value, str) and len(value) >= MIN_TEMPLATE_LENGTH and value in text:
-                pattern = (
-                    re.compile(re.escape(value)) if len(value) >= MIN_UNBOUNDED_LENGTH else whole_word(value)
-                )
-                needles.append((value, pattern, ("param", name)))
-        parts: list[TemplatePart] = [("text", text)]
-        for _, pattern, part in sorted(
-            needles, key=lambda needle: (-len(needle[0]), needle[2][0] != "param")
-        ):
-            parts = split_parts(parts, pattern, part)
-        left = " ".join(part for kind, part in parts if kind == "text")
-        numbers_left = _NUMBER.findall(left) if any(c.isdigit() for c in left) else []
-        for needle, _, part in needles:
-            other_form = (
-                any(_same_number(needle, number) for number in numbers_left)
-                if _NUMBER.fullmatch(needle)
-                else part[0] == "output" and output_fields(part[1])[2] is None and needle in left
-            )
-            if other_form:
-                raise Unreplayable(
-                    f"{needle!r} (from {_origin_text(part)}) is written in a form a replay could not rebuild"
-                )
-        return tuple(parts) if any(kind != "text" for kind, _ in parts) else None
-
-    def _converted_param(self, value: Any) -> str | None:
-        """The name of a string param that ``value`` (a number) is the number of, if any."""
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            return None
-        for name, param in self.params.items():
-            if isinstance(param, str) and _NUMBER.fullmatch(param.strip()) and float(param) == value:
-                return name
-        return None
-
-    def _hidden_reference(self, value: Any) -> str | None:
-        """What a constant hides that a replay would have to change: a param value or an earlier
-        output, deep inside a value that is not a list, tuple or dict of str or int keys."""
-        stack = [(path_element, child, 1) for path_element, child in _children(value)]
+    def _hidden(self, value: Any, where: str) -> str | None:
+        """What a constant hides that a replay would have to change: a param or an earlier output
+        inside a value that is not a list, tuple or dict of str or int keys."""
+        stack = [(child, 1) for _, child in _children(value)]
         budget = MAX_INDEXED_PER_OUTPUT
         while stack and budget > 0:
             budget -= 1
-            (_, name), child, depth = stack.pop()
-            names = params_equal_to(child, self.params)
-            if names:
-                return f"the value of param {names[0]!r} is"
-            if isinstance(child, str) and self._template(child) is not None:
+            child, depth = stack.pop()
+            if child is None or isinstance(child, bool):
+                continue
+            origins = self._origins(child, where)
+            if origins:
                 return "a param's value or an earlier output is"
-            if self._converted_param(child) is not None:
-                return "a param converted to a number is"
-            origin = self.provenance.find(child, name if isinstance(name, str) else None)
-            if origin is not None:
-                return f"the output of step {origin.step} is"
-            if depth < _MAX_HIDDEN_DEPTH:
-                stack += [(element, grandchild, depth + 1) for element, grandchild in _children(child)]
+            if isinstance(child, str) and self._template(child, where) is not None:
+                return "a param's value or an earlier output is"
+            if depth < _MAX_DEPTH:
+                stack += [(grandchild, depth + 1) for _, grandchild in _children(child)]
         return None
 
-    def _struct(self, value: Any, receiver: str | None, where: str) -> Arg | None:
-        if type(value) in (list, tuple):
-            items = tuple((i, self.build(v, receiver, f"{where}[{i}]")) for i, v in enumerate(value))
-            container = "list" if type(value) is list else "tuple"
-        elif type(value) is dict and all(isinstance(k, str | int) for k in value):
-            items = tuple((k, self.build(v, k, f"{where}[{k!r}]")) for k, v in value.items())
-            container = "dict"
-        else:
+
+def _whole_form(source: Any, value: Any) -> Form | None:
+    """How ``value`` is ``source``: the same, or converted (``"4471"`` ↔ ``4471``, ``5`` ↔ ``5.0``,
+    ``maria`` → ``Maria``); None if it is not."""
+    if type(source) is type(value):
+        if source == value:
+            return SAME
+        if isinstance(value, str) and isinstance(source, str):
+            return next((form for form, written in text_forms(source) if written == value), None)
+        return None
+    if isinstance(source, bool) or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return Form("str") if _is_number(source) and value == str(source) else None
+    if not _is_number(value):
+        return None
+    if isinstance(source, str):
+        number = _number_of(source)
+        if number is None or source != str(int(number)) or number != value:
             return None
-        if all(a.kind == "static" for _, a in items):
-            return None
-        return Arg.struct(container, items)  # type: ignore[arg-type]
+        return Form("int") if isinstance(value, int) else Form("float")
+    if _is_number(source) and source == value:
+        return Form("int") if isinstance(value, int) else Form("float")
+    return None
+
+
+def _plain_words(text: str) -> bool:
+    """Words of letters only (a status ``shipped``, a name ``Alice``): in the agent's own prose they
+    may be the agent's words as well as the tool's."""
+    return all(c.isalpha() or c in " '" for c in text)
+
+
+def _literal(task: str, params: Mapping[str, Any]) -> str:
+    """The task text without its ``{param}`` places and the values shown for params."""
+    text = task
+    for name, value in params.items():
+        text = text.replace("{" + name + "}", " ").replace(f"{name}={value!r}", " ")
+    return text
 
 
 def _snapshot(value: Any, where: str) -> Snapshot | None:
@@ -359,7 +460,8 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
     """The trajectory a finished run leaves; raises CodecError naming the tool and argument at fault."""
     if run.problems:
         raise codec.CodecError("; ".join(run.problems))
-    builder = _ArgBuilder(plain_params(run.params))  # a Secret param becomes a reference by name
+    params = plain_params(run.params)  # a Secret param becomes a reference by name
+    builder = _ArgBuilder(params, frozenset(run.secrets), _literal(run.task, params))
     steps: list[Step] = []
     for index, call in enumerate(run.calls):
         tool = call.tool_ref
@@ -370,18 +472,14 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         else:
             assert tool is not None
             names = tool.parameter_names(len(call.args), tuple(call.kwargs))
-            args = tuple(
-                builder.build(v, names[i], f"{where} argument {names[i]!r}") for i, v in enumerate(call.args)
-            )
-            kwargs = tuple(
-                (k, builder.build(v, k, f"{where} argument {k!r}")) for k, v in call.kwargs.items()
-            )
+            args = tuple(builder.build(v, f"{where} argument {names[i]!r}") for i, v in enumerate(call.args))
+            kwargs = tuple((k, builder.build(v, f"{where} argument {k!r}")) for k, v in call.kwargs.items())
             version = tool.version
         pre = _snapshot(call.pre, f"{where} pre-check snapshot")
         post = _snapshot(call.post, f"{where} post-check snapshot")
         steps.append(Step(call.tool, version, args, kwargs, pre, post, call.seconds))
-        builder.provenance.add_output(index, call.output)
-    answer = builder.build(result, None, "the agent's return value")
+        builder.outputs.add(index, call.output)
+    answer = builder.build(result, "the agent's return value")
     return Trajectory(
         task_key=run.task_key,
         task=run.task,

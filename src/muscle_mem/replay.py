@@ -14,7 +14,6 @@ trajectory cut short because the environment differed must not stop a later run 
 
 from __future__ import annotations
 
-import copy
 import inspect
 import itertools
 import logging
@@ -25,13 +24,12 @@ from typing import Any
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.index import Edge, Group, Node, TaskIndex, newest_first
+from muscle_mem.provenance import Unresolved, evaluate
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen, kept
 from muscle_mem.tools import Tool, ToolRegistry
-from muscle_mem.trajectory import Arg, Step, Trajectory, output_fields
+from muscle_mem.trajectory import Step, Trajectory
 
 logger = logging.getLogger("muscle_mem")
-
-_SCALARS = (str, int, float, bool, bytes, type(None))
 
 
 @dataclass(slots=True)
@@ -60,60 +58,6 @@ class Ending:
     reason: str | None = None
     tool: str | None = None
     """On a miss, the tool to blame: the first whose step was not safe, failed its post-check or raised."""
-
-
-class UnresolvedReference(LookupError):
-    """A stored argument refers to a param or output that this run does not have."""
-
-
-def _walk(value: Any, path: tuple[tuple[str, Any], ...]) -> Any:
-    for kind, key in path:
-        value = getattr(value, key) if kind == "attr" else value[key]
-    return value
-
-
-def _filled(kind: str, text: str, params: Mapping[str, Any], outputs: list[Any]) -> str:
-    """The live text of one template part."""
-    if kind == "text":
-        return text
-    if kind == "param":
-        return str(params[text])
-    step, path, guard = output_fields(text)
-    fresh = str(_walk(outputs[step], path))
-    if guard is not None and fresh != guard:
-        raise UnresolvedReference(
-            f"the recorded text holds {guard!r} from step {step}, which is now {fresh!r}"
-        )
-    return fresh
-
-
-def resolve(arg: Arg, params: Mapping[str, Any], outputs: list[Any]) -> Any:
-    """The live value a stored argument stands for in this run."""
-    try:
-        if arg.kind == "static":
-            return arg.value if isinstance(arg.value, _SCALARS) else _fresh(arg.value)
-        if arg.kind == "param":
-            return params[arg.param]  # type: ignore[index]
-        if arg.kind == "template":
-            return "".join(_filled(kind, text, params, outputs) for kind, text in arg.value)
-        if arg.kind == "struct":
-            container, items = arg.value
-            if container == "dict":
-                return {k: resolve(a, params, outputs) for k, a in items}
-            values = [resolve(a, params, outputs) for _, a in items]
-            return values if container == "list" else tuple(values)
-        assert arg.step is not None
-        return _walk(outputs[arg.step], arg.path)
-    except (KeyError, IndexError, AttributeError, TypeError) as exc:
-        raise UnresolvedReference(f"{arg.describe()} cannot be resolved: {exc!r}") from None
-
-
-def _fresh(value: Any) -> Any:
-    """A copy of a stored constant for one replay (a tool or caller that changes it changes only
-    its copy); a constant that did not decode as its class is not passed on."""
-    if codec.holds_opaque(value):
-        raise UnresolvedReference(f"a stored {type(value).__name__} no longer decodes as its class")
-    return copy.deepcopy(value)
 
 
 @dataclass(slots=True)
@@ -229,8 +173,8 @@ class Replayer:
         """A full hit on the most recent trajectory that ends at ``node``, its answer resolved."""
         trajectory = next(reversed(node.ends.values()))
         try:
-            value = resolve(trajectory.result, self.params, self.outputs)
-        except UnresolvedReference as exc:
+            value = evaluate(trajectory.result, self.params, self.outputs)
+        except Unresolved as exc:
             return Ending(reason=f"the recorded answer {exc}")
         return Ending(trajectory=trajectory, answer=value)
 
@@ -247,9 +191,11 @@ class Replayer:
             )
             return None
         try:
-            args = tuple([resolve(a, self.params, self.outputs) for a in step.args])
-            kwargs = {k: resolve(a, self.params, self.outputs) for k, a in step.kwargs} if step.kwargs else {}
-        except UnresolvedReference as exc:
+            args = tuple([evaluate(a, self.params, self.outputs) for a in step.args])
+            kwargs = (
+                {k: evaluate(a, self.params, self.outputs) for k, a in step.kwargs} if step.kwargs else {}
+            )
+        except Unresolved as exc:
             reasons.append(f"step {step_no} (tool {tool.name!r}): {exc}")
             return None
         call_args = (self.context, *args) if tool.is_method else args

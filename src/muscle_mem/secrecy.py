@@ -17,7 +17,8 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.keys import whole_number
-from muscle_mem.trajectory import Arg, Trajectory
+from muscle_mem.provenance import Agree, Arg, Const, Guarded, Output, Struct, Template, Text
+from muscle_mem.trajectory import Trajectory
 
 
 def plain_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -102,17 +103,24 @@ def _leaves(trajectory: Trajectory) -> Iterator[Any]:
 
 
 def _arg_leaves(arg: Arg) -> Iterator[Any]:
-    if arg.kind == "static":
-        yield from _value_leaves(arg.value, 0)
-    elif arg.kind == "template":
-        yield from (text for kind, text in arg.value if kind == "text")
-    elif arg.kind == "struct":
-        for key, item in arg.value[1]:
-            yield key
-            yield from _arg_leaves(item)
-    elif arg.kind == "output":
-        for _, key in arg.path:
-            yield key
+    match arg:
+        case Const(value):
+            yield from _value_leaves(value, 0)
+        case Template(parts):
+            for part in parts:
+                yield from [part.text] if isinstance(part, Text) else _arg_leaves(part)
+        case Struct(_, items):
+            for key, item in items:
+                yield key
+                yield from _arg_leaves(item)
+        case Output(_, path, _, _):
+            for _, key in path:
+                yield key
+        case Agree(options):
+            for option in options:
+                yield from _arg_leaves(option)
+        case Guarded(value, _):
+            yield from _arg_leaves(value)
 
 
 def _value_leaves(value: Any, depth: int) -> Iterator[Any]:

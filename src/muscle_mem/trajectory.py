@@ -11,102 +11,31 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from muscle_mem import codec
+from muscle_mem.forms import SAME, Form, FormKind
+from muscle_mem.provenance import (
+    Agree,
+    Arg,
+    Const,
+    Guarded,
+    Output,
+    Param,
+    PathElement,
+    Pick,
+    Struct,
+    Template,
+    Text,
+)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Version 2 records every origin of a value (see :mod:`muscle_mem.provenance`); version 1 records
+are read and migrated forward."""
+READABLE_FORMATS = (1, 2)
 
-PathKind = Literal["key", "attr", "item"]
-PathElement = tuple[PathKind, Any]
-TemplatePart = tuple[Literal["text", "param", "output"], str]
-"""A piece of a template: literal text, a param's name, or an earlier output (see :func:`output_part`)."""
-
-
-def output_part(step: int, path: tuple[PathElement, ...], guard: str | None = None) -> TemplatePart:
-    """A template part standing for the text of an earlier step's output (or a value inside it).
-
-    With a ``guard`` (the text recorded), a replay goes on only if the fresh text is the same: for a
-    plain word, which may be data flow or a coincidence, the same word gives the same string either
-    way, and another word is a miss, never a string the agent did not write.
-    """
-    record: list[Any] = [step, [[k, codec.encode(v)] for k, v in path]]
-    if guard is not None:
-        record.append(guard)
-    return ("output", json.dumps(record, separators=(",", ":")))
-
-
-def output_fields(part: str) -> tuple[int, tuple[PathElement, ...], str | None]:
-    """The step and path an output part stands for, and the text it must find again at replay if it
-    is guarded (see :func:`output_part`)."""
-    record = json.loads(part)
-    path = tuple((str(k), codec.decode(v)) for k, v in record[1])
-    return int(record[0]), path, str(record[2]) if len(record) > 2 else None  # type: ignore[return-value]
-
-
-def output_of(part: str) -> tuple[int, tuple[PathElement, ...]]:
-    """The step and path an output part stands for."""
-    step, path, _ = output_fields(part)
-    return step, path
-
-
-@dataclass(frozen=True, slots=True)
-class Arg:
-    """One recorded argument: a constant, a param reference, a param template or an output reference."""
-
-    kind: Literal["static", "param", "template", "output", "struct"]
-    value: Any = None
-    """``static``: the value; ``template``: a tuple of :data:`TemplatePart`; ``struct``: see :meth:`struct`."""
-    param: str | None = None
-    """``param``: the name of the param whose value is passed."""
-    step: int | None = None
-    """``output``: the index of the earlier step whose output (or a part of it) is passed."""
-    path: tuple[PathElement, ...] = ()
-    """``output``: where inside that output the value sits (empty: the output itself)."""
-
-    @classmethod
-    def static(cls, value: Any) -> Arg:
-        return cls("static", value=value)
-
-    @classmethod
-    def of_param(cls, name: str) -> Arg:
-        return cls("param", param=name)
-
-    @classmethod
-    def template(cls, parts: tuple[TemplatePart, ...]) -> Arg:
-        return cls("template", value=parts)
-
-    @classmethod
-    def output(cls, step: int, path: tuple[PathElement, ...] = ()) -> Arg:
-        return cls("output", step=step, path=path)
-
-    @classmethod
-    def struct(cls, container: Literal["list", "tuple", "dict"], items: tuple[tuple[Any, Arg], ...]) -> Arg:
-        """A list, tuple or dict some of whose items are references (dict keys are static)."""
-        return cls("struct", value=(container, items))
-
-    def describe(self) -> str:
-        """A short human-readable form, as shown by the CLI."""
-        if self.kind == "static":
-            return repr(self.value)
-        if self.kind == "param":
-            return f"params[{self.param!r}]"
-        if self.kind == "template":
-            text = "".join(
-                t
-                if k == "text"
-                else "{" + (t if k == "param" else Arg.output(*output_of(t)).describe()) + "}"
-                for k, t in self.value
-            )
-            return f"f{text!r}"
-        if self.kind == "struct":
-            container, items = self.value
-            inner = ", ".join(
-                f"{k!r}: {a.describe()}" if container == "dict" else a.describe() for k, a in items
-            )
-            return "{" + inner + "}" if container == "dict" else f"{container}([{inner}])"
-        where = "".join(f"[{v!r}]" if k != "attr" else f".{v}" for k, v in self.path)
-        return f"step{self.step}.output{where}"
+TemplatePart = tuple[Literal["text", "param"], str]
+"""A piece of a task text template: literal text or a param's name (see :mod:`muscle_mem.keys`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +71,8 @@ class Step:
             [
                 self.tool,
                 self.version,
-                [_arg_record(a) for a in self.args],
-                [[k, _arg_record(a)] for k, a in self.kwargs],
+                [arg_record(a) for a in self.args],
+                [[k, arg_record(a)] for k, a in self.kwargs],
             ]
         )
 
@@ -156,7 +85,7 @@ class Trajectory:
     steps: tuple[Step, ...]
     task: str = ""
     tags: tuple[str, ...] = ()
-    result: Arg = field(default_factory=lambda: Arg.static(None))
+    result: Arg = field(default_factory=lambda: Const(None))
     agent_seconds: float = 0.0
     """Wall time of the recorded run (replayed prefix plus agent)."""
     tokens: int = 0
@@ -182,54 +111,135 @@ class RecordError(ValueError):
     """A stored record is not a trajectory this version can read."""
 
 
-def _arg_record(arg: Arg) -> dict[str, Any]:
-    if arg.kind == "static":
-        return {"static": codec.encode(arg.value)}
-    if arg.kind == "param":
-        return {"param": arg.param}
-    if arg.kind == "template":
-        return {"template": [list(p) for p in arg.value]}
-    if arg.kind == "struct":
-        container, items = arg.value
-        return {"struct": container, "items": [[codec.encode(k), _arg_record(a)] for k, a in items]}
-    return {"output": arg.step, "path": [[k, codec.encode(v)] for k, v in arg.path]}
+def _form_record(form: Form) -> list[Any]:
+    return [form.kind, form.grouped, form.decimals, form.width]
 
 
-def _arg_from(data: Mapping[str, Any], steps_before: int) -> Arg:
-    """An argument from its record; an output reference must name one of the ``steps_before``
-    earlier steps, and every kind must be known."""
-    if "static" in data:
-        return Arg.static(codec.decode(data["static"]))
-    if "param" in data:
-        return Arg.of_param(str(data["param"]))
-    if "template" in data:
-        parts = tuple((str(k), str(t)) for k, t in data["template"])
-        unknown = {k for k, _ in parts} - {"text", "param", "output"}
-        if unknown:
-            raise RecordError(f"unknown template part kinds {sorted(unknown)}")
-        for kind, text in parts:
-            if kind == "output":
-                record = json.loads(text)
-                _arg_from({"output": int(record[0]), "path": record[1]}, steps_before)
-        return Arg.template(parts)  # type: ignore[arg-type]
-    if "struct" in data:
-        items = tuple((codec.decode(k), _arg_from(a, steps_before)) for k, a in data["items"])
-        container = data["struct"]
-        if container not in ("list", "tuple", "dict"):
-            raise RecordError(f"unknown struct container {container!r}")
-        return Arg.struct(container, items)
-    if "output" in data:
-        step = data["output"]
-        if type(step) is not int or not 0 <= step < steps_before:
+def _form_from(data: Any) -> Form:
+    kind, grouped, decimals, width = data
+    if kind not in get_args(FormKind):
+        raise RecordError(f"unknown value form {kind!r}")
+    if type(grouped) is not bool or not (decimals is None or type(decimals) is int) or type(width) is not int:
+        raise RecordError(f"malformed value form {data!r}")
+    if not (decimals is None or 0 <= decimals <= 20) or not 0 <= width <= 40:
+        raise RecordError(f"value form out of range {data!r}")
+    return Form(kind, grouped, decimals, width)
+
+
+def arg_record(arg: Arg | Text) -> dict[str, Any]:
+    """The JSON-compatible form of one recorded value."""
+    match arg:
+        case Const(value):
+            return {"static": codec.encode(value)}
+        case Param(name, form):
+            return {"param": name} if form == SAME else {"param": name, "form": _form_record(form)}
+        case Output(step, path, form, picks):
+            record: dict[str, Any] = {"output": step, "path": [[k, codec.encode(v)] for k, v in path]}
+            if form != SAME:
+                record["form"] = _form_record(form)
+            if picks:
+                record["picks"] = [[p.depth, p.identity] for p in picks]
+            return record
+        case Agree(options):
+            return {"agree": [arg_record(o) for o in options]}
+        case Guarded(value, params):
+            return {"guarded": arg_record(value), "params": [list(p) for p in params]}
+        case Template(parts):
+            return {"template": [arg_record(p) for p in parts]}
+        case Struct(container, items):
+            return {"struct": container, "items": [[codec.encode(k), arg_record(a)] for k, a in items]}
+        case Text(text):
+            return {"text": text}
+    raise TypeError(f"not a recorded value: {arg!r}")
+
+
+class _ArgReader:
+    """Reads recorded values of one format; an output reference must name an earlier step, and a
+    path may walk only what the recorder walks (dict keys, list items, public field names)."""
+
+    def __init__(self, version: int, steps_before: int) -> None:
+        self.version = version
+        self.steps_before = steps_before
+
+    def read(self, data: Mapping[str, Any]) -> Arg:
+        if "static" in data:
+            return Const(codec.decode(data["static"]))
+        if "param" in data:
+            form = _form_from(data["form"]) if "form" in data else SAME
+            return Param(_text(data["param"]), form)
+        if "template" in data:
+            return Template(tuple(self._part(p) for p in data["template"]))
+        if "struct" in data:
+            container = data["struct"]
+            if container not in ("list", "tuple", "dict"):
+                raise RecordError(f"unknown struct container {container!r}")
+            items = tuple((codec.decode(k), self.read(a)) for k, a in data["items"])
+            return Struct(container, items)
+        if "output" in data:
+            form = _form_from(data["form"]) if "form" in data else SAME
+            path = self._path(data.get("path", []))
+            picks = tuple(self._pick(p, len(path)) for p in data.get("picks", []))
+            return Output(self._step(data["output"]), path, form, picks)
+        if "agree" in data and self.version >= 2:
+            options = tuple(self.read(o) for o in data["agree"])
+            if len(options) < 2:
+                raise RecordError("an agreement of fewer than two origins")
+            return Agree(options)
+        if "guarded" in data and self.version >= 2:
+            params = tuple((_text(n), _text(d)) for n, d in data["params"])
+            return Guarded(self.read(data["guarded"]), params)
+        raise RecordError(f"unknown argument form: {sorted(data)}")
+
+    def _part(self, data: Any) -> Text | Arg:
+        if self.version == 1:
+            kind, text = data
+            if kind == "text":
+                return Text(_text(text))
+            if kind == "param":
+                return Param(_text(text))
+            if kind != "output":
+                raise RecordError(f"unknown template part kind {kind!r}")
+            record = json.loads(text)
+            output = Output(self._step(record[0]), self._path(record[1]))
+            return Agree((output, Const(_text(record[2])))) if len(record) > 2 else output
+        if "text" in data:
+            return Text(_text(data["text"]))
+        return self.read(data)
+
+    def _step(self, step: Any) -> int:
+        if type(step) is not int or not 0 <= step < self.steps_before:
             raise RecordError(
-                f"an output reference to step {step!r} from step {steps_before}: not an earlier step"
+                f"an output reference to step {step!r} from step {self.steps_before}: not an earlier step"
             )
-        path = tuple((k, codec.decode(v)) for k, v in data.get("path", []))
-        unknown = {k for k, _ in path} - {"key", "item", "attr"}
-        if unknown:
-            raise RecordError(f"unknown output path kinds {sorted(unknown)}")
-        return Arg.output(step, path)
-    raise RecordError(f"unknown argument form: {sorted(data)}")
+        return step
+
+    @staticmethod
+    def _path(data: Any) -> tuple[PathElement, ...]:
+        path: list[PathElement] = []
+        for kind, encoded in data:
+            key = codec.decode(encoded)
+            if kind == "item" and type(key) is int:
+                path.append(("item", key))
+            elif kind == "key" and type(key) in (str, int):
+                path.append(("key", key))
+            elif kind == "attr" and type(key) is str and key.isidentifier() and not key.startswith("_"):
+                path.append(("attr", key))
+            else:
+                raise RecordError(f"an output path may not walk {kind!r} {key!r}")
+        return tuple(path)
+
+    @staticmethod
+    def _pick(data: Any, path_length: int) -> Pick:
+        depth, identity = data
+        if type(depth) is not int or not 0 <= depth < path_length:
+            raise RecordError(f"a pick at depth {depth!r} outside its path")
+        return Pick(depth, _text(identity))
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise RecordError(f"expected a text, found {type(value).__name__}")
+    return value
 
 
 def _snapshot_record(snap: Snapshot | None) -> dict[str, Any] | None:
@@ -245,8 +255,8 @@ def step_record(step: Step) -> dict[str, Any]:
     return {
         "tool": step.tool,
         "version": step.version,
-        "args": [_arg_record(a) for a in step.args],
-        "kwargs": [[k, _arg_record(a)] for k, a in step.kwargs],
+        "args": [arg_record(a) for a in step.args],
+        "kwargs": [[k, arg_record(a)] for k, a in step.kwargs],
         "pre": _snapshot_record(step.pre),
         "post": _snapshot_record(step.post),
         "seconds": step.seconds,
@@ -262,7 +272,7 @@ def to_record(trajectory: Trajectory) -> dict[str, Any]:
         "task": trajectory.task,
         "tags": list(trajectory.tags),
         "steps": [step_record(s) for s in trajectory.steps],
-        "result": _arg_record(trajectory.result),
+        "result": arg_record(trajectory.result),
         "agent_seconds": trajectory.agent_seconds,
         "tokens": trajectory.tokens,
         "created_at": trajectory.created_at,
@@ -273,16 +283,16 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
     """Rebuild a trajectory from :func:`to_record`'s output; raises :class:`RecordError` if it can't."""
     try:
         version = data["format"]
-        if version != FORMAT_VERSION:
+        if type(version) is not int or version not in READABLE_FORMATS:
             raise RecordError(
-                f"trajectory format {version!r} is not supported (this version reads {FORMAT_VERSION})"
+                f"trajectory format {version!r} is not supported (this version reads {READABLE_FORMATS})"
             )
         steps = tuple(
             Step(
                 tool=str(s["tool"]),
                 version=str(s["version"]),
-                args=tuple(_arg_from(a, i) for a in s["args"]),
-                kwargs=tuple((str(k), _arg_from(a, i)) for k, a in s["kwargs"]),
+                args=tuple(_ArgReader(version, i).read(a) for a in s["args"]),
+                kwargs=tuple((str(k), _ArgReader(version, i).read(a)) for k, a in s["kwargs"]),
                 pre=_snapshot_from(s["pre"]),
                 post=_snapshot_from(s["post"]),
                 seconds=float(s["seconds"]),
@@ -295,7 +305,7 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
             task=str(data["task"]),
             tags=tuple(str(t) for t in data["tags"]),
             steps=steps,
-            result=_arg_from(data["result"], len(steps)),
+            result=_ArgReader(version, len(steps)).read(data["result"]),
             agent_seconds=float(data["agent_seconds"]),
             tokens=int(data.get("tokens", 0)),
             created_at=float(data["created_at"]),

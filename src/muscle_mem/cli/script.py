@@ -22,7 +22,21 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.cli import cache
-from muscle_mem.trajectory import Arg, PathElement, Snapshot, Trajectory, Usage, output_of
+from muscle_mem.forms import Form
+from muscle_mem.provenance import (
+    Agree,
+    Arg,
+    Const,
+    Guarded,
+    Output,
+    Param,
+    PathElement,
+    Struct,
+    Template,
+    Text,
+    all_args,
+)
+from muscle_mem.trajectory import Snapshot, Trajectory, Usage
 
 LINE = 100
 """Calls longer than this put one argument a line."""
@@ -59,9 +73,9 @@ def render(t: Trajectory, usage: Usage | None) -> str:
         "",
     ]
     signature = ", ".join([tools, "*", *params.values()]) if params else tools
-    out += [f"import {module}" for module in sorted(imports - {_MISSING})]
-    if _MISSING in imports:
-        out += ["", "", *_MISSING_HELPER]
+    out += [f"import {module}" for module in sorted(imports - set(_HELPERS))]
+    for helper in sorted(imports & set(_HELPERS)):
+        out += ["", "", *_HELPERS[helper]]
     if imports:
         out += ["", ""]
     out.append(f"def {_function_name(t)}({signature}):")
@@ -100,7 +114,16 @@ _MISSING_HELPER = [
     '    """A recorded value that the store no longer decodes as its class: replaying it would guess."""',
     '    raise LookupError(f"{what} could not be rebuilt from the store")',
 ]
-_RESERVED = frozenset(("builtins", "datetime", "decimal", "uuid", "pathlib", _MISSING))
+_AGREE = "_agree"
+_AGREE_HELPER = [
+    "def _agree(value, *others):",
+    '    """A value recorded with several origins: used only while they all give the same value."""',
+    "    if any(type(other) is not type(value) or other != value for other in others):",
+    '        raise LookupError(f"the origins of a recorded value disagree: {(value, *others)!r}")',
+    "    return value",
+]
+_HELPERS = {_MISSING: _MISSING_HELPER, _AGREE: _AGREE_HELPER}
+_RESERVED = frozenset(("builtins", "datetime", "decimal", "uuid", "pathlib", "format", *_HELPERS))
 """Names the generated code uses itself: no param may take them (builtins are called through
 ``builtins.``, so a param may be named ``getattr`` or ``float``)."""
 
@@ -135,43 +158,42 @@ class _Expr:
         """Modules the constants need (and ``_missing`` when one no longer decodes)."""
 
     def of(self, arg: Arg) -> str:
-        if arg.kind == "static":
-            return self.literal(arg.value)
-        if arg.kind == "param":
-            return self.params[str(arg.param)]
-        if arg.kind == "template":
-            return self._template(arg)
-        if arg.kind == "output":
-            return self.outputs.get(int(arg.step or 0), f"step{arg.step}_result") + _path(arg.path)
-        container, items = arg.value
-        inner = [f"{k!r}: {self.of(a)}" if container == "dict" else self.of(a) for k, a in items]
-        if container == "dict":
-            return "{" + ", ".join(inner) + "}"
-        if container == "tuple":
-            return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
-        return "[" + ", ".join(inner) + "]"
+        match arg:
+            case Const(value):
+                return self.literal(value)
+            case Param(name, form):
+                return _formed(self.params[name], form)
+            case Output(step, path, form, _):
+                return _formed(self.outputs.get(step, f"step{step}_result") + _path(path), form)
+            case Agree(options):
+                self.imports.add(_AGREE)
+                return f"{_AGREE}(" + ", ".join(self.of(o) for o in options) + ")"
+            case Guarded(value, _):
+                return self.of(value)
+            case Template():
+                return self._template(arg)
+            case Struct(container, items):
+                inner = [f"{k!r}: {self.of(a)}" if container == "dict" else self.of(a) for k, a in items]
+                if container == "dict":
+                    return "{" + ", ".join(inner) + "}"
+                if container == "tuple":
+                    return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+                return "[" + ", ".join(inner) + "]"
+        raise TypeError(f"not a recorded value: {arg!r}")
 
-    def _template(self, arg: Arg) -> str:
+    def _template(self, arg: Template) -> str:
         """An f-string; a concatenation where an f-string could not hold an expression (a quote or a
         backslash in it, before Python 3.12)."""
         values = [
-            (
-                kind,
-                text
-                if kind == "text"
-                else self.params[text]
-                if kind == "param"
-                else self.of(Arg.output(*output_of(text))),
-            )
-            for kind, text in arg.value
+            (True, part.text) if isinstance(part, Text) else (False, self.of(part)) for part in arg.parts
         ]
-        if any(kind != "text" and ('"' in code or "\\" in code) for kind, code in values):
-            return " + ".join(repr(code) if kind == "text" else f"str({code})" for kind, code in values)
+        if any(not is_text and ('"' in code or "\\" in code) for is_text, code in values):
+            return " + ".join(repr(code) if is_text else f"str({code})" for is_text, code in values)
         parts = (
             json.dumps(code, ensure_ascii=False)[1:-1].replace("{", "{{").replace("}", "}}")
-            if kind == "text"
+            if is_text
             else "{" + code + "}"
-            for kind, code in values
+            for is_text, code in values
         )
         return 'f"' + "".join(parts) + '"'
 
@@ -207,38 +229,32 @@ class _Expr:
         return repr(value)
 
 
-def _args(arg: Arg) -> Iterator[Arg]:
-    """``arg`` and every argument nested in it."""
-    yield arg
-    if arg.kind == "struct":
-        for _, item in arg.value[1]:
-            yield from _args(item)
-
-
 def _all_args(t: Trajectory) -> Iterator[Arg]:
     for step in t.steps:
         for arg in (*step.args, *(a for _, a in step.kwargs)):
-            yield from _args(arg)
-    yield from _args(t.result)
+            yield from all_args(arg)
+    yield from all_args(t.result)
 
 
 def _params(t: Trajectory) -> list[str]:
     """The params the steps use, in order of first use."""
-    found: dict[str, None] = {}
-    for arg in _all_args(t):
-        if arg.kind == "param":
-            found[str(arg.param)] = None
-        elif arg.kind == "template":
-            found.update((text, None) for kind, text in arg.value if kind == "param")
-    return list(found)
+    return list(dict.fromkeys(arg.name for arg in _all_args(t) if isinstance(arg, Param)))
 
 
 def _used_outputs(t: Trajectory) -> set[int]:
-    used = {int(a.step or 0) for a in _all_args(t) if a.kind == "output"}
-    for arg in _all_args(t):
-        if arg.kind == "template":
-            used.update(output_of(text)[0] for kind, text in arg.value if kind == "output")
-    return used
+    return {arg.step for arg in _all_args(t) if isinstance(arg, Output)}
+
+
+def _formed(code: str, form: Form) -> str:
+    """``code`` written in ``form``."""
+    if form.kind == "same":
+        return code
+    if form.kind in ("int", "float", "str"):
+        return f"{form.kind}({code})"
+    if form.kind == "number":
+        number = f"float({code})" if form.decimals is not None else f"int({code})"
+        return f"format({number}, {form.spec!r})"
+    return f"{code}.{form.kind}()"
 
 
 def _path(path: tuple[PathElement, ...]) -> str:
@@ -273,9 +289,9 @@ def _call(head: str, args: list[str]) -> list[str]:
 
 def _return(expr: _Expr, result: Arg) -> list[str]:
     single = f"    return {expr.of(result)}"
-    if len(single) <= LINE or result.kind != "struct" or not result.value[1]:
+    if len(single) <= LINE or not isinstance(result, Struct) or not result.items:
         return [single]
-    container, items = result.value
+    container, items = result.container, result.items
     brackets = {"dict": "{}", "tuple": "()", "list": "[]"}[container]
     inner = [f"{k!r}: {expr.of(a)}" if container == "dict" else expr.of(a) for k, a in items]
     return [f"    return {brackets[0]}", *(f"        {item}," for item in inner), f"    {brackets[1]}"]

@@ -7,9 +7,13 @@ import json
 import sys
 from collections.abc import Callable
 
+from muscle_mem import provenance as pv
 from muscle_mem.cli import cache, records
 from muscle_mem.cli.output import Output
-from muscle_mem.trajectory import Arg, Snapshot, Step, Trajectory, Usage
+from muscle_mem.forms import SAME
+from muscle_mem.provenance import Agree, Arg, Const, Guarded, Param, Struct, Template, nested
+from muscle_mem.provenance import describe as describe_arg
+from muscle_mem.trajectory import Snapshot, Step, Trajectory, Usage
 
 NAME = "show"
 HELP = "Show one trajectory: each step's tool, version, arguments (values, params, data flow) and checks."
@@ -55,7 +59,7 @@ def describe(t: Trajectory, usage: Usage | None, *, width: int | None) -> list[s
         lines.append(
             f"usage       {usage.hits} hits, last {last}, {cache.seconds(usage.saved_seconds)} of agent time saved"
         )
-    lines.append(f"answer      {value(t.result.describe())}  [{arg_kind(t.result)}]")
+    lines.append(f"answer      {value(describe_arg(t.result))}  [{arg_kind(t.result)}]")
     for number, step in enumerate(t.steps):
         lines.append("")
         lines.extend(_step(number, step, value))
@@ -71,7 +75,7 @@ def _step(number: int, step: Step, value: Callable[[str], str]) -> list[str]:
         lines.append("  (no arguments)")
     label_width = max([len(n) for n, _ in named] + [10])
     for name, arg in named:
-        lines.append(f"  {name.ljust(label_width)}  {value(arg.describe())}  [{arg_kind(arg)}]")
+        lines.append(f"  {name.ljust(label_width)}  {value(describe_arg(arg))}  [{arg_kind(arg)}]")
     lines.append(f"  {'pre-check'.ljust(label_width)}  {_snapshot(step.pre, value)}")
     lines.append(f"  {'post-check'.ljust(label_width)}  {_snapshot(step.post, value)}")
     return lines
@@ -84,23 +88,32 @@ def _snapshot(snapshot: Snapshot | None, value: Callable[[str], str]) -> str:
 
 
 def arg_kind(arg: Arg) -> str:
-    """What an argument is: a static value, a param reference or a data-flow reference."""
-    if arg.kind == "static":
-        return "static value"
-    if arg.kind == "param":
-        return "param"
-    if arg.kind == "template":
-        kinds = sorted(_references(arg))
-        return f"template of {' and '.join(kinds)}"
-    if arg.kind == "output":
-        return f"data flow from step {arg.step}"
-    kinds = sorted(_references(arg))
-    return f"{arg.value[0]} with {' and '.join(kinds)}" if kinds else f"{arg.value[0]} of static values"
+    """Where a value comes from: a constant, a param, data flow, or several origins that must agree."""
+    match arg:
+        case Const():
+            return "static value"
+        case Param(_, form):
+            return "param" if form == SAME else f"param as {form.describe()}"
+        case pv.Output(step, _, _, picks):
+            return f"data flow from step {step}" + (" (a chosen element)" if picks else "")
+        case Agree(options):
+            return "agreement of " + " and ".join(sorted({arg_kind(o) for o in options}))
+        case Guarded(value, params):
+            return f"{arg_kind(value)}, while {', '.join(n for n, _ in params)} unchanged"
+        case Template():
+            return f"template of {' and '.join(sorted(_references(arg)))}"
+        case Struct(container, _):
+            kinds = sorted(_references(arg))
+            return f"{container} with {' and '.join(kinds)}" if kinds else f"{container} of static values"
+    raise TypeError(f"not a recorded value: {arg!r}")
 
 
 def _references(arg: Arg) -> set[str]:
-    if arg.kind == "struct":
-        return set().union(*(_references(a) for _, a in arg.value[1]))
-    if arg.kind == "template":
-        return {"params" if kind == "param" else "data flow" for kind, _ in arg.value if kind != "text"}
-    return {"param": {"params"}, "output": {"data flow"}}.get(arg.kind, set())
+    match arg:
+        case Param():
+            return {"params"}
+        case pv.Output():
+            return {"data flow"}
+        case Agree() | Guarded():
+            return {"agreement"}
+    return set().union(*(_references(a) for a in nested(arg)))

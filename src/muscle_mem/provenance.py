@@ -1,0 +1,331 @@
+"""Where a replayed value comes from: the typed model of a recorded argument and its evaluation.
+
+Every value a replay produces (a tool argument, an item inside one, a piece of a text, the agent's
+answer) is recorded with its origin:
+
+* :class:`Const`: a constant the agent chose (or a literal of the task, which is the same in every
+  run of the task);
+* :class:`Param`: a param of the call, possibly written in another :class:`~muscle_mem.forms.Form`;
+* :class:`Output`: an earlier tool's output, or a value inside it; a value chosen from a list of
+  several carries :class:`Pick` s, so the replay goes on only while position and identity choose
+  the same element;
+* :class:`Agree`: several origins at once; the replay goes on only while they give the same value;
+* :class:`Guarded`: a value that depends on params in a way a replay cannot rebuild; it replays
+  only while those params are unchanged;
+* :class:`Template`: a text made of literal :class:`Text` and parts of the kinds above;
+* :class:`Struct`: a list, tuple or dict some of whose items have origins.
+
+:func:`evaluate` gives the live value in a run; it raises :class:`Unresolved` (or
+:class:`Disagreement`, for origins that disagree) when the recorded form cannot be repeated.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from muscle_mem import codec
+from muscle_mem.forms import SAME, Form, FormError
+
+PathKind = Literal["key", "attr", "item"]
+PathElement = tuple[PathKind, Any]
+_SCALARS = (str, int, float, bool, bytes, type(None))
+
+
+class Unresolved(LookupError):
+    """A recorded value that this run cannot rebuild (a missing output, a changed param, ...)."""
+
+
+class Disagreement(Unresolved):
+    """A value recorded with several origins that give different values in this run."""
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A constant: the value the agent passed, the same in every replay."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A param's live value, written in ``form``."""
+
+    name: str
+    form: Form = SAME
+
+
+SOLE = ""
+"""The identity of a :class:`Pick` from a list of one element: the list must still hold just one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """An element chosen from a list: at ``depth`` in the path, the element must still be the one whose
+    other fields digest to ``identity`` and no other element may share it (or, for :data:`SOLE`, the
+    list must still hold one element)."""
+
+    depth: int
+    identity: str
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """The output of an earlier ``step``, or the value at ``path`` inside it, written in ``form``."""
+
+    step: int
+    path: tuple[PathElement, ...] = ()
+    form: Form = SAME
+    picks: tuple[Pick, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Agree:
+    """One value with several origins: replayed only while every origin gives the same value."""
+
+    options: tuple[Arg, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Guarded:
+    """A value that replays only while the named params keep the values whose digests are recorded."""
+
+    value: Arg
+    params: tuple[tuple[str, str], ...]
+    """(param name, digest of the value it had when recorded)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A literal piece of a template."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A text built from literal pieces and pieces with origins (each written as text)."""
+
+    parts: tuple[Text | Arg, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Struct:
+    """A list, tuple or dict some of whose items have origins (dict keys are constants)."""
+
+    container: Literal["list", "tuple", "dict"]
+    items: tuple[tuple[Any, Arg], ...]
+
+
+Arg: TypeAlias = Const | Param | Output | Agree | Guarded | Template | Struct
+"""One recorded value with its provenance."""
+
+
+def param_digest(value: Any) -> str:
+    """What a :class:`Guarded` value records of a param: a digest, never the value."""
+    try:
+        return codec.fingerprint(value)
+    except codec.CodecError:
+        return f"unhashable:{type(value).__qualname__}"
+
+
+def walk(value: Any, path: Sequence[PathElement]) -> Any:
+    """The value at ``path`` inside ``value``."""
+    for kind, key in path:
+        value = getattr(value, key) if kind == "attr" else value[key]
+    return value
+
+
+def evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> Any:
+    """The live value ``arg`` stands for in a run with these params and step outputs."""
+    try:
+        return _evaluate(arg, params, outputs)
+    except (KeyError, IndexError, AttributeError, TypeError, FormError) as exc:
+        raise Unresolved(f"{describe(arg)} cannot be resolved: {exc!r}") from None
+
+
+def _evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> Any:
+    match arg:
+        case Const(value):
+            return value if isinstance(value, _SCALARS) else _fresh(value)
+        case Param(name, form):
+            return form.render(params[name])
+        case Output(step, path, form, picks):
+            value = outputs[step]
+            for pick in picks:
+                _check_pick(value, path, pick, step)
+            return form.render(walk(value, path))
+        case Agree(options):
+            values = [_evaluate(option, params, outputs) for option in options]
+            if any(not _same(values[0], other) for other in values[1:]):
+                shown = ", ".join(f"{describe(o)} = {v!r}" for o, v in zip(options, values, strict=True))
+                raise Disagreement(f"the recorded value has origins that now disagree ({shown})")
+            return values[0]
+        case Guarded(value, guards):
+            for name, digest in guards:
+                if name not in params or param_digest(params[name]) != digest:
+                    raise Unresolved(f"{describe(value)} depends on param {name!r}, which changed")
+            return _evaluate(value, params, outputs)
+        case Template(parts):
+            return "".join(
+                part.text if isinstance(part, Text) else _as_text(_evaluate(part, params, outputs))
+                for part in parts
+            )
+        case Struct(container, items):
+            if container == "dict":
+                return {key: _evaluate(item, params, outputs) for key, item in items}
+            values = [_evaluate(item, params, outputs) for _, item in items]
+            return values if container == "list" else tuple(values)
+    raise TypeError(f"not a recorded value: {arg!r}")
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else str(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, _SCALARS):
+        return bool(a == b)
+    try:
+        return codec.fingerprint(a) == codec.fingerprint(b)
+    except codec.CodecError:
+        return False
+
+
+def _check_pick(output: Any, path: tuple[PathElement, ...], pick: Pick, step: int) -> None:
+    """Raise :class:`Disagreement` unless position and identity choose the same element."""
+    container = walk(output, path[: pick.depth])
+    index = path[pick.depth][1]
+    if pick.identity == SOLE:
+        if len(container) != 1:
+            raise Disagreement(f"step {step}'s output held one element, and now holds {len(container)}")
+        return
+    rest = path[pick.depth + 1 :]
+    chosen = container[index]
+    if element_identity(chosen, rest) != pick.identity:
+        raise Disagreement(
+            f"step {step}'s output holds another element at position {index} than the one chosen when recorded"
+        )
+    twins = sum(element_identity(other, rest) == pick.identity for other in container)
+    if twins > 1:
+        raise Disagreement(f"step {step}'s output holds {twins} elements like the one chosen at {index}")
+
+
+_HOLE = "\x00chosen"
+
+
+def element_identity(element: Any, rest: Sequence[PathElement]) -> str:
+    """A digest of a list element with the chosen value (at ``rest`` inside it) left out; of the
+    element itself when it is the value chosen (a text picked from a list of texts is known only by
+    its value)."""
+    return codec.digest(_plain(element, tuple(rest) if rest else None, 0))
+
+
+def _plain(value: Any, hole: tuple[PathElement, ...] | None, depth: int) -> Any:
+    """``value`` as plain JSON-like data for a digest, with the value at ``hole`` blanked."""
+    if hole == ():
+        return _HOLE
+    if depth > 6:
+        return repr(type(value))
+    head = hole[0][1] if hole else None
+    tail = hole[1:] if hole else None
+    if isinstance(value, Mapping):
+        return {
+            str(k): _plain(v, tail if k == head else None, depth + 1)
+            for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))
+        }
+    if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
+        return [_plain(v, tail if i == head else None, depth + 1) for i, v in enumerate(value)]
+    fields = _fields(value)
+    if fields is not None:
+        return {
+            name: _plain(getattr(value, name), tail if name == head else None, depth + 1) for name in fields
+        }
+    try:
+        return codec.encode(value)
+    except codec.CodecError:
+        return repr(type(value))
+
+
+def _fields(value: Any) -> tuple[str, ...] | None:
+    if hasattr(value, "_fields"):
+        return tuple(value._fields)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return tuple(f.name for f in dataclasses.fields(value))
+    model_fields = getattr(type(value), "model_fields", None)
+    if isinstance(model_fields, dict) and not isinstance(value, type):
+        return tuple(model_fields)
+    return None
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a stored constant for one replay; a constant that did not decode is not passed on."""
+    if codec.holds_opaque(value):
+        raise Unresolved(f"a stored {type(value).__name__} no longer decodes as its class")
+    return copy.deepcopy(value)
+
+
+def describe(arg: Arg | Text) -> str:
+    """A short human-readable form, as the CLI shows it."""
+    match arg:
+        case Const(value):
+            return repr(value)
+        case Param(name, form):
+            return f"params[{name!r}]" + _form_suffix(form)
+        case Output(step, path, form, picks):
+            where = "".join(f"[{v!r}]" if k != "attr" else f".{v}" for k, v in path)
+            chosen = " (chosen element)" if picks else ""
+            return f"step{step}.output{where}{_form_suffix(form)}{chosen}"
+        case Agree(options):
+            return "agree(" + ", ".join(describe(o) for o in options) + ")"
+        case Guarded(value, guards):
+            return f"{describe(value)} while {' and '.join(f'params[{n!r}]' for n, _ in guards)} unchanged"
+        case Template(parts):
+            text = "".join(
+                part.text.replace("{", "{{").replace("}", "}}")
+                if isinstance(part, Text)
+                else "{"
+                + (part.name if isinstance(part, Param) and part.form == SAME else describe(part))
+                + "}"
+                for part in parts
+            )
+            return f"f{text!r}"
+        case Struct(container, items):
+            inner = ", ".join(
+                f"{k!r}: {describe(a)}" if container == "dict" else describe(a) for k, a in items
+            )
+            return "{" + inner + "}" if container == "dict" else f"{container}([{inner}])"
+        case Text(text):
+            return repr(text)
+    raise TypeError(f"not a recorded value: {arg!r}")
+
+
+def _form_suffix(form: Form) -> str:
+    return "" if form == SAME else f" as {form.describe()}"
+
+
+def nested(arg: Arg) -> list[Arg]:
+    """The values directly inside ``arg`` (options, parts, items)."""
+    match arg:
+        case Agree(options):
+            return list(options)
+        case Guarded(value, _):
+            return [value]
+        case Template(parts):
+            return [p for p in parts if not isinstance(p, Text)]
+        case Struct(_, items):
+            return [a for _, a in items]
+    return []
+
+
+def all_args(arg: Arg) -> list[Arg]:
+    """``arg`` and every value inside it, outermost first."""
+    found = [arg]
+    for inner in nested(arg):
+        found += all_args(inner)
+    return found
