@@ -215,16 +215,18 @@ def task_key(
     params: Mapping[str, Any],
     match: Match = "exact",
     secret: frozenset[str] = frozenset(),
+    namespace: str | None = None,
 ) -> str:
     """The key under which trajectories of this task are stored and looked up.
 
     A param whose value does not appear in the agent's arguments is part of the task by its value
     (``params={"force": True}`` and ``{"force": False}`` are two tasks), except a ``secret`` one,
-    which is part of it by its name only.
+    which is part of it by its name only. A ``namespace`` prefixes the key (:func:`namespace_prefix`).
     """
     tag_part = sorted(set(tags))
+    prefix = namespace_prefix(namespace)
     if match == "tags":
-        return "tags:" + codec.digest(tag_part)
+        return prefix + "tags:" + codec.digest(tag_part)
     used: set[str] = set()
     numbers = number_params(params)
     shape = [
@@ -237,7 +239,18 @@ def task_key(
         shape.append(
             [[k, None if k in secret else _named(params[k], {}, {}, used, f"param {k!r}")] for k in unused]
         )
-    return "task:" + codec.digest(shape)
+    return prefix + "task:" + codec.digest(shape)
+
+
+def namespace_prefix(namespace: str | None) -> str:
+    """What the keys of a namespace start with: nothing for None (the keys of muscle-mem 0.2.0),
+    else ``ns:`` and the namespace's digest, so that no key of one namespace is a key of another."""
+    return "" if namespace is None else f"ns:{codec.digest(namespace)}/"
+
+
+def in_namespace(key: str, namespace: str | None) -> bool:
+    """Whether a stored task key belongs to ``namespace`` (None: to no namespace)."""
+    return key.startswith(namespace_prefix(namespace)) if namespace is not None else not key.startswith("ns:")
 
 
 def _named(
@@ -257,8 +270,9 @@ class TaskIdentity:
     """Task keys and texts for one matching rule, memoised for calls made of plain scalars (the usual
     ``engine("do the thing", params={...})``): the same call costs a dict lookup the second time."""
 
-    def __init__(self, match: Match = "exact", size: int = 1024) -> None:
+    def __init__(self, match: Match = "exact", size: int = 1024, namespace: str | None = None) -> None:
         self.match: Match = "tags" if match == "tags" else "exact"
+        self.namespace = namespace
         self._size = size
         self._memo: dict[tuple[Any, ...], tuple[str, str]] = {}
 
@@ -299,5 +313,5 @@ class TaskIdentity:
         params: Mapping[str, Any],
         secret: frozenset[str],
     ) -> tuple[str, str]:
-        key = task_key(args, kwargs, tags, params, self.match, secret)
+        key = task_key(args, kwargs, tags, params, self.match, secret, self.namespace)
         return key, task_text(args, kwargs, params, secret)
