@@ -212,24 +212,46 @@ def test_register_accepts_a_partial_and_a_callable_object() -> None:
 
 def test_a_wrapper_made_anew_for_each_run_can_be_registered_again() -> None:
     engine = Engine()
-    searched: list[str] = []
+    runs: list[list[str]] = []
 
-    def make_search(run_no: int) -> Any:
+    def make_search() -> Any:
+        searched: list[str] = []  # state of this run: not part of the tool's version
+        runs.append(searched)
+
         def search(query: str) -> str:
-            searched.append(f"{run_no}:{query}")
+            searched.append(query)
             return query.upper()
 
         return engine.register(search, name="search")
 
     def agent(query: str) -> str:
-        return str(make_search(len(searched))(query))  # a framework building its tools per run
+        return str(make_search()(query))  # a framework building its tools per run
 
     engine.set_agent(agent)
-    make_search(0)
+    make_search()
     assert not engine("cats")
-    make_search(99)  # the newest callable under the name is the one replayed
+    make_search()  # the newest callable under the name is the one replayed
     hit = engine("cats")
-    assert hit.hit and searched == ["0:cats", "99:cats"]
+    assert hit.hit and runs == [[], ["cats"], ["cats"]]
+
+
+def test_a_wrapper_made_anew_over_another_setting_replaces_the_tool_and_misses() -> None:
+    """The same code registered again over another setting replaces the tool under its name; the
+    trajectories of the earlier setting are not replayed with it."""
+    engine = Engine()
+
+    def make_convert(factor: int) -> Any:
+        def convert(amount: int) -> int:
+            return amount * factor
+
+        return engine.register(convert, name="convert")
+
+    tools = {"cents": make_convert(100)}
+    engine.set_agent(lambda amount: tools["cents"](amount))
+    assert engine(3).output == 300
+    tools["cents"] = make_convert(1000)
+    again = engine(3)
+    assert not again.hit and again.output == 3000
 
 
 def test_partials_and_callable_objects_get_a_stable_version() -> None:
@@ -244,7 +266,8 @@ def test_partials_and_callable_objects_get_a_stable_version() -> None:
 
     assert source_version(Adder()) == source_version(Adder())
     assert "0x" not in source_version(Adder())
-    assert source_version(functools.partial(base, 2)) == source_version(base)
+    assert source_version(functools.partial(base, 2)) == source_version(functools.partial(base, 2))
+    assert source_version(functools.partial(base, 2)) != source_version(functools.partial(base, 3))
 
 
 def test_two_tools_with_one_name_are_refused() -> None:

@@ -23,6 +23,7 @@ from muscle_mem.journal import Journal
 from muscle_mem.keys import (
     Match,
     TaskIdentity,
+    in_namespace,
     task_text,
 )
 from muscle_mem.memory.bounds import Bounds
@@ -69,7 +70,12 @@ class Engine:
         policy: str | Policy | None = None,
         ttl: float | None = None,
         embedder: str | Embedder | None = None,
+        namespace: str | None = None,
     ) -> None:
+        if namespace is not None and not isinstance(namespace, str):
+            raise TypeError(f"namespace must be a string or None, not {type(namespace).__name__}")
+        if namespace == "":
+            raise ValueError("namespace must not be empty: pass None for the shared keys")
         if match not in _MATCHES:
             raise ValueError(f"match must be one of {_MATCHES}, not {match!r}")
         if isinstance(similarity, bool) or not isinstance(similarity, int | float):
@@ -87,7 +93,8 @@ class Engine:
         self.metrics = Metrics()
         self.journal = Journal(self.store)
         self._index = Index(self.store)
-        self._identify = TaskIdentity(match)
+        self.namespace = namespace
+        self._identify = TaskIdentity(match, namespace=namespace)
         self._registry = ToolRegistry()
         self._agent: Callable[..., Any] | None = None
         self._context: Any = _UNSET
@@ -346,7 +353,8 @@ class Engine:
         if len(task) or self._matcher is None:
             return task
         tags = frozenset(run.tags)
-        for similar in self._matcher.candidates(run.task, self.store.tasks()):
+        known = {k: text for k, text in self.store.tasks().items() if in_namespace(k, self.namespace)}
+        for similar in self._matcher.candidates(run.task, known):
             found = self._index.lookup(similar) if similar != run.task_key else task
             if len(found) and found.tags == tags:  # tags partition the cache, semantic matching too
                 logger.debug("muscle_mem: task %r reuses the trajectories of a similar task", run.task)

@@ -7,7 +7,9 @@ arguments is part of the task with its value: nothing shows where the agent uses
 
 Inside a longer string, a param value of 4 characters or more is replaced wherever it occurs; a
 shorter one (2 or 3 characters) only as a whole word, not next to a letter or digit, so that
-``params={"lang": "en"}`` templates ``"en-US"`` but leaves ``"Send"`` alone.
+``params={"lang": "en"}`` templates ``"en-US"`` but leaves ``"Send"`` alone. A number param (an int
+or a float, not a bool) is replaced where it stands as a whole number (:func:`task_number`):
+``engine(f"refund order {oid}", params={"order_id": oid})`` is one task for every ``oid``.
 """
 
 from __future__ import annotations
@@ -83,6 +85,12 @@ def whole_number(text: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?<!\d\.){re.escape(text)}(?!\w)(?!\.\d)")
 
 
+def task_number(text: str) -> re.Pattern[str]:
+    """Where the number ``text`` stands whole in a task: as :func:`whole_number`, and not a part of a
+    date, a time, a range or a number with separators (``2024-5-5``, ``10:5``, ``5,000``)."""
+    return re.compile(rf"(?<!\w)(?<!\d[-/.:,]){re.escape(text)}(?!\w)(?![-/.:,]\d)")
+
+
 def split_parts(
     parts: list[TemplatePart], pattern: re.Pattern[str], replacement: TemplatePart
 ) -> list[TemplatePart]:
@@ -109,13 +117,24 @@ def with_params(parts: list[TemplatePart], params: Mapping[str, Any]) -> list[Te
     return out
 
 
+def number_params(params: Mapping[str, Any]) -> dict[str, str]:
+    """The params that are numbers (not bools), by name, as the text they stand as in a task."""
+    return {k: str(v) for k, v in params.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
 def _template_parts(text: str, params: Mapping[str, Any], numbers: Mapping[str, str]) -> list[TemplatePart]:
     """``text`` as literal and param parts: ``numbers`` (param name → digits) where they stand as whole
-    numbers, then string params as :func:`split_template` finds them."""
+    numbers (:func:`task_number`) and string params as :func:`split_template` finds them, longer
+    texts first (a string param ``order 5`` before a number 5)."""
     parts: list[TemplatePart] = [("text", text)]
-    for name, digits in numbers.items():
-        parts = split_parts(parts, whole_number(digits), ("param", name))
-    return with_params(parts, params)
+    pending = dict(params)
+    for name, digits in sorted(numbers.items(), key=lambda item: -len(item[1])):
+        longer = {k: v for k, v in pending.items() if isinstance(v, str) and len(v) > len(digits)}
+        if longer:
+            parts = with_params(parts, longer)
+            pending = {k: v for k, v in pending.items() if k not in longer}
+        parts = split_parts(parts, task_number(digits), ("param", name))
+    return with_params(parts, pending)
 
 
 def _templated(value: Any, params: Mapping[str, Any], numbers: Mapping[str, str], used: set[str]) -> Any:
@@ -143,12 +162,13 @@ def _templated(value: Any, params: Mapping[str, Any], numbers: Mapping[str, str]
     return codec.encode(value)
 
 
-def _readable(value: Any, params: Mapping[str, Any], used: set[str]) -> str:
+def _readable(value: Any, params: Mapping[str, Any], numbers: Mapping[str, str], used: set[str]) -> str:
     if isinstance(value, str):
-        parts = split_template(value, params)
-        if parts is None:
+        parts = _template_parts(value, params, numbers)
+        names = [t for kind, t in parts if kind == "param"]
+        if not names:
             return value
-        used.update(t for kind, t in parts if kind == "param")
+        used.update(names)
         return render(parts)
     for name in params_equal_to(value, params)[:1]:
         used.add(name)
@@ -166,8 +186,9 @@ def task_text(
     arguments is part of the task (see :func:`task_key`), so it is shown after them with its value
     (a ``secret`` one as ``{name}``)."""
     used: set[str] = set()
-    shown = [_readable(a, params, used) for a in args]
-    shown += [f"{k}={_readable(v, params, used)}" for k, v in kwargs.items()]
+    numbers = number_params(params)
+    shown = [_readable(a, params, numbers, used) for a in args]
+    shown += [f"{k}={_readable(v, params, numbers, used)}" for k, v in kwargs.items()]
     shown += [f"{k}={{{k}}}" if k in secret else f"{k}={_shown(params[k])}" for k in params if k not in used]
     return ", ".join(shown)
 
@@ -194,22 +215,20 @@ def task_key(
     params: Mapping[str, Any],
     match: Match = "exact",
     secret: frozenset[str] = frozenset(),
+    namespace: str | None = None,
 ) -> str:
     """The key under which trajectories of this task are stored and looked up.
 
     A param whose value does not appear in the agent's arguments is part of the task by its value
     (``params={"force": True}`` and ``{"force": False}`` are two tasks), except a ``secret`` one,
-    which is part of it by its name only.
+    which is part of it by its name only. A ``namespace`` prefixes the key (:func:`namespace_prefix`).
     """
     tag_part = sorted(set(tags))
+    prefix = namespace_prefix(namespace)
     if match == "tags":
-        return "tags:" + codec.digest(tag_part)
+        return prefix + "tags:" + codec.digest(tag_part)
     used: set[str] = set()
-    numbers = {  # a secret number is templated inside strings where it stands whole, never kept
-        k: str(v)
-        for k, v in params.items()
-        if k in secret and isinstance(v, int | float) and not isinstance(v, bool)
-    }
+    numbers = number_params(params)
     shape = [
         tag_part,
         [_named(v, params, numbers, used, f"agent argument {i}") for i, v in enumerate(args)],
@@ -220,7 +239,18 @@ def task_key(
         shape.append(
             [[k, None if k in secret else _named(params[k], {}, {}, used, f"param {k!r}")] for k in unused]
         )
-    return "task:" + codec.digest(shape)
+    return prefix + "task:" + codec.digest(shape)
+
+
+def namespace_prefix(namespace: str | None) -> str:
+    """What the keys of a namespace start with: nothing for None (the keys of muscle-mem 0.2.0),
+    else ``ns:`` and the namespace's digest, so that no key of one namespace is a key of another."""
+    return "" if namespace is None else f"ns:{codec.digest(namespace)}/"
+
+
+def in_namespace(key: str, namespace: str | None) -> bool:
+    """Whether a stored task key belongs to ``namespace`` (None: to no namespace)."""
+    return key.startswith(namespace_prefix(namespace)) if namespace is not None else not key.startswith("ns:")
 
 
 def _named(
@@ -240,8 +270,9 @@ class TaskIdentity:
     """Task keys and texts for one matching rule, memoised for calls made of plain scalars (the usual
     ``engine("do the thing", params={...})``): the same call costs a dict lookup the second time."""
 
-    def __init__(self, match: Match = "exact", size: int = 1024) -> None:
+    def __init__(self, match: Match = "exact", size: int = 1024, namespace: str | None = None) -> None:
         self.match: Match = "tags" if match == "tags" else "exact"
+        self.namespace = namespace
         self._size = size
         self._memo: dict[tuple[Any, ...], tuple[str, str]] = {}
 
@@ -282,5 +313,5 @@ class TaskIdentity:
         params: Mapping[str, Any],
         secret: frozenset[str],
     ) -> tuple[str, str]:
-        key = task_key(args, kwargs, tags, params, self.match, secret)
+        key = task_key(args, kwargs, tags, params, self.match, secret, self.namespace)
         return key, task_text(args, kwargs, params, secret)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from muscle_mem.check import Check
+from muscle_mem.fingerprint import fingerprint
 from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run
 
 
@@ -46,22 +45,18 @@ class Tool:
 
 
 def source_version(fn: Callable[..., Any]) -> str:
-    """A fingerprint of a callable's source (its bytecode when the source is unavailable).
+    """The version a tool registered without ``version=`` gets: a fingerprint of what it runs.
 
-    A ``functools.partial`` has the version of the function it wraps, and a callable object the
-    version of its class, so that the version is the same in every process.
+    The fingerprint covers the normalised code (reformatting and comments do not count), the
+    signature with its defaults, the docstring, the values of closure cells and the plain
+    module-level constants the function reads, and the functions it reaches that way (bounded);
+    a ``functools.partial`` adds its bound arguments, a callable object its attributes. Values
+    that have no stable text (an object shown by its memory address, a list or dict holding
+    state) are left out, by their type only; pass ``version=`` when such a value changes what the
+    tool does. :mod:`muscle_mem.fingerprint` says exactly what counts. The same tool gives the
+    same version in every process.
     """
-    target = inspect.unwrap(fn)
-    if isinstance(target, functools.partial):
-        return source_version(target.func)
-    if not (inspect.isroutine(target) or inspect.isclass(target)):
-        target = type(target)
-    try:
-        text = textwrap.dedent(inspect.getsource(target)).encode()
-    except (OSError, TypeError):
-        code = getattr(target, "__code__", None)
-        text = code.co_code + repr(code.co_consts).encode() if code else repr(target).encode()
-    return hashlib.blake2b(text, digest_size=8).hexdigest()
+    return fingerprint(fn)
 
 
 class ToolRegistry:
@@ -71,10 +66,16 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
 
     def add(self, tool: Tool) -> None:
-        """Register a tool; the same name again with the same version replaces the earlier callable
-        (a wrapper made anew for each run), while a different version under that name is refused."""
+        """Register a tool; the same name again with the same version or the same code replaces the
+        earlier callable (a wrapper made anew for each run, perhaps over other settings: trajectories
+        of the earlier version then miss), while other code under that name is refused."""
         existing = self._tools.get(tool.name)
-        if existing is not None and existing.fn is not tool.fn and existing.version != tool.version:
+        if (
+            existing is not None
+            and existing.fn is not tool.fn
+            and existing.version != tool.version
+            and _code_of(existing.fn) is not _code_of(tool.fn)
+        ):
             raise ValueError(
                 f"another tool named {tool.name!r} (version {existing.version}) is already registered; "
                 "pass name=... to tell them apart"
@@ -89,6 +90,12 @@ class ToolRegistry:
 
     def __len__(self) -> int:
         return len(self._tools)
+
+
+def _code_of(fn: Callable[..., Any]) -> object:
+    """What a callable runs: a function's code object (a partial's or method's function's), else its class."""
+    target = fn.func if isinstance(fn, functools.partial) else getattr(fn, "__func__", fn)
+    return getattr(target, "__code__", None) or type(target)
 
 
 def instrument(tool: Tool, owner: object, stray: Callable[[Tool, Run | None], None]) -> Callable[..., Any]:

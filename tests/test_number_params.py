@@ -1,0 +1,108 @@
+"""A number param is templated in the task where it stands whole, as a string param is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from muscle_mem import Engine
+from muscle_mem.keys import task_key, task_text
+
+
+def key(text: str, **params: Any) -> str:
+    return task_key((text,), {}, (), params)
+
+
+def test_an_int_param_makes_one_task_for_every_value() -> None:
+    assert key("refund order 4471", order_id=4471) == key("refund order 5000", order_id=5000)
+    assert key("refund order 5", order_id=5) == key("refund order 12", order_id=12)
+    assert task_text(("refund order 4471",), {}, {"order_id": 4471}) == "refund order {order_id}"
+
+
+def test_a_float_param_is_templated_where_it_stands_whole() -> None:
+    assert key("scale by 2.5 now", factor=2.5) == key("scale by 3.75 now", factor=3.75)
+    assert key("scale by 12.5", factor=2.5) != key("scale by 13.75", factor=3.75)
+    assert key("scale by 2.55", factor=2.5) != key("scale by 3.55", factor=3.5)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("refund order 15", "refund order 17"),  # inside a longer number
+        ("refund order A5", "refund order A7"),  # inside a word
+        ("refund 1.5 units", "refund 1.7 units"),  # the decimals of a number
+        ("refund 5.1 units", "refund 7.1 units"),  # the whole part of a decimal
+        ("due 2024-5-5", "due 2024-7-7"),  # a date component
+        ("due 5/12/2024", "due 7/12/2024"),
+        ("at 10:5", "at 10:7"),
+        ("refund 5,000 dollars", "refund 7,000 dollars"),  # a thousands separator
+    ],
+)
+def test_a_number_param_inside_a_longer_token_is_not_templated(first: str, second: str) -> None:
+    """Where the number is not whole, its value stays part of the task: two values, two tasks."""
+    assert key(first, n=5) != key(second, n=7)
+
+
+def test_a_bool_param_is_not_a_number() -> None:
+    assert key("retry 1 time", retry=True) != key("retry 0 time", retry=False)
+    assert key("retry True", retry=True) != key("retry False", retry=False)
+
+
+def test_a_longer_string_param_is_found_before_a_number_inside_it() -> None:
+    assert key("ship order 5 to Ada", order="order 5", qty=5) == key(
+        "ship order 7 to Ada", order="order 7", qty=5
+    )
+
+
+def test_a_number_in_two_places_is_one_task_only_when_both_change() -> None:
+    assert key("refund 5 items of order 5", order_id=5) == key("refund 7 items of order 7", order_id=7)
+    assert key("refund 5 items of order 5", order_id=5) != key("refund 5 items of order 7", order_id=7)
+
+
+def test_an_order_id_call_replays_for_another_order_id(tmp_path: Path) -> None:
+    refunded: list[int] = []
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+
+    def agent(task: str) -> str:
+        order_id = int(task.rsplit(" ", 1)[1])
+        return refund(order_id)
+
+    with Engine(url) as engine:
+
+        @engine.tool()
+        def refund(order_id: int) -> str:
+            refunded.append(order_id)
+            return f"refunded {order_id}"
+
+        engine.set_agent(agent)
+        first = engine("refund order 4471", params={"order_id": 4471})
+    with Engine(url) as engine:
+        refund = engine.register(refund.__wrapped__)
+        engine.set_agent(agent)
+        second = engine("refund order 5000", params={"order_id": 5000})
+    assert not first.hit and first.stored
+    assert second.hit and second.output == "refunded 5000"
+    assert refunded == [4471, 5000]
+
+
+def test_semantic_matching_sees_the_number_param_as_a_placeholder() -> None:
+    """``refund order {order_id}`` matches its rewording for another order; a number that is no
+    param still tells two tasks apart."""
+    refunded: list[int] = []
+    engine = Engine(match="semantic", embedder="hashing")
+
+    @engine.tool()
+    def refund(order_id: int) -> str:
+        refunded.append(order_id)
+        return f"refunded {order_id}"
+
+    engine.set_agent(lambda task: refund(int(task.rsplit(" ", 1)[1])))
+    assert (
+        task_text(("please refund order 5000",), {}, {"order_id": 5000}) == "please refund order {order_id}"
+    )
+    assert not engine("refund order 4471", params={"order_id": 4471})
+    assert engine("please refund order 5000", params={"order_id": 5000}).hit
+    assert not engine("please refund order 6000")
+    assert refunded == [4471, 5000, 6000]
