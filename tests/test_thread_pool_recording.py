@@ -135,6 +135,30 @@ def test_concurrent_calls_are_stored_in_the_order_they_started() -> None:
     assert [s.tool for s in stored(engine, result.trajectory_id).steps] == ["slow", "fast"]
 
 
+async def test_concurrent_async_calls_are_stored_in_the_order_they_started() -> None:
+    """Side by side in ``asyncio.gather``, the first call started is the first step."""
+    engine = Engine()
+    second_done = asyncio.Event()
+
+    @engine.tool(name="slow")
+    async def slow(n: int) -> int:
+        await asyncio.wait_for(second_done.wait(), WAIT)
+        return n
+
+    @engine.tool(name="fast")
+    async def fast(n: int) -> int:
+        second_done.set()
+        return n
+
+    async def agent(task: str) -> int:
+        return sum(await asyncio.gather(slow(1), fast(2)))
+
+    engine.set_agent(agent)
+    result = await engine.arun("add two numbers")
+    assert result.stored
+    assert [s.tool for s in stored(engine, result.trajectory_id).steps] == ["slow", "fast"]
+
+
 async def test_an_async_agent_records_calls_it_runs_in_threads(restarts: Restarts) -> None:
     """``asyncio.to_thread`` carries the run's context; ``run_in_executor`` does not, and its call is
     the run's as the only run in progress."""

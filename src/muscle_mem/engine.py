@@ -504,8 +504,10 @@ class Engine:
         return trajectory.id
 
     def _stray_call(self, tool: Tool, ended: Run) -> None:
-        """A tool called after the agent of its run returned: the trajectory stored for that run misses
-        the call, so it is removed (a run not yet stored noted the problem and is not stored)."""
+        """Remove the trajectory of a run whose agent had returned when one of its tools was called.
+
+        It misses the call; a run not stored yet noted the problem and is not stored.
+        """
         if ended.stored_id is not None:
             logger.warning(
                 "muscle_mem: tool %r was called after the run of task %r ended (a task or a thread the agent "
@@ -517,8 +519,10 @@ class Engine:
             ended.stored_id = None
 
     def _in_progress(self) -> list[Run]:
-        """The runs of this engine in progress (a tool call from a thread without a run in its
-        context is recorded only when there is one)."""
+        """The runs of this engine in progress.
+
+        A tool call from a thread without a run in its context is recorded only when there is one.
+        """
         with self._lock:
             return [r.run for r in self._active.values()]
 

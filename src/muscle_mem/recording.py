@@ -108,6 +108,10 @@ class Run:
     def start(self, tool: str) -> Flight | None:
         """A call made in the run's context begins (None, the problem noted, if the agent returned)."""
         with self._lock:
+            if not self.sealed:
+                flight = Flight(next(self._orders), tool, False)
+                self.in_flight.add(flight)
+                return flight
             return self._take_off(tool, adopted=False)
 
     def adopt(self, tool: str) -> Flight | None:
@@ -242,7 +246,8 @@ class Run:
     def record(self, tool: Tool, flight: Flight, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a tool on the agent's behalf and record the call (a call that raises is not recorded)."""
         call = None
-        run_token, tool_token = CURRENT_RUN.set(self), IN_TOOL.set(self.id)
+        run_token = CURRENT_RUN.set(self) if flight.adopted else None
+        tool_token = IN_TOOL.set(self.id)
         try:
             call_args, call_kwargs = self._arguments(tool, args, kwargs)
             pre = self._capture(tool, "pre", args, kwargs)
@@ -256,7 +261,8 @@ class Run:
             return out
         finally:
             IN_TOOL.reset(tool_token)
-            CURRENT_RUN.reset(run_token)
+            if run_token is not None:
+                CURRENT_RUN.reset(run_token)
             self._land(flight, call)
 
     async def record_async(
@@ -264,7 +270,8 @@ class Run:
     ) -> Any:
         """:meth:`record` for an async tool."""
         call = None
-        run_token, tool_token = CURRENT_RUN.set(self), IN_TOOL.set(self.id)
+        run_token = CURRENT_RUN.set(self) if flight.adopted else None
+        tool_token = IN_TOOL.set(self.id)
         try:
             call_args, call_kwargs = self._arguments(tool, args, kwargs)
             pre = await self._capture_async(tool, "pre", args, kwargs)
@@ -278,7 +285,8 @@ class Run:
             return out
         finally:
             IN_TOOL.reset(tool_token)
-            CURRENT_RUN.reset(run_token)
+            if run_token is not None:
+                CURRENT_RUN.reset(run_token)
             self._land(flight, call)
 
     def __repr__(self) -> str:
