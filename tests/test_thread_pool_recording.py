@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from muscle_mem import Check, Engine, current_run
-from muscle_mem.trajectory import Trajectory
+from muscle_mem.stores import MemoryStore
+from muscle_mem.trajectory import Trajectory, Usage
 
 WAIT = 10.0
 """Seconds a test waits on an event or a barrier before it fails (instead of hanging)."""
@@ -358,3 +359,43 @@ def test_the_agent_resuming_after_a_partial_replay_records_its_pool_calls(restar
     again = restarts.engine_from(make)("summarise Ann")
     assert again.hit and again.steps_replayed == 3
     assert again.output == "invoices of cus_ann; orders of cus_ann"
+
+
+def test_a_call_from_a_worker_while_the_run_is_being_stored_removes_its_trajectory() -> None:
+    """A worker the agent did not wait for calls a tool after the agent returned, as the run's
+    trajectory is written: the trajectory misses that call, so it is not kept."""
+    storing, called = threading.Event(), threading.Event()
+
+    class SlowStore(MemoryStore):
+        def add(self, trajectory: Trajectory, usage: Usage | None = None) -> None:
+            storing.set()
+            assert called.wait(WAIT)
+            super().add(trajectory, usage)
+
+    engine = Engine(SlowStore())
+    sent: list[str] = []
+
+    @engine.tool(name="send")
+    def send(to: str) -> str:
+        sent.append(to)
+        return "sent"
+
+    def late_send() -> None:
+        assert storing.wait(WAIT)
+        send("bob@example.com")
+        called.set()
+
+    pool = ThreadPoolExecutor(max_workers=1)
+
+    def agent(task: str) -> str:
+        send("ann@example.com")
+        pool.submit(late_send)
+        return "sent"
+
+    engine.set_agent(agent)
+    try:
+        result = engine("mail ann and bob")
+    finally:
+        pool.shutdown(wait=True)
+    assert sent == ["ann@example.com", "bob@example.com"]
+    assert not result.stored and result.trajectory_id is None and len(engine.store) == 0

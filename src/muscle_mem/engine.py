@@ -458,6 +458,9 @@ class Engine:
                 "did not wait for): the trajectory would miss them"
             )
         stored_id = run.stored_id = self._store(run, output, now - started)
+        if run.late is not None:  # a tool called while the run was being stored: it misses the call
+            self._stray_call(run.late, run)
+            stored_id = run.stored_id
         self._journal_miss(
             run, ending, replayed, time.perf_counter() - started, now - agent_started, stored_id
         )
@@ -503,7 +506,7 @@ class Engine:
             return None
         return trajectory.id
 
-    def _stray_call(self, tool: Tool, ended: Run) -> None:
+    def _stray_call(self, tool: str, ended: Run) -> None:
         """Remove the trajectory of a run whose agent had returned when one of its tools was called.
 
         It misses the call; a run not stored yet noted the problem and is not stored.
@@ -512,7 +515,7 @@ class Engine:
             logger.warning(
                 "muscle_mem: tool %r was called after the run of task %r ended (a task or a thread the agent "
                 "did not wait for?); its trajectory misses the call and is removed",
-                tool.name,
+                tool,
                 ended.task,
             )
             self.store.remove([ended.stored_id])

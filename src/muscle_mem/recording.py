@@ -95,6 +95,8 @@ class Run:
         """Tool calls started and not finished (an async tool the agent did not await)."""
         self.sealed = False
         """The agent returned: a call starting now is too late to be part of the run."""
+        self.late: str | None = None
+        """The first tool called after the agent returned (a trajectory stored for the run misses it)."""
         self._lock = threading.Lock()
         self._orders = itertools.count(1)
         self.ended = False
@@ -136,6 +138,7 @@ class Run:
     def _take_off(self, tool: str, *, adopted: bool) -> Flight | None:
         if self.sealed:
             self.problems.append(f"tool {tool!r} was called after the agent returned")
+            self.late = self.late or tool
             return None
         flight = Flight(next(self._orders), tool, adopted)
         self.in_flight.add(flight)

@@ -94,14 +94,14 @@ class ToolRegistry:
 def instrument(
     tool: Tool,
     owner: object,
-    stray: Callable[[Tool, Run], None],
+    stray: Callable[[str, Run], None],
     in_progress: Callable[[], list[Run]],
 ) -> Callable[..., Any]:
     """Wrap ``tool.fn`` so that calls inside a run of ``owner`` are recorded; elsewhere it just runs.
 
     A call from a thread without a run in its context (a worker of a thread pool) belongs to the
     run of ``owner`` in progress when there is one only (``in_progress()`` lists them); with two or
-    more it could be any of them, so none records it and none is stored. ``stray(tool, run)`` hears
+    more it could be any of them, so none records it and none is stored. ``stray(name, run)`` hears
     of a call made after the agent of its run returned (a task or a thread it did not wait for).
     """
     fn = tool.fn
@@ -127,7 +127,7 @@ def instrument(
 
 
 def _recording(
-    owner: object, tool: Tool, stray: Callable[[Tool, Run], None], in_progress: Callable[[], list[Run]]
+    owner: object, tool: Tool, stray: Callable[[str, Run], None], in_progress: Callable[[], list[Run]]
 ) -> tuple[Run, Flight] | None:
     """The run that records this call and the call's flight, if any (not a call inside a recorded tool)."""
     run = CURRENT_RUN.get()
@@ -137,18 +137,18 @@ def _recording(
         _outer_misses(run, owner, tool)
         return None
     if run.ended:
-        stray(tool, run)
+        stray(tool.name, run)
         return None
     if not run.recording or IN_TOOL.get() == run.id:
         return None
     flight = run.start(tool.name)
     if flight is None:
-        stray(tool, run)
+        stray(tool.name, run)
         return None
     return run, flight
 
 
-def _adopted(tool: Tool, stray: Callable[[Tool, Run], None], runs: list[Run]) -> tuple[Run, Flight] | None:
+def _adopted(tool: Tool, stray: Callable[[str, Run], None], runs: list[Run]) -> tuple[Run, Flight] | None:
     """The run a call from a thread without a run in its context belongs to: the only one in progress."""
     if len(runs) != 1:
         for run in runs:
@@ -158,7 +158,7 @@ def _adopted(tool: Tool, stray: Callable[[Tool, Run], None], runs: list[Run]) ->
     flight = run.adopt(tool.name)
     if flight is None:
         if run.sealed:
-            stray(tool, run)
+            stray(tool.name, run)
         return None
     return run, flight
 
