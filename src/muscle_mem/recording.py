@@ -92,7 +92,7 @@ class Run:
         self.secrets = secret_values(params)
         """The plain values of the secret params, to keep out of every message."""
         self.in_flight: set[Flight] = set()
-        """Tool calls started and not finished (an async tool the agent did not await)."""
+        """Tool calls started and not finished (a task or a worker the agent did not wait for)."""
         self.sealed = False
         """The agent returned: a call starting now is too late to be part of the run."""
         self.late: str | None = None
