@@ -273,11 +273,10 @@ def test_an_equal_check_sees_a_nested_pydantic_model_change_type() -> None:
     assert refunds == ["ord_5521"], (result.hit, result.output, refunds)
 
 
-def test_worker_thread_tool_calls_keep_the_run_from_being_stored() -> None:
-    """Tool calls an agent makes from a thread pool (parallel tool calls) run outside the run's
-    context (``contextvars`` are not copied by ``ThreadPoolExecutor``), so tools.py ``instrument``
-    runs them unrecorded, with no trace on the run. The trajectory is stored without them and the next
-    call is a full hit that never makes them. Nothing marks the run as incomplete."""
+def test_worker_thread_tool_calls_are_made_again_by_the_next_call() -> None:
+    """Tool calls an agent makes from a thread pool run outside the run's context (``contextvars``
+    are not copied by ``ThreadPoolExecutor``); they are part of what the next call of the task does,
+    replayed or not (never a trajectory stored without them)."""
     from concurrent.futures import ThreadPoolExecutor
 
     engine = Engine()

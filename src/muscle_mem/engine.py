@@ -204,7 +204,7 @@ class Engine:
             )
         self._registry.add(tool)
         self._finalized = False
-        return instrument(tool, self, self._stray_call)
+        return instrument(tool, self, self._stray_call, self._in_progress)
 
     # running tasks
 
@@ -459,12 +459,16 @@ class Engine:
         now = time.perf_counter()
         replayed = sum(c.replayed for c in run.calls)
         self.metrics.miss(replayed, ending.reason, now - agent_started, run.tokens)
-        if run.in_flight:
+        running = run.seal()
+        if running:
             run.problems.append(
-                f"{len(run.in_flight)} tool call(s) were still running when the agent returned (a task it "
-                "did not await): the trajectory would miss them"
+                f"{running} tool call(s) were still running when the agent returned (a task or a thread it "
+                "did not wait for): the trajectory would miss them"
             )
         stored_id = run.stored_id = self._store(run, output, now - started)
+        if run.late is not None:  # a tool called while the run was being stored: it misses the call
+            self._stray_call(run.late, run)
+            stored_id = run.stored_id
         self._journal_miss(
             run, ending, replayed, time.perf_counter() - started, now - agent_started, stored_id
         )
@@ -482,7 +486,7 @@ class Engine:
 
     def _store(self, run: Run, output: Any, seconds: float) -> str | None:
         """Store what the run did; on any failure log why and store nothing (the answer is not lost)."""
-        if not run.calls:
+        if not run.calls and not run.problems:
             logger.info("muscle_mem: the agent made no tool call for task %r; nothing to store", run.task)
             return None
         try:
@@ -510,29 +514,28 @@ class Engine:
             return None
         return trajectory.id
 
-    def _stray_call(self, tool: Tool, ended: Run | None) -> None:
-        """A tool called outside the run that should record it. After its run ended (``ended``): the
-        trajectory stored for that run misses the call, so it is removed. Outside any run: runs
-        recording now may be missing it (a call from a worker thread does not carry the run's
-        context), so they are not stored."""
-        if ended is not None:
-            if ended.stored_id is not None:
-                logger.warning(
-                    "muscle_mem: tool %r was called after the run of task %r ended (a task the agent did not "
-                    "await?); its trajectory misses the call and is removed",
-                    tool.name,
-                    ended.task,
-                )
-                self.store.remove([ended.stored_id])
-                ended.stored_id = None
-            return
-        with self._lock:
-            runs = [r.run for r in self._active.values() if r.run.recording]
-        for run in runs:
-            run.problems.append(
-                f"tool {tool.name!r} was called outside the run (from another thread? run it in "
-                "contextvars.copy_context() to record it); the trajectory would miss it"
+    def _stray_call(self, tool: str, ended: Run) -> None:
+        """Remove the trajectory of a run whose agent had returned when one of its tools was called.
+
+        It misses the call; a run not stored yet noted the problem and is not stored.
+        """
+        if ended.stored_id is not None:
+            logger.warning(
+                "muscle_mem: tool %r was called after the run of task %r ended (a task or a thread the agent "
+                "did not wait for?); its trajectory misses the call and is removed",
+                tool,
+                ended.task,
             )
+            self.store.remove([ended.stored_id])
+            ended.stored_id = None
+
+    def _in_progress(self) -> list[Run]:
+        """The runs of this engine in progress.
+
+        A tool call from a thread without a run in its context is recorded only when there is one.
+        """
+        with self._lock:
+            return [r.run for r in self._active.values()]
 
     def _protected(self) -> frozenset[str]:
         with self._lock:

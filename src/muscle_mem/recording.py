@@ -1,6 +1,6 @@
 """The run in progress: records tool calls (turned into a trajectory by :mod:`muscle_mem.dataflow`).
 
-Recording is kept cheap on the hot path (a context-variable read and an append per call); param
+Recording is kept cheap on the hot path (a context-variable read, a lock and an insert per call); param
 templating and data-flow detection happen once, when the run is stored. What may change in between
 is copied at the call: arguments and snapshots that are not plain scalars (deep-copied, once the codec
 has said it can store them), and the top two levels of lists and dicts of each output.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import inspect
 import itertools
+import threading
 import time
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -54,6 +55,18 @@ class Call:
     step: Step | None = field(default=None, repr=False)
     """For a replayed call: the stored step (its arguments as recorded, with references)."""
     tool_ref: Tool | None = field(default=None, repr=False)
+    order: int = field(default=0, repr=False)
+    """When the call started, among the agent's calls of the run (0 for a replayed call)."""
+
+
+@dataclass(eq=False, slots=True)
+class Flight:
+    """A tool call of a run in progress: its place among the run's calls, and where it came from."""
+
+    order: int
+    tool: str
+    adopted: bool
+    """Made from a thread without the run in its context (attributed to the run's engine's only run)."""
 
 
 class Run:
@@ -78,8 +91,14 @@ class Run:
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
         self.secrets = secret_values(params)
         """The plain values of the secret params, to keep out of every message."""
-        self.in_flight: set[object] = set()
-        """Tool calls started and not finished (an async tool the agent did not await)."""
+        self.in_flight: set[Flight] = set()
+        """Tool calls started and not finished (a task or a worker the agent did not wait for)."""
+        self.sealed = False
+        """The agent returned: a call starting now is too late to be part of the run."""
+        self.late: str | None = None
+        """The first tool called after the agent returned (a trajectory stored for the run misses it)."""
+        self._lock = threading.Lock()
+        self._orders = itertools.count(1)
         self.ended = False
         self.parent: Run | None = CURRENT_RUN.get()
         """The run in progress when this one started (another engine's, when an agent hands a task on)."""
@@ -87,6 +106,71 @@ class Run:
         """Whether this run started inside a tool call the parent run records (so it is part of it)."""
         self.stored_id: str | None = None
         """The trajectory this run was stored as, once it ended."""
+
+    def start(self, tool: str) -> Flight | None:
+        """A call made in the run's context begins (None, the problem noted, if the agent returned)."""
+        with self._lock:
+            if not self.sealed:
+                flight = Flight(next(self._orders), tool, False)
+                self.in_flight.add(flight)
+                return flight
+            return self._take_off(tool, adopted=False)
+
+    def adopt(self, tool: str) -> Flight | None:
+        """A call from a thread without the run in its context begins, if it can only be the agent's.
+
+        None when the agent is not running, and the run is made unstorable when the call may be
+        the agent's but also part of a tool call made in the run's context that is running now.
+        """
+        with self._lock:
+            if not self.recording or self.ended:
+                return None
+            running = next((f.tool for f in self.in_flight if not f.adopted), None)
+            if running is not None and not self.sealed:
+                self.problems.append(
+                    f"tool {tool!r} was called from a thread without the run's context while the run's "
+                    f"call of tool {running!r} was running (it may be part of that call); submit it with "
+                    "contextvars.copy_context().run to record it"
+                )
+                return None
+            return self._take_off(tool, adopted=True)
+
+    def _take_off(self, tool: str, *, adopted: bool) -> Flight | None:
+        if self.sealed:
+            self.problems.append(f"tool {tool!r} was called after the agent returned")
+            self.late = self.late or tool
+            return None
+        flight = Flight(next(self._orders), tool, adopted)
+        self.in_flight.add(flight)
+        return flight
+
+    def seal(self) -> int:
+        """The agent returned: later calls are not part of the run; the number of calls still running."""
+        with self._lock:
+            self.sealed = True
+            return len(self.in_flight)
+
+    def ambiguous(self, tool: str, runs: int) -> None:
+        """A call from a thread without a run in its context, while ``runs`` runs were in progress."""
+        with self._lock:
+            if self.recording and not self.sealed and not self.ended:
+                self.problems.append(
+                    f"tool {tool!r} was called from a thread without a run in its context while {runs} runs "
+                    "of the engine were in progress: which one made it cannot be told, so none records it "
+                    "(submit it with contextvars.copy_context().run to record it)"
+                )
+
+    def _land(self, flight: Flight, call: Call | None) -> None:
+        """A call ends: recorded (``call``) in the order calls started, or not (it raised)."""
+        with self._lock:
+            self.in_flight.discard(flight)
+            if call is None:
+                return
+            call.order = flight.order
+            at = len(self.calls)
+            while at and self.calls[at - 1].order > flight.order:
+                at -= 1
+            self.calls.insert(at, call)
 
     def redact(self, text: str) -> str:
         """``text`` with this run's secret values replaced by their param names."""
@@ -162,43 +246,51 @@ class Run:
                     break
             return recorded, kwargs
 
-    def record(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def record(self, tool: Tool, flight: Flight, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a tool on the agent's behalf and record the call (a call that raises is not recorded)."""
-        call_args, call_kwargs = self._arguments(tool, args, kwargs)
-        pre = self._capture(tool, "pre", args, kwargs)
-        token, flight = IN_TOOL.set(self.id), object()
-        self.in_flight.add(flight)
-        start = time.perf_counter()
+        call = None
+        run_token = CURRENT_RUN.set(self) if flight.adopted else None
+        tool_token = IN_TOOL.set(self.id)
         try:
+            call_args, call_kwargs = self._arguments(tool, args, kwargs)
+            pre = self._capture(tool, "pre", args, kwargs)
+            start = time.perf_counter()
             out = tool.fn(*args, **kwargs)
+            seconds = time.perf_counter() - start
+            post = self._capture(tool, "post", args, kwargs)
+            call = Call(
+                tool.name, call_args, call_kwargs, kept(out), False, seconds, pre, post, tool_ref=tool
+            )
+            return out
         finally:
-            IN_TOOL.reset(token)
-            self.in_flight.discard(flight)
-        seconds = time.perf_counter() - start
-        post = self._capture(tool, "post", args, kwargs)
-        self.calls.append(
-            Call(tool.name, call_args, call_kwargs, kept(out), False, seconds, pre, post, tool_ref=tool)
-        )
-        return out
+            IN_TOOL.reset(tool_token)
+            if run_token is not None:
+                CURRENT_RUN.reset(run_token)
+            self._land(flight, call)
 
-    async def record_async(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    async def record_async(
+        self, tool: Tool, flight: Flight, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         """:meth:`record` for an async tool."""
-        call_args, call_kwargs = self._arguments(tool, args, kwargs)
-        pre = await self._capture_async(tool, "pre", args, kwargs)
-        token, flight = IN_TOOL.set(self.id), object()
-        self.in_flight.add(flight)
-        start = time.perf_counter()
+        call = None
+        run_token = CURRENT_RUN.set(self) if flight.adopted else None
+        tool_token = IN_TOOL.set(self.id)
         try:
+            call_args, call_kwargs = self._arguments(tool, args, kwargs)
+            pre = await self._capture_async(tool, "pre", args, kwargs)
+            start = time.perf_counter()
             out = await tool.fn(*args, **kwargs)
+            seconds = time.perf_counter() - start
+            post = await self._capture_async(tool, "post", args, kwargs)
+            call = Call(
+                tool.name, call_args, call_kwargs, kept(out), False, seconds, pre, post, tool_ref=tool
+            )
+            return out
         finally:
-            IN_TOOL.reset(token)
-            self.in_flight.discard(flight)
-        seconds = time.perf_counter() - start
-        post = await self._capture_async(tool, "post", args, kwargs)
-        self.calls.append(
-            Call(tool.name, call_args, call_kwargs, kept(out), False, seconds, pre, post, tool_ref=tool)
-        )
-        return out
+            IN_TOOL.reset(tool_token)
+            if run_token is not None:
+                CURRENT_RUN.reset(run_token)
+            self._land(flight, call)
 
     def __repr__(self) -> str:
         return f"Run(task={self.task!r}, tags={self.tags!r}, steps={len(self.calls)})"

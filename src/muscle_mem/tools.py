@@ -10,7 +10,7 @@ from typing import Any
 
 from muscle_mem.check import Check
 from muscle_mem.fingerprint import fingerprint
-from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run
+from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Flight, Run
 
 
 @dataclass(eq=False, slots=True)
@@ -98,44 +98,76 @@ def _code_of(fn: Callable[..., Any]) -> object:
     return getattr(target, "__code__", None) or type(target)
 
 
-def instrument(tool: Tool, owner: object, stray: Callable[[Tool, Run | None], None]) -> Callable[..., Any]:
-    """Wrap ``tool.fn`` so that calls inside a run of ``owner`` are recorded; elsewhere it just runs,
-    and ``stray(tool, run)`` hears of a call made outside any run (``run`` None: another thread may be
-    recording) or after its run of ``owner`` ended (a task the agent did not await)."""
+def instrument(
+    tool: Tool,
+    owner: object,
+    stray: Callable[[str, Run], None],
+    in_progress: Callable[[], list[Run]],
+) -> Callable[..., Any]:
+    """Wrap ``tool.fn`` so that calls inside a run of ``owner`` are recorded; elsewhere it just runs.
+
+    A call from a thread without a run in its context (a worker of a thread pool) belongs to the
+    run of ``owner`` in progress when there is one only (``in_progress()`` lists them); with two or
+    more it could be any of them, so none records it and none is stored. ``stray(name, run)`` hears
+    of a call made after the agent of its run returned (a task or a thread it did not wait for).
+    """
     fn = tool.fn
     if tool.is_async:
 
         @functools.wraps(fn)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            run = _recording(owner, tool, stray)
-            if run is None:
+            found = _recording(owner, tool, stray, in_progress)
+            if found is None:
                 return await fn(*args, **kwargs)
-            return await run.record_async(tool, args, kwargs)
+            return await found[0].record_async(tool, found[1], args, kwargs)
 
         return async_wrapper
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        run = _recording(owner, tool, stray)
-        if run is None:
+        found = _recording(owner, tool, stray, in_progress)
+        if found is None:
             return fn(*args, **kwargs)
-        return run.record(tool, args, kwargs)
+        return found[0].record(tool, found[1], args, kwargs)
 
     return wrapper
 
 
-def _recording(owner: object, tool: Tool, stray: Callable[[Tool, Run | None], None]) -> Run | None:
-    """The run that records this call, if any (not a call made inside another recorded tool)."""
+def _recording(
+    owner: object, tool: Tool, stray: Callable[[str, Run], None], in_progress: Callable[[], list[Run]]
+) -> tuple[Run, Flight] | None:
+    """The run that records this call and the call's flight, if any (not a call inside a recorded tool)."""
     run = CURRENT_RUN.get()
-    if run is None or (run.ended and run.owner is owner):
-        stray(tool, run)
-        return None
+    if run is None:
+        return _adopted(tool, stray, in_progress())
     if run.owner is not owner:
         _outer_misses(run, owner, tool)
         return None
+    if run.ended:
+        stray(tool.name, run)
+        return None
     if not run.recording or IN_TOOL.get() == run.id:
         return None
-    return run
+    flight = run.start(tool.name)
+    if flight is None:
+        stray(tool.name, run)
+        return None
+    return run, flight
+
+
+def _adopted(tool: Tool, stray: Callable[[str, Run], None], runs: list[Run]) -> tuple[Run, Flight] | None:
+    """The run a call from a thread without a run in its context belongs to: the only one in progress."""
+    if len(runs) != 1:
+        for run in runs:
+            run.ambiguous(tool.name, len(runs))
+        return None
+    run = runs[0]
+    flight = run.adopt(tool.name)
+    if flight is None:
+        if run.sealed:
+            stray(tool.name, run)
+        return None
+    return run, flight
 
 
 def _outer_misses(run: Run, owner: object, tool: Tool) -> None:
