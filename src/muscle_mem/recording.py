@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from muscle_mem import codec
+from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.secrecy import redact, secret_values
 from muscle_mem.trajectory import Step
 
@@ -103,7 +104,10 @@ class Run:
             return frozen(value)
         except codec.CodecError as exc:
             self.problems.append(
-                self.redact(f"{which}-check snapshot of tool {tool.name!r} cannot be stored: {exc}")
+                Problem(
+                    NotStoredReason.UNSTORABLE_VALUE,
+                    self.redact(f"{which}-check snapshot of tool {tool.name!r} cannot be stored: {exc}"),
+                )
             )
             return NOT_CAPTURED
 
@@ -114,14 +118,22 @@ class Run:
         try:
             value = check.capture(*args, **kwargs)
         except Exception as exc:
-            self.problems.append(self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"))
+            self.problems.append(
+                Problem(
+                    NotStoredReason.CHECK_CAPTURE_FAILED,
+                    self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"),
+                )
+            )
             return NOT_CAPTURED
         if inspect.isawaitable(value):
             if inspect.iscoroutine(value):
                 value.close()
             self.problems.append(
-                f"{which}-check capture of sync tool {tool.name!r} returned an awaitable: make the tool async, "
-                "or the capture sync"
+                Problem(
+                    NotStoredReason.CHECK_CAPTURE_FAILED,
+                    f"{which}-check capture of sync tool {tool.name!r} returned an awaitable: make the tool "
+                    "async, or the capture sync",
+                )
             )
             return NOT_CAPTURED
         return self._kept_snapshot(tool, which, value)
@@ -137,7 +149,12 @@ class Run:
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
-            self.problems.append(self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"))
+            self.problems.append(
+                Problem(
+                    NotStoredReason.CHECK_CAPTURE_FAILED,
+                    self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"),
+                )
+            )
             return NOT_CAPTURED
         return self._kept_snapshot(tool, which, value)
 
@@ -157,7 +174,10 @@ class Run:
                     frozen(value)
                 except codec.CodecError as exc:
                     self.problems.append(
-                        f"step {len(self.calls)} (tool {tool.name!r}) argument {name!r}: {exc}"
+                        Problem(
+                            NotStoredReason.UNSTORABLE_VALUE,
+                            f"step {len(self.calls)} (tool {tool.name!r}) argument {name!r}: {exc}",
+                        )
                     )
                     break
             return recorded, kwargs
