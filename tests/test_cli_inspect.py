@@ -248,7 +248,7 @@ def test_stats_text_and_since(cache: dict[str, Trajectory], capsys: pytest.Captu
         "9,500 spent, 102.4k saved",
         "Top miss reasons",
         "Misses by tool",
-        "8 new trajectories, 1 runs not stored",
+        "8 stored, 1 not stored",
         "Why runs were not stored",
     ):
         assert text in out, text

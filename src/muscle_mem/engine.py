@@ -493,6 +493,10 @@ class Engine:
     def _store(self, run: Run, output: Any, seconds: float) -> tuple[str | None, Problem | None]:
         """Store what the run did: the new trajectory's id, or None and why it was not stored (logged;
         the answer is not lost)."""
+        if run.problems:  # first: a call the run missed can leave it with none
+            why = run.redact("; ".join(run.problems))
+            logger.error("muscle_mem: cannot store the trajectory of task %r: %s", run.task, why)
+            return None, Problem(problem_kind(run.problems[0]), why)
         if not run.calls:
             logger.info("muscle_mem: the agent made no tool call for task %r; nothing to store", run.task)
             return None, Problem(NotStoredReason.NO_TOOL_CALLS, "the agent made no tool call")
@@ -500,7 +504,12 @@ class Engine:
             trajectory = build_trajectory(run, output, seconds)
         except codec.CodecError as exc:
             logger.error("muscle_mem: cannot store the trajectory of task %r: %s", run.task, exc)
-            return None, Problem(_refusal_kind(run, exc), run.redact(str(exc)))
+            kind = (
+                NotStoredReason.UNREPLAYABLE
+                if isinstance(exc, Unreplayable)
+                else NotStoredReason.UNSTORABLE_VALUE
+            )
+            return None, Problem(kind, run.redact(str(exc)))
         if leaks_secret(trajectory, run.secrets):
             logger.error(
                 "muscle_mem: the trajectory of task %r contains a secret param value outside a param "
@@ -631,14 +640,6 @@ def _checks_given(*checks: object) -> None:
                     "@engine.tool() or @engine.method() (with parentheses), or wrap it in Check(...)"
                 )
             raise TypeError(f"pre_check and post_check must be Check objects, got {type(check).__name__}")
-
-
-def _refusal_kind(run: Run, exc: codec.CodecError) -> NotStoredReason:
-    """Why building a run's trajectory failed: its first problem, a value a replay could not rebuild,
-    or one the codec cannot encode."""
-    if run.problems:
-        return problem_kind(run.problems[0])
-    return NotStoredReason.UNREPLAYABLE if isinstance(exc, Unreplayable) else NotStoredReason.UNSTORABLE_VALUE
 
 
 def _redacted(run: Run, ending: Ending) -> Ending:

@@ -100,7 +100,7 @@ def _print(out: Output, f: dict[str, Any], where: str) -> None:
             ["calls", f"{calls:,}"],
             ["hits", f"{e['hits']:,} ({cache.share(e['hits'], calls)} hit rate)"],
             ["misses", f"{e['misses']:,}, of which {e['partial_replays']:,} partial replays"],
-            ["runs stored", f"{e['stored']:,} new trajectories, {e['not_stored']:,} runs not stored"],
+            ["agent runs", f"{e['stored']:,} stored, {e['not_stored']:,} not stored"],
             ["steps replayed", f"{e['steps_replayed']:,}"],
             [
                 "agent time",
