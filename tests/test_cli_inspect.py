@@ -229,12 +229,14 @@ def test_stats_json_adds_up_the_events(
     assert calls["saved_seconds"] == 128.0 and calls["tokens_saved"] == 32 * 3200
     assert calls["tokens_spent"] == 3000 + 900 + 8 * 700 and calls["agent_seconds"] == 15.0
     assert calls["first"] == NOW - 7200 and calls["last"] == NOW - 6000 + 39 * 100
-    assert figures["miss_reasons"][:2] == [
-        ["post-check of tool 'issue refund' failed", 8],
-        ["no trajectory is stored for this task", 1],
+    assert figures["miss_reasons"] == [
+        ["post_check_failed", 8],
+        ["no_trajectory", 1],
+        ["pre_check_failed", 1],
     ]
-    assert ["replayed tool 'x' raised KeyError", 1] in figures["miss_reasons"]
     assert figures["miss_tools"] == [["issue refund", 9]]
+    assert (calls["stored"], calls["not_stored"]) == (8, 1)
+    assert figures["not_stored_reasons"] == [["unstorable_value", 1]]
 
 
 def test_stats_text_and_since(cache: dict[str, Trajectory], capsys: pytest.CaptureFixture[str]) -> None:
@@ -247,6 +249,8 @@ def test_stats_text_and_since(cache: dict[str, Trajectory], capsys: pytest.Captu
         "9,500 spent, 102.4k saved",
         "Top miss reasons",
         "Misses by tool",
+        "8 stored, 1 not stored",
+        "Why runs were not stored",
     ):
         assert text in out, text
     assert "No engine calls recorded in that period." in run_cli(capsys, "stats", "--since", "1h").out
@@ -324,9 +328,7 @@ def test_stats_and_report_after_a_demo_run(tmp_path: Path, capsys: pytest.Captur
     figures = json.loads(run_cli(capsys, "stats", "--json", "--store", store).out)
     calls = figures["calls"]
     assert calls["calls"] == 16 and calls["hits"] + calls["misses"] == 16
-    assert "no trajectory is stored for this task" in dict(
-        figures["miss_reasons"]
-    )  # the first request is new
+    assert "no_trajectory" in dict(figures["miss_reasons"])  # the first request is new
     assert calls["tokens_spent"] > 0
     if calls["hits"]:
         assert calls["tokens_saved"] > 0 and calls["saved_seconds"] > 0

@@ -76,9 +76,7 @@ def test_report_writes_a_self_contained_page(
     ):
         assert f"<h2>{title}</h2>" in page
     assert "76.2%" in page and "32 hits of 42 calls" in page  # the cards
-    assert (
-        "post-check of tool &#x27;issue refund&#x27; failed" in page
-    )  # escaped, grouped without step numbers
+    assert "post_check_failed" in page  # misses grouped by the kind of their cause
     assert "Refund ${amount} to {email}: {reason}" in page  # the most used trajectories
 
 
@@ -119,7 +117,7 @@ def test_untrusted_text_is_escaped() -> None:
                 task="<script>alert(1)</script>",
                 task_key="k",
                 hit=False,
-                reason="<img src=x onerror=alert(1)>",
+                miss_reason="<img src=x onerror=alert(1)>",
                 tool="<b>",
             )
         ]
@@ -147,12 +145,10 @@ def test_figures_behind_the_charts() -> None:
     assert len(thinned) <= 101 and thinned[-1] == (1000.0, pytest.approx(501 / 1001))
     saved = analysis.cumulative(long, [1.0] * len(long), points=100)
     assert saved[-1] == (1000.0, 1001.0)
-    assert analysis.reason_kinds(
-        "replayed tool 'x' raised ValueError('a\nb') at step 3; the agent raised"
-    ) == [
-        "replayed tool 'x' raised ValueError",
-        "the agent raised",
-    ]
+    assert analysis.miss_reasons(found) == {"post_check_failed": 8, "no_trajectory": 1, "pre_check_failed": 1}
+    legacy = Event(at=0.0, task="t", task_key="k", hit=False, reason="written before reason kinds")
+    assert analysis.miss_reasons([legacy]) == {analysis.UNCLASSIFIED: 1}
+    assert analysis.not_stored_reasons(found) == {"unstorable_value": 1}
     assert svg.nice_ticks(0, 0.93) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
     assert svg.nice_ticks(0, 1234) == [0, 250, 500, 750, 1000, 1250]
 

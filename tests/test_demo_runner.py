@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Engine
+from muscle_mem import Engine, MissReason
 from muscle_mem.cli.supportdesk.agent import SupportAgent, instrument
 from muscle_mem.cli.supportdesk.desk import Desk
 from muscle_mem.cli.supportdesk.llm import ScriptedLLM
-from muscle_mem.cli.supportdesk.runner import DemoRunner, differences, reason_kind
+from muscle_mem.cli.supportdesk.runner import DemoRunner, differences, reason_label
 
 FAST = 1e5
 
@@ -135,15 +135,7 @@ def test_differences_name_the_rows() -> None:
     ]
 
 
-def test_reasons_are_grouped_by_kind() -> None:
-    assert (
-        reason_kind("pre-check of tool 'add_note' failed at step 3") == "pre-check of tool 'add_note' failed"
-    )
-    assert (
-        reason_kind("replayed tool 'close_ticket' raised DeskError('ticket TCK-1 is already closed')")
-        == "replayed tool 'close_ticket' raised DeskError"
-    )
-    assert (
-        reason_kind("the recorded answer step0.output['id'] cannot be resolved: TypeError('x')")
-        == "the recorded answer cannot be resolved"
-    )
+def test_reasons_are_grouped_by_kind_and_tool() -> None:
+    """A miss's line in the demo's table is its kind of cause, with the tool to blame if there is one."""
+    assert reason_label(MissReason.PRE_CHECK_FAILED, "add_note") == "pre_check_failed (add_note)"
+    assert reason_label(MissReason.NO_TRAJECTORY, None) == "no_trajectory"

@@ -328,7 +328,7 @@ class _ArgBuilder:
         for found, places in self.outputs.texts.items():
             if found not in text or is_plain_number_text(found):
                 continue
-            plain = _plain_words(found)
+            plain = _plain_word(found)
             for span in word_spans(text, found):
                 spans.setdefault(span, []).extend(self._output(p, SAME, where) for p in places)
                 if plain or any(True for _ in word_spans(self.literal, found)):
@@ -433,10 +433,10 @@ def _whole_form(source: Any, value: Any) -> Form | None:
     return None
 
 
-def _plain_words(text: str) -> bool:
-    """Words of letters only (a status ``shipped``, a name ``Alice``): in the agent's own prose they
-    may be the agent's words as well as the tool's."""
-    return all(c.isalpha() or c in " '" for c in text)
+def _plain_word(text: str) -> bool:
+    """One word of letters only (a status ``shipped``, a name ``Alice``): in the agent's own prose it
+    may be the agent's word as well as the tool's."""
+    return text.isalpha()
 
 
 def _literal(task: str, params: Mapping[str, Any]) -> str:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from muscle_mem import codec
 from muscle_mem.attention import TaskStream
 from muscle_mem.check import Check
-from muscle_mem.dataflow import build_trajectory
+from muscle_mem.dataflow import Unreplayable, build_trajectory
 from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
 from muscle_mem.index import Index, TaskIndex
 from muscle_mem.journal import Journal
@@ -29,6 +29,7 @@ from muscle_mem.keys import (
 from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy, make_policy
 from muscle_mem.metrics import Metrics
+from muscle_mem.reasons import MissReason, NotStoredReason, Problem, problem_kind
 from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run
 from muscle_mem.replay import Ending, Replay, Replayer, drive, drive_async
 from muscle_mem.result import Result
@@ -264,12 +265,10 @@ class Engine:
     ) -> Iterator[_Call]:
         """The scope of one engine call: the run is current in this context while it lasts."""
         started = time.perf_counter()
-        run, replayer, task, reason = self._begin(args, kwargs, tags, params)
+        run, replayer, task, ending = self._begin(args, kwargs, tags, params)
         token = CURRENT_RUN.set(run)
         try:
-            yield _Call(
-                run, task, replayer.replay(task) if task is not None else None, Ending(reason=reason), started
-            )
+            yield _Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
         finally:
             CURRENT_RUN.reset(token)
             self._end(run)
@@ -286,7 +285,8 @@ class Engine:
         kwargs: dict[str, Any],
         tags: Sequence[str] | None,
         params: Mapping[str, Any] | None,
-    ) -> tuple[Run, Replayer, TaskIndex | None, str | None]:
+    ) -> tuple[Run, Replayer, TaskIndex | None, Ending]:
+        """The run, its replayer and the task index to replay, or None and the ending that says why not."""
         if not self._finalized:
             self.finalize()
         tag_tuple = _checked_tags(tags)
@@ -300,17 +300,18 @@ class Engine:
             self._active[run.id] = replayer
         if unkeyable is not None:
             logger.error("muscle_mem: the agent handles task %r uncached: %s", run.task, unkeyable)
-            run.problems.append(unkeyable)
-            return run, replayer, None, unkeyable
+            run.problems.append(Problem(NotStoredReason.UNKEYABLE_TASK, unkeyable))
+            return run, replayer, None, Ending(reason=unkeyable, kind=MissReason.UNKEYABLE_TASK)
         if self._stream is not None:
             run.relevance = self._stream.observe(key, run.task)
         try:
             self._expire()
-            return run, replayer, self._lookup(run), None
+            return run, replayer, self._lookup(run), Ending()
         except Exception as exc:
             self.metrics.add("store_errors")
             logger.exception("muscle_mem: store lookup failed; the agent handles this task")
-            return run, replayer, None, f"the store could not be read: {exc!r}"
+            why = f"the store could not be read: {exc!r}"
+            return run, replayer, None, Ending(reason=why, kind=MissReason.STORE_ERROR)
 
     def _task_identity(
         self,
@@ -334,8 +335,11 @@ class Engine:
         outer = CURRENT_RUN.get()
         if outer is not None and outer.owner is self and outer.recording and IN_TOOL.get() != outer.id:
             outer.problems.append(
-                f"the agent handed the sub-task {text!r} to the engine inside the run; its steps are not "
-                "part of this trajectory"
+                Problem(
+                    NotStoredReason.SUB_TASK,
+                    f"the agent handed the sub-task {text!r} to the engine inside the run; its steps are "
+                    "not part of this trajectory",
+                )
             )
 
     def _expire(self) -> None:
@@ -423,8 +427,10 @@ class Engine:
         run = call.run
         agent_seconds = time.perf_counter() - call.agent_started
         replayed = sum(c.replayed for c in run.calls)
-        self.metrics.miss(replayed, ending.reason, agent_seconds, run.tokens)
-        self._journal_miss(run, ending, replayed, agent_seconds, agent_seconds, None, "the agent raised")
+        self.metrics.miss(replayed, ending.kind, agent_seconds, run.tokens)
+        refused = Problem(NotStoredReason.AGENT_RAISED, "the agent raised")
+        self.metrics.not_stored(refused.kind)
+        self._journal_miss(run, ending, replayed, agent_seconds, agent_seconds, None, refused)
         logger.info("muscle_mem: the agent raised; nothing is stored for task %r", run.task)
 
     def _journal_miss(
@@ -435,9 +441,8 @@ class Engine:
         elapsed: float,
         agent_seconds: float,
         stored_id: str | None,
-        outcome: str | None = None,
+        refused: Problem | None,
     ) -> None:
-        reason = "; ".join(r for r in (ending.reason, outcome) if r)
         self.journal.add(
             Event(
                 at=time.time(),
@@ -445,12 +450,15 @@ class Engine:
                 task_key=run.task_key,
                 hit=False,
                 steps_replayed=replayed,
-                reason=reason or None,
+                reason=ending.reason,
                 tool=ending.tool,
                 trajectory_id=stored_id,
                 elapsed=elapsed,
                 agent_seconds=agent_seconds,
                 tokens_spent=run.tokens,
+                miss_reason=ending.kind.value if ending.kind else None,
+                not_stored=str(refused) if refused is not None else None,
+                not_stored_reason=refused.kind.value if refused is not None else None,
             )
         )
 
@@ -458,19 +466,25 @@ class Engine:
         run, started, agent_started = call.run, call.started, call.agent_started
         now = time.perf_counter()
         replayed = sum(c.replayed for c in run.calls)
-        self.metrics.miss(replayed, ending.reason, now - agent_started, run.tokens)
+        self.metrics.miss(replayed, ending.kind, now - agent_started, run.tokens)
         running = run.seal()
         if running:
             run.problems.append(
-                f"{running} tool call(s) were still running when the agent returned (a task or a thread it "
-                "did not wait for): the trajectory would miss them"
+                Problem(
+                    NotStoredReason.TOOL_STILL_RUNNING,
+                    f"{running} tool call(s) were still running when the agent returned (a task or a thread "
+                    "it did not wait for): the trajectory would miss them",
+                )
             )
-        stored_id = run.stored_id = self._store(run, output, now - started)
+        stored_id, refused = self._store(run, output, now - started)
+        run.stored_id = stored_id
+        if refused is not None:
+            self.metrics.not_stored(refused.kind)
         if run.late is not None:  # a tool called while the run was being stored: it misses the call
             self._stray_call(run.late, run)
             stored_id = run.stored_id
         self._journal_miss(
-            run, ending, replayed, time.perf_counter() - started, now - agent_started, stored_id
+            run, ending, replayed, time.perf_counter() - started, now - agent_started, stored_id, refused
         )
         logger.info("muscle_mem: miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
         return Result(
@@ -482,25 +496,42 @@ class Engine:
             trajectory_id=stored_id,
             elapsed=time.perf_counter() - started,
             stored=stored_id is not None,
+            not_stored=str(refused) if refused is not None else None,
+            not_stored_reason=refused.kind if refused is not None else None,
+            miss_reason=ending.kind,
+            miss_tool=ending.tool,
         )
 
-    def _store(self, run: Run, output: Any, seconds: float) -> str | None:
-        """Store what the run did; on any failure log why and store nothing (the answer is not lost)."""
-        if not run.calls and not run.problems:
+    def _store(self, run: Run, output: Any, seconds: float) -> tuple[str | None, Problem | None]:
+        """Store what the run did: the new trajectory's id, or None and why it was not stored (logged;
+        the answer is not lost)."""
+        if run.problems:  # first: a call the run missed can leave it with none
+            why = run.redact("; ".join(run.problems))
+            logger.error("muscle_mem: cannot store the trajectory of task %r: %s", run.task, why)
+            return None, Problem(problem_kind(run.problems[0]), why)
+        if not run.calls:
             logger.info("muscle_mem: the agent made no tool call for task %r; nothing to store", run.task)
-            return None
+            return None, Problem(NotStoredReason.NO_TOOL_CALLS, "the agent made no tool call")
         try:
             trajectory = build_trajectory(run, output, seconds)
         except codec.CodecError as exc:
             logger.error("muscle_mem: cannot store the trajectory of task %r: %s", run.task, exc)
-            return None
+            kind = (
+                NotStoredReason.UNREPLAYABLE
+                if isinstance(exc, Unreplayable)
+                else NotStoredReason.UNSTORABLE_VALUE
+            )
+            return None, Problem(kind, run.redact(str(exc)))
         if leaks_secret(trajectory, run.secrets):
             logger.error(
                 "muscle_mem: the trajectory of task %r contains a secret param value outside a param "
                 "reference; it is not stored",
                 run.task,
             )
-            return None
+            return None, Problem(
+                NotStoredReason.SECRET_LEAK,
+                "the trajectory contains a secret param value outside a param reference",
+            )
         try:
             now = time.time()
             self.store.add(trajectory, self.policy.admit(now, run.relevance))
@@ -508,11 +539,13 @@ class Engine:
             evicted = self.bounds.enforce(self.store, now, self._protected() | {trajectory.id})
             if evicted:
                 self.metrics.add("evicted", len(evicted))
-        except Exception:
+        except Exception as exc:
             self.metrics.add("store_errors")
             logger.exception("muscle_mem: could not write the trajectory of task %r to the store", run.task)
-            return None
-        return trajectory.id
+            return None, Problem(
+                NotStoredReason.STORE_ERROR, run.redact(f"the store could not be written: {exc!r}")
+            )
+        return trajectory.id, None
 
     def _stray_call(self, tool: str, ended: Run) -> None:
         """Remove the trajectory of a run whose agent had returned when one of its tools was called.
@@ -527,6 +560,7 @@ class Engine:
                 ended.task,
             )
             self.store.remove([ended.stored_id])
+            self.metrics.not_stored(NotStoredReason.CALLED_AFTER_RUN)
             ended.stored_id = None
 
     def _in_progress(self) -> list[Run]:

@@ -6,6 +6,8 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
+from muscle_mem.reasons import MissReason, NotStoredReason
+
 
 @dataclass
 class Metrics:
@@ -27,7 +29,10 @@ class Metrics:
     stored: int = 0
     store_errors: int = 0
     evicted: int = 0
-    miss_reasons: Counter[str] = field(default_factory=Counter)
+    misses_by_reason: Counter[MissReason] = field(default_factory=Counter)
+    """Misses by the kind of their (first) cause."""
+    not_stored_by_reason: Counter[NotStoredReason] = field(default_factory=Counter)
+    """Runs of the agent that were not stored (or were removed after), by kind of cause."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def hit(self, steps: int, saved_seconds: float, saved_tokens: int) -> None:
@@ -37,7 +42,7 @@ class Metrics:
             self.saved_seconds += saved_seconds
             self.saved_tokens += saved_tokens
 
-    def miss(self, steps: int, reason: str | None, agent_seconds: float, tokens: int) -> None:
+    def miss(self, steps: int, reason: MissReason | None, agent_seconds: float, tokens: int) -> None:
         with self._lock:
             self.misses += 1
             self.steps_replayed += steps
@@ -45,12 +50,22 @@ class Metrics:
             self.agent_tokens += tokens
             if steps:
                 self.partial_replays += 1
-            if reason:
-                self.miss_reasons[reason] += 1
+            if reason is not None:
+                self.misses_by_reason[reason] += 1
+
+    def not_stored(self, reason: NotStoredReason) -> None:
+        with self._lock:
+            self.not_stored_by_reason[reason] += 1
 
     def add(self, name: str, amount: int = 1) -> None:
         with self._lock:
             setattr(self, name, getattr(self, name) + amount)
+
+    @property
+    def miss_reasons(self) -> Counter[str]:
+        """:attr:`misses_by_reason` keyed by the kinds' values (a bounded set, not each miss's text)."""
+        with self._lock:
+            return Counter({kind.value: n for kind, n in self.misses_by_reason.items()})
 
     @property
     def hit_rate(self) -> float:

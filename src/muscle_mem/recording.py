@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from muscle_mem import codec
+from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.secrecy import redact, secret_values
 from muscle_mem.trajectory import Step
 
@@ -128,16 +129,23 @@ class Run:
             running = next((f.tool for f in self.in_flight if not f.adopted), None)
             if running is not None and not self.sealed:
                 self.problems.append(
-                    f"tool {tool!r} was called from a thread without the run's context while the run's "
-                    f"call of tool {running!r} was running (it may be part of that call); submit it with "
-                    "contextvars.copy_context().run to record it"
+                    Problem(
+                        NotStoredReason.CALL_OUTSIDE_RUN,
+                        f"tool {tool!r} was called from a thread without the run's context while the run's "
+                        f"call of tool {running!r} was running (it may be part of that call); submit it "
+                        "with contextvars.copy_context().run to record it",
+                    )
                 )
                 return None
             return self._take_off(tool, adopted=True)
 
     def _take_off(self, tool: str, *, adopted: bool) -> Flight | None:
         if self.sealed:
-            self.problems.append(f"tool {tool!r} was called after the agent returned")
+            self.problems.append(
+                Problem(
+                    NotStoredReason.CALLED_AFTER_RUN, f"tool {tool!r} was called after the agent returned"
+                )
+            )
             self.late = self.late or tool
             return None
         flight = Flight(next(self._orders), tool, adopted)
@@ -155,9 +163,12 @@ class Run:
         with self._lock:
             if self.recording and not self.sealed and not self.ended:
                 self.problems.append(
-                    f"tool {tool!r} was called from a thread without a run in its context while {runs} runs "
-                    "of the engine were in progress: which one made it cannot be told, so none records it "
-                    "(submit it with contextvars.copy_context().run to record it)"
+                    Problem(
+                        NotStoredReason.CALL_OUTSIDE_RUN,
+                        f"tool {tool!r} was called from a thread without a run in its context while {runs} "
+                        "runs of the engine were in progress: which one made it cannot be told, so none "
+                        "records it (submit it with contextvars.copy_context().run to record it)",
+                    )
                 )
 
     def _land(self, flight: Flight, call: Call | None) -> None:
@@ -187,7 +198,10 @@ class Run:
             return frozen(value)
         except codec.CodecError as exc:
             self.problems.append(
-                self.redact(f"{which}-check snapshot of tool {tool.name!r} cannot be stored: {exc}")
+                Problem(
+                    NotStoredReason.UNSTORABLE_VALUE,
+                    self.redact(f"{which}-check snapshot of tool {tool.name!r} cannot be stored: {exc}"),
+                )
             )
             return NOT_CAPTURED
 
@@ -198,14 +212,22 @@ class Run:
         try:
             value = check.capture(*args, **kwargs)
         except Exception as exc:
-            self.problems.append(self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"))
+            self.problems.append(
+                Problem(
+                    NotStoredReason.CHECK_CAPTURE_FAILED,
+                    self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"),
+                )
+            )
             return NOT_CAPTURED
         if inspect.isawaitable(value):
             if inspect.iscoroutine(value):
                 value.close()
             self.problems.append(
-                f"{which}-check capture of sync tool {tool.name!r} returned an awaitable: make the tool async, "
-                "or the capture sync"
+                Problem(
+                    NotStoredReason.CHECK_CAPTURE_FAILED,
+                    f"{which}-check capture of sync tool {tool.name!r} returned an awaitable: make the tool "
+                    "async, or the capture sync",
+                )
             )
             return NOT_CAPTURED
         return self._kept_snapshot(tool, which, value)
@@ -221,7 +243,12 @@ class Run:
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
-            self.problems.append(self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"))
+            self.problems.append(
+                Problem(
+                    NotStoredReason.CHECK_CAPTURE_FAILED,
+                    self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"),
+                )
+            )
             return NOT_CAPTURED
         return self._kept_snapshot(tool, which, value)
 
@@ -241,7 +268,10 @@ class Run:
                     frozen(value)
                 except codec.CodecError as exc:
                     self.problems.append(
-                        f"step {len(self.calls)} (tool {tool.name!r}) argument {name!r}: {exc}"
+                        Problem(
+                            NotStoredReason.UNSTORABLE_VALUE,
+                            f"step {len(self.calls)} (tool {tool.name!r}) argument {name!r}: {exc}",
+                        )
                     )
                     break
             return recorded, kwargs

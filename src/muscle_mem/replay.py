@@ -24,7 +24,8 @@ from typing import Any
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.index import Edge, Group, Node, TaskIndex, newest_first
-from muscle_mem.provenance import Unresolved, evaluate
+from muscle_mem.provenance import Disagreement, Unresolved, evaluate
+from muscle_mem.reasons import MissReason
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen, kept
 from muscle_mem.tools import Tool, ToolRegistry
 from muscle_mem.trajectory import Step, Trajectory
@@ -58,6 +59,8 @@ class Ending:
     reason: str | None = None
     tool: str | None = None
     """On a miss, the tool to blame: the first whose step was not safe, failed its post-check or raised."""
+    kind: MissReason | None = None
+    """On a miss, the kind of its (first) cause."""
 
 
 @dataclass(slots=True)
@@ -105,10 +108,10 @@ class Replayer:
         """Replay as far as it is safe; the returned :class:`Ending` says whether it was a full hit."""
         node: Node = task.root
         if not node.groups and not node.ends:
-            return Ending(reason="no trajectory is stored for this task")
+            return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
         while True:
             step_no = len(self.run.calls)
-            reasons: list[str] = []
+            reasons: list[tuple[MissReason, str]] = []
             attempt: _Attempt | None = None
             blame: str | None = None
             for group in newest_first(node.groups):
@@ -130,8 +133,10 @@ class Replayer:
                 if node.ends:
                     return self._finish(node)
                 return Ending(
-                    reason="; ".join(dict.fromkeys(reasons)) or f"no stored step {step_no} is safe",
+                    reason="; ".join(dict.fromkeys(text for _, text in reasons))
+                    or f"no stored step {step_no} is safe",
                     tool=blame,
+                    kind=reasons[0][0] if reasons else MissReason.NO_SAFE_STEP,
                 )
             self.edge = attempt.first  # in use from now on: eviction leaves its trajectories alone
             outcome = yield Invoke(attempt.tool.fn, attempt.call_args, attempt.kwargs)
@@ -141,6 +146,7 @@ class Replayer:
                 return Ending(
                     reason=f"replayed tool {attempt.tool.name!r} raised {outcome.error!r} at step {step_no}",
                     tool=attempt.tool.name,
+                    kind=MissReason.TOOL_RAISED,
                 )
             edge: Edge | None
             if attempt.tool.post_check is None:
@@ -165,6 +171,7 @@ class Replayer:
                 return Ending(
                     reason=f"post-check of tool {attempt.tool.name!r} failed at step {step_no}",
                     tool=attempt.tool.name,
+                    kind=MissReason.POST_CHECK_FAILED,
                 )
             self.edge = edge
             node = edge.node
@@ -175,19 +182,27 @@ class Replayer:
         try:
             value = evaluate(trajectory.result, self.params, self.outputs)
         except Unresolved as exc:
-            return Ending(reason=f"the recorded answer {exc}")
+            kind = (
+                MissReason.AMBIGUOUS_ORIGIN if isinstance(exc, Disagreement) else MissReason.ANSWER_UNRESOLVED
+            )
+            return Ending(reason=f"the recorded answer {exc}", kind=kind)
         return Ending(trajectory=trajectory, answer=value)
 
-    def _prepare(self, group: Group, step_no: int, reasons: list[str]) -> _Prepared | None:
+    def _prepare(self, group: Group, step_no: int, reasons: list[tuple[MissReason, str]]) -> _Prepared | None:
         """The live call a group would make, or None (with the reason) if it cannot be made."""
         step = group.step
         tool = self.registry.get(step.tool)
         if tool is None:
-            reasons.append(f"tool {step.tool!r} is not registered with this engine")
+            reasons.append(
+                (MissReason.TOOL_NOT_REGISTERED, f"tool {step.tool!r} is not registered with this engine")
+            )
             return None
         if tool.version != step.version:
             reasons.append(
-                f"tool {step.tool!r} changed since it was recorded (version {step.version} → {tool.version})"
+                (
+                    MissReason.VERSION_CHANGED,
+                    f"tool {step.tool!r} changed since it was recorded (version {step.version} → {tool.version})",
+                )
             )
             return None
         try:
@@ -196,18 +211,31 @@ class Replayer:
                 {k: evaluate(a, self.params, self.outputs) for k, a in step.kwargs} if step.kwargs else {}
             )
         except Unresolved as exc:
-            reasons.append(f"step {step_no} (tool {tool.name!r}): {exc}")
+            kind = (
+                MissReason.AMBIGUOUS_ORIGIN if isinstance(exc, Disagreement) else MissReason.UNRESOLVED_VALUE
+            )
+            reasons.append((kind, f"step {step_no} (tool {tool.name!r}): {exc}"))
             return None
         call_args = (self.context, *args) if tool.is_method else args
         return _Prepared(tool, step, call_args, kwargs, tool.pre_check)
 
     def _checked(
-        self, call: _Prepared, group: Group, captured: Outcome, step_no: int, reasons: list[str]
+        self,
+        call: _Prepared,
+        group: Group,
+        captured: Outcome,
+        step_no: int,
+        reasons: list[tuple[MissReason, str]],
     ) -> _Attempt | None:
         """The attempt whose pre-check passes against what was just captured, or None."""
         name = call.tool.name
         if captured.error is not None:
-            reasons.append(f"pre-check capture of tool {name!r} raised {captured.error!r} at step {step_no}")
+            reasons.append(
+                (
+                    MissReason.PRE_CHECK_RAISED,
+                    f"pre-check capture of tool {name!r} raised {captured.error!r} at step {step_no}",
+                )
+            )
             return None
         current, check = captured.value, call.check
         assert check is not None
@@ -215,7 +243,12 @@ class Replayer:
             try:
                 candidates = group.ordered(codec.fingerprint(current), keyed=True)
             except codec.CodecError as exc:
-                reasons.append(f"pre-check snapshot of tool {name!r} cannot be hashed: {exc}")
+                reasons.append(
+                    (
+                        MissReason.SNAPSHOT_UNHASHABLE,
+                        f"pre-check snapshot of tool {name!r} cannot be hashed: {exc}",
+                    )
+                )
                 return None
         else:
             candidates = self._passing(check.passes, current, group.ordered(), reasons, name)
@@ -223,17 +256,30 @@ class Replayer:
 
     @staticmethod
     def _attempt(
-        call: _Prepared, candidates: Iterator[Edge], pre: Any, step_no: int, reasons: list[str]
+        call: _Prepared,
+        candidates: Iterator[Edge],
+        pre: Any,
+        step_no: int,
+        reasons: list[tuple[MissReason, str]],
     ) -> _Attempt | None:
         first = next(candidates, None)
         if first is None:
-            reasons.append(f"pre-check of tool {call.tool.name!r} failed at step {step_no}")
+            reasons.append(
+                (
+                    MissReason.PRE_CHECK_FAILED,
+                    f"pre-check of tool {call.tool.name!r} failed at step {step_no}",
+                )
+            )
             return None
         return _Attempt(call.tool, call.step, call.call_args, call.kwargs, first, candidates, pre)
 
     @staticmethod
     def _passing(
-        passes: Callable[[Any, Any], bool], current: Any, edges: Iterator[Edge], reasons: list[str], name: str
+        passes: Callable[[Any, Any], bool],
+        current: Any,
+        edges: Iterator[Edge],
+        reasons: list[tuple[MissReason, str]],
+        name: str,
     ) -> Iterator[Edge]:
         for edge in edges:
             if edge.step.pre is None:
@@ -244,7 +290,9 @@ class Replayer:
             except MissingThreshold:
                 raise
             except Exception as exc:
-                reasons.append(f"pre-check compare of tool {name!r} raised {exc!r}")
+                reasons.append(
+                    (MissReason.PRE_CHECK_RAISED, f"pre-check compare of tool {name!r} raised {exc!r}")
+                )
 
     def _post_check(
         self, attempt: _Attempt, check: Check[Any]

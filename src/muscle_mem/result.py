@@ -5,13 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from muscle_mem.reasons import MissReason, NotStoredReason
+
 
 @dataclass(frozen=True, slots=True)
 class Result:
     """The outcome of ``engine(...)``: truthy exactly on a full cache hit.
 
     ``output`` is the agent's return value on a miss, and the recorded answer (with its param and
-    data-flow references resolved) on a hit. ``reason`` says why the cache was not, or not fully, used.
+    data-flow references resolved) on a hit. ``reason`` says why the cache was not, or not fully, used;
+    ``miss_reason`` is the kind of that cause, to branch on or count.
+
+    On a miss, the agent's run is either stored (``stored``) or not, and then ``not_stored`` says why
+    and ``not_stored_reason`` gives its kind. A full hit stores nothing new, and both are None.
     """
 
     hit: bool
@@ -24,7 +30,19 @@ class Result:
     """The trajectory replayed (on a hit) or stored (on a miss); None if nothing was stored."""
     elapsed: float = 0.0
     stored: bool = False
-    """A new trajectory was stored by this call."""
+    """This call's run was written to the store as a new trajectory before the call returned.
+
+    The write is synchronous (only the journal's events are batched), so another engine on the same
+    store can replay it at once. It can still be removed later: by eviction, or when a tool of the run
+    is called after the run ended (``metrics.not_stored_by_reason[CALLED_AFTER_RUN]`` counts those)."""
+    not_stored: str | None = None
+    """On a miss whose run was not stored: why, in words. None on a hit and when ``stored``."""
+    not_stored_reason: NotStoredReason | None = None
+    """The kind of ``not_stored``."""
+    miss_reason: MissReason | None = None
+    """The kind of ``reason`` (the first cause, if there were several); None on a hit."""
+    miss_tool: str | None = None
+    """On a miss, the tool to blame: the first whose step was not safe, failed its post-check or raised."""
 
     def __bool__(self) -> bool:
         return self.hit

@@ -10,6 +10,7 @@ from typing import Any
 
 from muscle_mem.check import Check
 from muscle_mem.fingerprint import fingerprint
+from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Flight, Run
 
 
@@ -180,6 +181,9 @@ def _outer_misses(run: Run, owner: object, tool: Tool) -> None:
         outer = outer.parent
     if outer is not None and outer.recording and not outer.ended and IN_TOOL.get() != outer.id:
         outer.problems.append(
-            f"tool {tool.name!r} was called inside another engine's run (a task handed on); this "
-            "trajectory would miss it"
+            Problem(
+                NotStoredReason.FOREIGN_RUN,
+                f"tool {tool.name!r} was called inside another engine's run (a task handed on); this "
+                "trajectory would miss it",
+            )
         )

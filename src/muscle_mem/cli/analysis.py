@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from muscle_mem.stores.base import Event
 
-NO_REASON = "(no reason given)"
+UNCLASSIFIED = "unclassified"
+"""The kind of a miss recorded before events kept one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,28 +53,16 @@ def totals(events: Sequence[Event]) -> Totals:
     )
 
 
-_AT_STEP = re.compile(r"\s+at step \d+")
-_RAISED = re.compile(r"\braised ([\w.]+)\(.*?\)(?=(?: at step \d+)?(?:; |$))", re.DOTALL)
-
-
-def reason_kinds(reason: str | None) -> list[str]:
-    """The distinct kinds of cause in a miss's reason, with step numbers and exception messages
-    dropped so that like misses group together: ``pre-check of tool 'refund' failed at step 2;
-    replayed tool 'x' raised KeyError('a')`` gives ``pre-check of tool 'refund' failed`` and
-    ``replayed tool 'x' raised KeyError``."""
-    if not reason:
-        return [NO_REASON]
-    kinds = (_AT_STEP.sub("", part).strip() for part in _RAISED.sub(r"raised \1", reason).split("; "))
-    return list(dict.fromkeys(k for k in kinds if k)) or [NO_REASON]
-
-
 def miss_reasons(events: Sequence[Event]) -> Counter[str]:
-    """Misses by kind of cause (a miss with several causes counts once under each)."""
-    found: Counter[str] = Counter()
-    for event in events:
-        if not event.hit:
-            found.update(reason_kinds(event.reason))
-    return found
+    """Misses by the kind of their cause (a :class:`~muscle_mem.reasons.MissReason` value; events
+    written before kinds were kept count as ``unclassified``)."""
+    return Counter(e.miss_reason or UNCLASSIFIED for e in events if not e.hit)
+
+
+def not_stored_reasons(events: Sequence[Event]) -> Counter[str]:
+    """Runs of the agent that were not stored, by kind of cause (a
+    :class:`~muscle_mem.reasons.NotStoredReason` value)."""
+    return Counter(e.not_stored_reason for e in events if not e.hit and e.not_stored_reason)
 
 
 def miss_tools(events: Sequence[Event]) -> Counter[str]:

@@ -11,12 +11,11 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
+from muscle_mem import MissReason
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.supportdesk.runner import DemoRunner, Outcome, Tally
 
-NEW_TASK = "no trajectory is stored for this task"
-"""The engine's reason for a task it has never seen."""
 SHOW_UNSAFE = 5
 NAME = "demo"
 HELP = "Run a support agent on a stream of requests with muscle memory, and verify every replay."
@@ -115,7 +114,7 @@ def _tokens(n: int) -> str:
 def _summary(out: Output, t: Tally, store: str) -> None:
     n, verified = len(t.outcomes), len(t.verified)
     hits, partial, misses = t.count("hit"), t.count("partial"), t.count("miss")
-    new = t.reasons().get(NEW_TASK, 0)
+    new = t.misses_by(MissReason.NO_TRAJECTORY)
     out.line()
     out.table(
         f"Summary of {n} tasks",

@@ -164,7 +164,7 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
             svg.bar_chart(
                 [(r, float(n)) for r, n in reasons], label="Misses by reason", color=RED, value_format=whole
             ),
-            "A miss with several causes counts under each.",
+            "Each miss counts under the kind of its first cause.",
         ),
         _section(
             "Misses by tool",

@@ -13,7 +13,7 @@ from muscle_mem.cli.output import Output
 from muscle_mem.stores import Store
 
 NAME = "stats"
-HELP = "Counts, size, hit rate, agent time and tokens saved, and the top reasons for misses."
+HELP = "Counts, size, hit rate, agent time and tokens saved, why calls missed and runs were not stored."
 TOP = 8
 
 
@@ -43,6 +43,7 @@ def gather(store: Store, since: float) -> dict[str, Any]:
     summaries = list(store.summaries())
     events = store.events(since)
     t = analysis.totals(events)
+    not_stored = analysis.not_stored_reasons(events)
     return {
         "cache": {
             "trajectories": len(summaries),
@@ -66,9 +67,12 @@ def gather(store: Store, since: float) -> dict[str, Any]:
             "agent_seconds": t.agent_seconds,
             "tokens_saved": t.tokens_saved,
             "tokens_spent": t.tokens_spent,
+            "stored": sum(1 for e in events if not e.hit and e.trajectory_id),
+            "not_stored": sum(not_stored.values()),
         },
         "miss_reasons": analysis.miss_reasons(events).most_common(TOP),
         "miss_tools": analysis.miss_tools(events).most_common(TOP),
+        "not_stored_reasons": not_stored.most_common(),
     }
 
 
@@ -96,6 +100,7 @@ def _print(out: Output, f: dict[str, Any], where: str) -> None:
             ["calls", f"{calls:,}"],
             ["hits", f"{e['hits']:,} ({cache.share(e['hits'], calls)} hit rate)"],
             ["misses", f"{e['misses']:,}, of which {e['partial_replays']:,} partial replays"],
+            ["agent runs", f"{e['stored']:,} stored, {e['not_stored']:,} not stored"],
             ["steps replayed", f"{e['steps_replayed']:,}"],
             [
                 "agent time",
@@ -104,13 +109,14 @@ def _print(out: Output, f: dict[str, Any], where: str) -> None:
             ["LLM tokens", f"{cache.count(e['tokens_spent'])} spent, {cache.count(e['tokens_saved'])} saved"],
         ],
     )
-    for title, what, rows in (
-        ("Top miss reasons", "reason", f["miss_reasons"]),
-        ("Misses by tool", "tool", f["miss_tools"]),
+    for title, what, counted, rows in (
+        ("Top miss reasons", "reason", "misses", f["miss_reasons"]),
+        ("Misses by tool", "tool", "misses", f["miss_tools"]),
+        ("Why runs were not stored", "reason", "runs", f["not_stored_reasons"]),
     ):
         if rows:
             out.line()
-            out.table(title, [what, "misses"], [[name, f"{n:,}"] for name, n in rows])
+            out.table(title, [what, counted], [[name, f"{n:,}"] for name, n in rows])
 
 
 def _pairs(out: Output, title: str, rows: list[list[str]]) -> None:

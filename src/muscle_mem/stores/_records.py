@@ -33,6 +33,9 @@ _EVENT_KINDS: dict[str, tuple[type, ...]] = {
     "saved_seconds": (int, float),
     "tokens_spent": (int,),
     "tokens_saved": (int,),
+    "miss_reason": (str, type(None)),
+    "not_stored": (str, type(None)),
+    "not_stored_reason": (str, type(None)),
 }
 assert _EVENT_KINDS.keys() == _EVENT_FIELDS
 

@@ -59,6 +59,12 @@ class Event:
     saved_seconds: float = 0.0
     tokens_spent: int = 0
     tokens_saved: int = 0
+    miss_reason: str | None = None
+    """On a miss: the :class:`~muscle_mem.reasons.MissReason` value of its cause."""
+    not_stored: str | None = None
+    """On a miss whose run was not stored: why."""
+    not_stored_reason: str | None = None
+    """The :class:`~muscle_mem.reasons.NotStoredReason` value of ``not_stored``."""
 
 
 @dataclass(frozen=True, slots=True)

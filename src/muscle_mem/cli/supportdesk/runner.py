@@ -8,7 +8,6 @@ also measure what the replayed requests would have cost without the cache.
 
 from __future__ import annotations
 
-import re
 import shutil
 import time
 from collections import Counter
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from muscle_mem import Engine, Result
+from muscle_mem import Engine, MissReason, Result
 from muscle_mem.cli.supportdesk.agent import SupportAgent, instrument
 from muscle_mem.cli.supportdesk.desk import Desk
 from muscle_mem.cli.supportdesk.llm import LLMUsage, ScriptedLLM
@@ -120,23 +119,21 @@ class Tally:
         return sum(o.alone.seconds if o.alone is not None else o.seconds for o in self.outcomes)
 
     def reasons(self) -> Counter[str]:
-        """Why the cache was not, or not fully, used, without the details of each task."""
-        return Counter(reason_kind(o.result.reason) for o in self.outcomes if o.result.reason)
+        """Why the cache was not, or not fully, used: the kind of cause, and the tool to blame if any."""
+        return Counter(
+            reason_label(o.result.miss_reason, o.result.miss_tool)
+            for o in self.outcomes
+            if o.result.miss_reason is not None
+        )
+
+    def misses_by(self, kind: MissReason) -> int:
+        """How many requests missed for this kind of cause."""
+        return sum(o.result.miss_reason is kind for o in self.outcomes)
 
 
-_DETAILS = (
-    (re.compile(r" at step \d+$"), ""),
-    (re.compile(r"(raised \w+)\(.*\)$"), r"\1"),
-    (re.compile(r"(cannot be resolved): .*$"), r"\1"),
-    (re.compile(r"(the recorded answer) \S+"), r"\1"),
-)
-
-
-def reason_kind(reason: str) -> str:
-    """An engine's reason without step numbers, exception messages or paths: one line per kind."""
-    for pattern, replacement in _DETAILS:
-        reason = pattern.sub(replacement, reason)
-    return reason
+def reason_label(kind: MissReason, tool: str | None) -> str:
+    """A kind of cause with the tool to blame, if there is one: one line per kind and tool."""
+    return f"{kind.value} ({tool})" if tool else kind.value
 
 
 def _total(usages: Iterable[LLMUsage]) -> LLMUsage:
