@@ -342,8 +342,10 @@ SAME_REFUSED = [
 """Paraphrases the guard refuses on purpose: a lower-case name may be a common noun, ``stop`` scopes,
 ``one`` is also a pronoun, a soft word inside a text or after a clause may qualify it."""
 
+CONSTRUCTED_DIFFERENT = _constructed_different()
+CONSTRUCTED_SAME = _constructed_same()
 DIFFERENT: list[Pair] = (
-    _constructed_different()
+    CONSTRUCTED_DIFFERENT
     + NEGATION
     + SOFT_IN_SCOPE
     + PROPER_AND_COMMON
@@ -355,6 +357,6 @@ DIFFERENT: list[Pair] = (
     + [p for p in NOT_MAPPED if not p[2]]
 )
 SAME: list[Pair] = (
-    _constructed_same() + SPELLING_AND_UNITS + WORDING + SAME_REFUSED + [p for p in NOT_MAPPED if p[2]]
+    CONSTRUCTED_SAME + SPELLING_AND_UNITS + WORDING + SAME_REFUSED + [p for p in NOT_MAPPED if p[2]]
 )
 PAIRS: list[Pair] = DIFFERENT + SAME
