@@ -139,6 +139,11 @@ SOFT_IN_SCOPE = [
     ("only restart the web server now", "only restart the web server", False),
     ("immediately after the deploy, clear the cache", "after the deploy, clear the cache", False),
     ("list the files changed just now", "list the files changed", False),
+    ("list the users logged in currently", "list the users logged in", False),
+    ("list the users logged in now", "list the users logged in", False),
+    ("just created files: delete them", "created files: delete them", False),
+    ("show the jobs done now", "show the jobs done", False),
+    ("quickly growing logs: compress them", "growing logs: compress them", False),
 ]
 PROPER_AND_COMMON = [
     ("pay the bill", "pay Bill", False),
@@ -273,6 +278,7 @@ NOT_MAPPED = [
     ("e-mail the invoice to the client", "mail the invoice to the client", False),
     ("remove the SD card", "erase the SD card", False),
     ("reply to ticket 4471 with thanks", "reply to ticket 4471 with please", False),
+    ("what is the French for please", "what is the French for", False),
     ("delete the record", "delete the records", False),
     ("show the fetched rows", "show the rows", False),
     ("restart the server now", "restart the server", True),

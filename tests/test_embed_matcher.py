@@ -175,6 +175,8 @@ def test_soft_words_are_framing_only_where_they_qualify_the_whole_request() -> N
     assert not matcher.matches("don't just delete the backups", "don't delete the backups")
     assert not matcher.matches("delete the file I just created", "delete the file I created")
     assert not matcher.matches("delete the file I created now", "delete the file I created")
+    assert not matcher.matches("list the users logged in now", "list the users logged in")
+    assert not matcher.matches("just created files: delete them", "created files: delete them")
     assert not matcher.matches("reboot the server just before midnight", "reboot the server before midnight")
     assert not matcher.matches("list the files now", "list the files then")
     assert not matcher.matches("now", "just")

@@ -47,7 +47,10 @@ _TRAILING = re.compile(r"(?:\s*[,.!?]\s*|\s+(?=[A-Z]))(?i:please|kindly|thanks|t
 ``reply with thanks`` keeps its last word."""
 _PLEASE = re.compile(r"(\w+)\s+please[\s.!?]*$", re.IGNORECASE)
 """A closing ``please`` without punctuation (``restart the server please?``)..."""
-_SAYING = _word_set("with say says said saying write type typed reply answer word and or to as of is was")
+_SAYING = _word_set(
+    "with say says said saying write type typed reply answer word and or to as of is was for in like "
+    "called named means mean"
+)
 """...is courtesy but after these words, where it may be what to say (``reply with please``)."""
 ARTICLES = frozenset(("a", "an", "the"))
 """Dropped wherever they are (but a capital ``A`` inside a sentence, which may be a name or a column)."""
@@ -142,10 +145,9 @@ _UNIT = {word: group.split()[0] for group in _UNITS for word in group.split()}
 _GLUED = re.compile(r"(\d+(?:\.\d+)?)([a-z]+)")
 _DOLLARS = frozenset(("dollar", "dollars"))
 """``5 dollars`` is written ``$ 5``, as ``$5`` is."""
-SOFT = frozenset(
-    ["now", "just", "quickly", "immediately", "asap", "also", "simply", "actually", "really", "currently"]
-)
-"""Words that say how or when to do a task, not what it is, where they qualify the whole request."""
+SOFT = _word_set("now just quickly immediately asap also simply actually really")
+"""Words that say how or when to do a task, not what it is, where they qualify the whole request
+(``currently`` is not one: ``the users logged in currently`` are not all who logged in)."""
 SCOPE = _word_set(
     "! not never no none nothing nobody nowhere neither nor without only except unless instead stop avoid"
 )
@@ -156,6 +158,8 @@ CLAUSE = _word_set(
     "because once as was were is are been being has have had"
 )
 """Words that open or mark a clause: a soft word after one may qualify that clause, not the request."""
+_PARTICIPLES = _word_set("done sent built made taken written given seen shown known kept left")
+"""Participles not ending in -ed: a soft word next to one may qualify it (``the jobs done now``)."""
 
 
 def synonym(word: str) -> str:
@@ -248,13 +252,18 @@ def _soft_framing_dropped(tokens: list[str]) -> tuple[str, ...]:
     if SCOPE.intersection(tokens) or SOFT.issuperset(tokens):
         return tuple(tokens)
     start = 0
-    while start < len(tokens) and tokens[start] in SOFT:
+    while tokens[start] in SOFT:
         start += 1
-    if start < len(tokens) and tokens[start] in CLAUSE:
-        start = 0  # "just before midnight": the soft word qualifies the clause
+    after = tokens[start]
+    if after in CLAUSE or _participle(after) or after.endswith("ing"):
+        start = 0  # "just before midnight", "just created files": the soft word qualifies what follows
     stop = len(tokens)
-    while stop > start and tokens[stop - 1] in SOFT:
+    while tokens[stop - 1] in SOFT:
         stop -= 1
-    if stop < len(tokens) and (CLAUSE.intersection(tokens[:stop]) or tokens[stop - 1].endswith("ed")):
-        stop = len(tokens)  # "the file I created now", "the files changed now"
+    if CLAUSE.intersection(tokens[:stop]) or any(_participle(t) for t in tokens[:stop]):
+        stop = len(tokens)  # "the file I created now", "the users logged in now"
     return tuple(tokens[start:stop])
+
+
+def _participle(word: str) -> bool:
+    return word.endswith("ed") or word in _PARTICIPLES
