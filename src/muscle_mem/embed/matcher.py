@@ -1,16 +1,16 @@
 """Semantic task matching: which known task, if any, a new task text says the same as.
 
 A known task matches when the embeddings of the two tasks' normal forms (``embed/text.py``: framing,
-articles and punctuation dropped, a few exact synonyms mapped) have a cosine of at least
-``similarity`` *and* the guard accepts the pair: the two normal forms must be equal, token for token,
-but for soft words (``now``, ``quickly``, ``just``...: how or when, not what), where only the cosine
-decides.
-So ``please fill the form for {name}`` matches ``fill in the form for {name}``, and nothing that
-differs in a word, a number, a sign, a pronoun or a negation matches: ``activate user 4471`` never
-matches ``deactivate user 4471``, nor ``I owe you 50 dollars`` ``you owe me 50 dollars``. An
-earlier guard let words with near embeddings stand for each other; review found antonyms and
-sibling values (weekdays, units) among them, so a word now stands only for itself or its listed
-synonyms.
+articles, punctuation and soft words that qualify the whole request dropped; listed synonyms,
+spellings, contractions, number words and units written one way) have a cosine of at least
+``similarity`` *and* the guard accepts the pair: the two normal forms must be equal, token for token.
+So ``please fill the form for {name}`` matches ``fill in the form for {name}``, ``send the e-mail
+now`` matches ``send the email``, and nothing that differs in a word, a name's capital, a number, a
+unit, a sign, a pronoun or a negation matches: ``activate user 4471`` never matches ``deactivate
+user 4471``, nor ``pay Bill`` ``pay the bill``, nor ``don't just delete the backups`` ``don't delete
+the backups``. Earlier guards let words with near embeddings stand for each other, or a soft word
+anywhere differ; review found antonyms, sibling values and negated soft words among them, so a word
+now stands only for itself or its listed equivalents.
 """
 
 from __future__ import annotations
@@ -103,5 +103,5 @@ class TaskMatcher:
 
     @staticmethod
     def _accepts(a: Analysis, b: Analysis) -> bool:
-        """The guard: the same normal form, token for token, soft words aside."""
-        return a.core == b.core
+        """The guard: the same normal form, token for token."""
+        return a.tokens == b.tokens
