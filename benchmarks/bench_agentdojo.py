@@ -93,7 +93,7 @@ def explain(made: Sequence[Any], expected: Sequence[Any], outputs: Sequence[Any]
             if got_args.get(name) != value:
                 lines.append(
                     f"  {name}={got_args.get(name)!r}, the oracle passes {value!r} "
-                    f"({_origin(value, want.function, outputs[:i], expected, prompt, plain)})"
+                    f"({_origin(value, outputs[:i], expected, prompt, plain)})"
                 )
         return lines
     if len(made) != len(expected):
@@ -101,16 +101,16 @@ def explain(made: Sequence[Any], expected: Sequence[Any], outputs: Sequence[Any]
     return ["same calls, different answer or environment"]
 
 
-def _origin(
-    value: Any, function: str, outputs: Sequence[Any], calls: Sequence[Any], prompt: str, plain: Any
-) -> str:
-    text = str(value)
+def _origin(value: Any, outputs: Sequence[Any], calls: Sequence[Any], prompt: str, plain: Any) -> str:
+    """Where the oracle's value came from: an earlier output, the task text, or neither."""
+    texts = [str(v) for v in value] if isinstance(value, tuple) else [str(value)]
     for j, output in reversed(list(enumerate(outputs))):
-        if text in str(plain(output)):
+        seen = str(plain(output))
+        if all(text in seen for text in texts):
             return f"in the output of call {j} {calls[j].function}"
-    if text in prompt:
+    if all(text in prompt for text in texts):
         return "in the task text"
-    return "read by the ground truth from the environment, not from any earlier tool output"
+    return "chosen by the ground truth from the environment, not copied from one earlier output"
 
 
 def run_suite(name: str, suite: Any, args: argparse.Namespace, unsafe: list[Unsafe]) -> Tally:
