@@ -11,7 +11,14 @@ Mapping of AgentDojo to muscle-mem (one ``Engine`` per suite):
   same arguments, on a deep copy of the environment fields it depends on (JSON-like, via
   ``model_dump``). For a read tool that is what the read returns; for a write tool it is the write's own
   result (a new event or e-mail with its id, a confirmation text), computed on a copy so nothing is
-  written twice. No tool captures more than the fields its ``Depends`` names.
+  written twice. No tool captures more than the fields its ``Depends`` names. ``--checks reads``
+  leaves the writes (:data:`WRITES`) unchecked, ``--checks none`` every tool.
+* **Params.** The ground-truth argument values that the prompt spells out whole (names, IBANs,
+  dates, amounts; strings of 3 characters or more) are the task's params ``p0``, ``p1``... (80 of the 97
+  tasks have some); the task text is the prompt. ``--no-params`` runs without them: the figures are
+  the same, since every run uses the prompt it was recorded with.
+* **Oracle.** :class:`Oracle` is the agent: it runs ``ground_truth(environment)`` through the tools and
+  returns the last call's output; :func:`run_alone` runs the same calls without the engine, to judge.
 * **Clock.** The e-mail and cloud-drive clients stamp new items with ``datetime.now()``; both are pinned
   to one instant (:func:`freeze_clock`) so two runs on equal environments end in equal environments.
 """
@@ -175,10 +182,6 @@ class Planned:
     function: str
     args: tuple[tuple[str, Any], ...]
 
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        return dict(self.args)
-
 
 def plan(task: Any, env: Any) -> list[Planned]:
     """The calls of ``task.ground_truth`` on (a copy of) ``env``."""
@@ -208,21 +211,20 @@ def _as_args(value: Any) -> Any:
 class Oracle:
     """The oracle agent: runs the current task's ground truth through the instrumented tools.
 
-    After a partial replay it resumes: the ground-truth calls already done (same function, same
-    arguments, in order) are skipped, the rest are made. Its answer is the last call's output.
+    After a partial replay it resumes: when the replayed steps are the first ground-truth calls (same
+    functions, same arguments, in order) it makes the rest; otherwise it makes them all, on top of the
+    replayed steps that went astray (which the judge then sees). Its answer is the last call's output.
     """
 
     tools: Tools
     calls: list[Planned] = field(default_factory=list)
-    made: list[Planned] = field(default_factory=list)
 
     def __call__(self, task_text: str) -> Any:
         run = current_run()
         done = [planned(c.tool, c.kwargs) for c in run.steps] if run else []
         start = len(done) if self.calls[: len(done)] == done else 0
-        self.made = self.calls[start:]
         output = run.steps[-1].output if run and run.steps and start else None
-        for call in self.made:
+        for call in self.calls[start:]:
             output = self.tools[call.function](**{k: _as_args(v) for k, v in call.args})
         return output
 
