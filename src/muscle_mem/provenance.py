@@ -187,6 +187,9 @@ def _as_text(value: Any) -> str:
 
 
 def _same(a: Any, b: Any) -> bool:
+    """Whether two origins give one value: equal, and of one type (a text enum and its text are one)."""
+    if isinstance(a, str) and isinstance(b, str):
+        return str.__eq__(a, b)
     if type(a) is not type(b):
         return False
     if isinstance(a, _SCALARS):

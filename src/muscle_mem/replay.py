@@ -153,13 +153,14 @@ class Replayer:
                 edge, post = attempt.first, NOT_CAPTURED
             else:
                 edge, post = yield from self._post_check(attempt, attempt.tool.post_check)
-            self.outputs.append(outcome.value)
+            output = kept(outcome.value)  # as at the call, like the recording: later calls may change it
+            self.outputs.append(output)
             self.run.calls.append(
                 Call(
                     tool=attempt.tool.name,
                     args=attempt.call_args[1:] if attempt.tool.is_method else attempt.call_args,
                     kwargs=attempt.kwargs,
-                    output=kept(outcome.value),
+                    output=output,
                     replayed=True,
                     pre=_frozen_snapshot(attempt.pre),
                     post=_frozen_snapshot(post),
