@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import collections
 import enum
 import functools
 import importlib.util
+import itertools
 import textwrap
 import threading
 from pathlib import Path
@@ -149,6 +151,24 @@ def test_state_and_objects_shown_by_address_are_left_out() -> None:
     before = source_version(make(log, threading.Lock()))
     log.append("cats")
     assert source_version(make(log, threading.Lock())) == before
+
+
+def test_a_counter_or_a_queue_the_tool_uses_is_state_not_configuration() -> None:
+    """Their text changes as the tool runs, so a restarted worker would see another version."""
+
+    def make(ids: Any, pending: Any) -> Any:
+        def create(title: str) -> str:
+            pending.append(title)
+            return f"T-{next(ids)}"
+
+        return create
+
+    ids, pending = itertools.count(1), collections.deque[str]()
+    before = source_version(make(ids, pending))
+    next(ids)
+    pending.append("x")
+    assert source_version(make(ids, pending)) == before
+    assert source_version(make(itertools.count(1), pending)) == before
 
 
 def test_a_recursive_closure_is_fingerprinted_once() -> None:

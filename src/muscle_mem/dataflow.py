@@ -219,7 +219,9 @@ class _ArgBuilder:
             structured = self._struct(value, where)
             if structured is not None:
                 return structured
-            return self._constant(value, where)
+            constant = self._constant(value, where)
+            sources = self._read_out_of(value)
+            return Guarded(constant, (), sources) if sources else constant
         if value is None or isinstance(value, bool):
             origins.append(Const(value))  # a param's True is as likely the agent's own constant
         elif self._in_task(value):
@@ -257,6 +259,12 @@ class _ArgBuilder:
         key = _value_key(value)
         for place in self.outputs.by_value.get(key, []) if key is not None else []:
             found.append(self._output(place, SAME, where))
+        if type(value) in (list, tuple):  # every element of a listed output, in order: that output
+            other = tuple(value) if type(value) is list else list(value)
+            other_key = _value_key(other)
+            convert = Form("list" if type(value) is list else "tuple")
+            for place in self.outputs.by_value.get(other_key, []) if other_key is not None else []:
+                found.append(self._output(place, convert, where))
         number = _number_of(value) if not isinstance(value, str) or INTEGER.fullmatch(value) else None
         for place, held in self.outputs.by_number.get(number, []) if number is not None else []:
             form = _whole_form(held, value)
@@ -287,6 +295,28 @@ class _ArgBuilder:
             raise Unreplayable(f"{where} was chosen by a secret param: a replay could not tell it changed")
         guards = tuple((name, param_digest(self.params[name])) for name in sorted(depends))
         return Guarded(reference, guards)
+
+    def _read_out_of(self, value: Any) -> tuple[tuple[int, tuple[PathElement, ...], str], ...]:
+        """The output texts that hold ``value`` inside them, as a word or a number (a name the agent
+        read out of a listing): the constant replays only while those texts are unchanged."""
+        if isinstance(value, bool) or not isinstance(value, str | int | float) or not str(value).strip():
+            return ()
+        needle = str(value)
+        found: list[tuple[int, tuple[PathElement, ...], str]] = []
+        for text, places in self.outputs.texts.items():
+            if needle == text or needle not in text:
+                continue
+            if _is_number(value):
+                inside = any(t.value == float(value) and not t.in_date for t in number_tokens(text))
+            else:
+                inside = any(True for _ in word_spans(text, needle))
+            if inside:
+                found += [(p.step, p.path, param_digest(text)) for p in places]
+        if len(found) > MAX_ORIGINS:
+            raise Unreplayable(
+                f"{needle!r} was read out of {len(found)} outputs: a replay could not check them all"
+            )
+        return tuple(found)
 
     def _params_in(self, value: Any) -> set[str]:
         """The params whose value stands whole inside ``value`` (a file ``a.txt`` for ``ext="txt"``)."""

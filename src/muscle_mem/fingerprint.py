@@ -15,22 +15,28 @@ trajectories, while reformatting a function or editing its comments keeps its ca
   a built-in: its qualified name.
 
 A value in a closure cell, a default, a bound argument or an attribute counts by its text when that
-text is stable: constants as above, callables by their own fingerprint, and objects with a
-``__repr__`` of their own that shows no memory address. Other values (an object shown by its
-address, a list, dict or set, which hold state rather than configuration) count by their type only.
+text is stable: constants as above, callables by their own fingerprint, values of immutable value
+types (decimals, fractions, dates and times, paths, UUIDs, patterns, ranges) and frozen dataclasses
+whose text shows no memory address. Other values (a list, dict or set, a counter, a client object:
+they hold state, and their text would change as they are used) count by their type only.
 Module-level names count only as listed above: modules, classes and other objects are left out.
 """
 
 from __future__ import annotations
 
 import ast
+import datetime
+import decimal
 import enum
+import fractions
 import functools
 import hashlib
 import inspect
+import pathlib
 import re
 import textwrap
 import types
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -38,8 +44,19 @@ MAX_DEPTH = 4
 """How many functions deep (closure cells, module-level functions called) a fingerprint follows."""
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 _CONSTANTS = (str, int, float, bool, bytes, type(None))
-_STATE = (list, dict, set, bytearray)
-_DEFAULT_REPR: Any = object.__repr__
+_VALUE_TYPES = (
+    decimal.Decimal,
+    fractions.Fraction,
+    datetime.date,
+    datetime.time,
+    datetime.timedelta,
+    datetime.timezone,
+    pathlib.PurePath,
+    uuid.UUID,
+    re.Pattern,
+    range,
+    complex,
+)
 
 
 def fingerprint(obj: Callable[..., Any]) -> str:
@@ -147,13 +164,21 @@ class _Walk:
         if callable(value) and not inspect.isclass(value):
             return "callable:" + self.routine(value, depth + 1)
         kind = _qualified(type(value))
-        if isinstance(value, _STATE) or getattr(type(value), "__repr__", None) is _DEFAULT_REPR:
+        if not _immutable_value(value):
             return "type:" + kind
         try:
             shown = repr(value)
         except Exception:
             return "type:" + kind
         return "type:" + kind if _ADDRESS.search(shown) else f"{kind}:{shown}"
+
+
+def _immutable_value(value: Any) -> bool:
+    """Whether a value's text is its configuration and stays the same as it is used."""
+    if isinstance(value, _VALUE_TYPES):
+        return True
+    params = getattr(type(value), "__dataclass_params__", None)
+    return params is not None and bool(params.frozen) and not isinstance(value, type)
 
 
 def _constant(value: Any) -> str | None:

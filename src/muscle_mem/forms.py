@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-FormKind = Literal["same", "int", "float", "str", "number", "lower", "upper", "title"]
+FormKind = Literal["same", "int", "float", "str", "number", "lower", "upper", "title", "list", "tuple"]
 
 
 class FormError(ValueError):
@@ -26,7 +26,7 @@ class FormError(ValueError):
 class Form:
     """The shape a value was written in.
 
-    ``same``: unchanged; ``int``/``float``/``str``: converted to that type; ``number``: a number as
+    ``same``: unchanged; ``int``/``float``/``str``/``list``/``tuple``: converted to that type; ``number``: a number as
     text with ``grouped`` thousands, ``decimals`` places (None: a whole number) and zero padding to
     ``width``; ``lower``/``upper``/``title``: a text in that case.
     """
@@ -41,6 +41,10 @@ class Form:
         kind = self.kind
         if kind == "same":
             return value
+        if kind in ("list", "tuple"):
+            if not isinstance(value, list | tuple):
+                raise FormError(f"{value!r} is not a sequence")
+            return list(value) if kind == "list" else tuple(value)
         if kind in ("lower", "upper", "title"):
             if not isinstance(value, str):
                 raise FormError(f"{value!r} is not a text to write in {kind} case")

@@ -91,11 +91,14 @@ class Agree:
 
 @dataclass(frozen=True, slots=True)
 class Guarded:
-    """A value that replays only while the named params keep the values whose digests are recorded."""
+    """A value that replays only while the named params, and the outputs it was read from, keep the
+    values whose digests are recorded."""
 
     value: Arg
-    params: tuple[tuple[str, str], ...]
+    params: tuple[tuple[str, str], ...] = ()
     """(param name, digest of the value it had when recorded)."""
+    outputs: tuple[tuple[int, tuple[PathElement, ...], str], ...] = ()
+    """(step, path, digest of the output value there when recorded): a text the value was read out of."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,10 +167,15 @@ def _evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> An
                 shown = ", ".join(f"{describe(o)} = {v!r}" for o, v in zip(options, values, strict=True))
                 raise Disagreement(f"the recorded value has origins that now disagree ({shown})")
             return values[0]
-        case Guarded(value, guards):
+        case Guarded(value, guards, sources):
             for name, digest in guards:
                 if name not in params or param_digest(params[name]) != digest:
                     raise Unresolved(f"{describe(value)} depends on param {name!r}, which changed")
+            for step, path, digest in sources:
+                if param_digest(walk(outputs[step], path)) != digest:
+                    raise Disagreement(
+                        f"{describe(value)} was read out of step {step}'s output, which changed"
+                    )
             return _evaluate(value, params, outputs)
         case Template(parts):
             return "".join(
@@ -281,13 +289,16 @@ def describe(arg: Arg | Text) -> str:
         case Param(name, form):
             return f"params[{name!r}]" + _form_suffix(form)
         case Output(step, path, form, picks):
-            where = "".join(f"[{v!r}]" if k != "attr" else f".{v}" for k, v in path)
+            where = _path_text(path)
             chosen = " (chosen element)" if picks else ""
             return f"step{step}.output{where}{_form_suffix(form)}{chosen}"
         case Agree(options):
             return "agree(" + ", ".join(describe(o) for o in options) + ")"
-        case Guarded(value, guards):
-            return f"{describe(value)} while {' and '.join(f'params[{n!r}]' for n, _ in guards)} unchanged"
+        case Guarded(value, guards, sources):
+            watched = [f"params[{n!r}]" for n, _ in guards] + [
+                f"step{s}.output{_path_text(p)}" for s, p, _ in sources
+            ]
+            return f"{describe(value)} while {' and '.join(watched)} unchanged"
         case Template(parts):
             text = "".join(
                 part.text.replace("{", "{{").replace("}", "}}")
@@ -308,6 +319,10 @@ def describe(arg: Arg | Text) -> str:
     raise TypeError(f"not a recorded value: {arg!r}")
 
 
+def _path_text(path: Sequence[PathElement]) -> str:
+    return "".join(f"[{v!r}]" if k != "attr" else f".{v}" for k, v in path)
+
+
 def _form_suffix(form: Form) -> str:
     return "" if form == SAME else f" as {form.describe()}"
 
@@ -317,7 +332,7 @@ def nested(arg: Arg) -> list[Arg]:
     match arg:
         case Agree(options):
             return list(options)
-        case Guarded(value, _):
+        case Guarded(value, _, _):
             return [value]
         case Template(parts):
             return [p for p in parts if not isinstance(p, Text)]

@@ -119,7 +119,7 @@ def _arg_leaves(arg: Arg) -> Iterator[Any]:
         case Agree(options):
             for option in options:
                 yield from _arg_leaves(option)
-        case Guarded(value, _):
+        case Guarded(value, _, _):
             yield from _arg_leaves(value)
 
 

@@ -142,8 +142,11 @@ def arg_record(arg: Arg | Text) -> dict[str, Any]:
             return record
         case Agree(options):
             return {"agree": [arg_record(o) for o in options]}
-        case Guarded(value, params):
-            return {"guarded": arg_record(value), "params": [list(p) for p in params]}
+        case Guarded(value, params, outputs):
+            record = {"guarded": arg_record(value), "params": [list(p) for p in params]}
+            if outputs:
+                record["outputs"] = [[s, [[k, codec.encode(v)] for k, v in p], d] for s, p, d in outputs]
+            return record
         case Template(parts):
             return {"template": [arg_record(p) for p in parts]}
         case Struct(container, items):
@@ -187,7 +190,8 @@ class _ArgReader:
             return Agree(options)
         if "guarded" in data and self.version >= 2:
             params = tuple((_text(n), _text(d)) for n, d in data["params"])
-            return Guarded(self.read(data["guarded"]), params)
+            outputs = tuple((self._step(s), self._path(p), _text(d)) for s, p, d in data.get("outputs", []))
+            return Guarded(self.read(data["guarded"]), params, outputs)
         raise RecordError(f"unknown argument form: {sorted(data)}")
 
     def _part(self, data: Any) -> Text | Arg:

@@ -168,7 +168,7 @@ class _Expr:
             case Agree(options):
                 self.imports.add(_AGREE)
                 return f"{_AGREE}(" + ", ".join(self.of(o) for o in options) + ")"
-            case Guarded(value, _):
+            case Guarded(value, _, _):
                 return self.of(value)
             case Template():
                 return self._template(arg)
@@ -249,7 +249,7 @@ def _formed(code: str, form: Form) -> str:
     """``code`` written in ``form``."""
     if form.kind == "same":
         return code
-    if form.kind in ("int", "float", "str"):
+    if form.kind in ("int", "float", "str", "list", "tuple"):
         return f"{form.kind}({code})"
     if form.kind == "number":
         number = f"float({code})" if form.decimals is not None else f"int({code})"

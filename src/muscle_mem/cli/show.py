@@ -98,8 +98,9 @@ def arg_kind(arg: Arg) -> str:
             return f"data flow from step {step}" + (" (a chosen element)" if picks else "")
         case Agree(options):
             return "agreement of " + " and ".join(sorted({arg_kind(o) for o in options}))
-        case Guarded(value, params):
-            return f"{arg_kind(value)}, while {', '.join(n for n, _ in params)} unchanged"
+        case Guarded(value, params, outputs):
+            watched = [n for n, _ in params] + [f"step {s}'s output" for s, _, _ in outputs]
+            return f"{arg_kind(value)}, while {', '.join(watched)} unchanged"
         case Template():
             return f"template of {' and '.join(sorted(_references(arg)))}"
         case Struct(container, _):

@@ -1,0 +1,146 @@
+"""Stored records: format 2 round-trips the provenance model; format 1 records load and replay."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from muscle_mem import Engine
+from muscle_mem.forms import Form
+from muscle_mem.provenance import Agree, Const, Guarded, Output, Param, Pick, Struct, Template, Text
+from muscle_mem.trajectory import FORMAT_VERSION, RecordError, Step, Trajectory, from_record, to_record
+
+FORMAT_1 = json.loads(
+    """{"format": 1, "id": "35d72bf2600b44da913746eb7c50e2c9", "task_key": "task:5d0350ceecb863a404abe69eb9dba46d",
+    "task": "open a ticket for, {email}", "tags": [],
+    "steps": [{"tool": "create_ticket", "version": "81780e75028cde9a", "args": [{"param": "email"}], "kwargs": [],
+               "pre": null, "post": null, "seconds": 4.0e-06},
+              {"tool": "notify", "version": "c04820ef02e63cf2",
+               "args": [{"output": 0, "path": [["key", "id"]]},
+                        {"template": [["text", "Hi "], ["param", "email"], ["text", ", ticket "],
+                                      ["output", "[0,[[\\"key\\",\\"id\\"]]]"], ["text", " is "],
+                                      ["output", "[0,[[\\"key\\",\\"status\\"]],\\"open\\"]"]]},
+                        {"struct": "dict", "items": [["to", {"param": "email"}], ["n", {"static": 3}]]}],
+               "kwargs": [], "pre": null, "post": null, "seconds": 1.2e-06}],
+    "result": {"output": 0, "path": [["key", "id"]]}, "agent_seconds": 0.00025, "tokens": 0,
+    "created_at": 1796106315.390915}"""
+)
+"""A record written by muscle-mem 0.2.0 (format 1), as its ``to_record`` wrote it."""
+
+TICKET_ID = Output(0, (("key", "id"),))
+
+
+def test_a_format_1_record_is_read_as_the_provenance_model() -> None:
+    trajectory = from_record(FORMAT_1)
+    assert trajectory.steps[0].args == (Param("email"),)
+    assert trajectory.steps[1].args == (
+        TICKET_ID,
+        Template(
+            (
+                Text("Hi "),
+                Param("email"),
+                Text(", ticket "),
+                TICKET_ID,
+                Text(" is "),
+                Agree((Output(0, (("key", "status"),)), Const("open"))),  # a guarded word
+            )
+        ),
+        Struct("dict", (("to", Param("email")), ("n", Const(3)))),
+    )
+    assert trajectory.result == TICKET_ID
+
+
+def test_a_migrated_record_is_written_back_in_the_current_format() -> None:
+    record = to_record(from_record(FORMAT_1))
+    assert record["format"] == FORMAT_VERSION == 2
+    assert from_record(record) == from_record(FORMAT_1)
+
+
+def test_every_kind_of_value_round_trips() -> None:
+    picked = Output(1, (("item", 2), ("attr", "name")), Form("upper"), (Pick(0, "abc"),))
+    values = (
+        Param("amount", Form("number", grouped=True, decimals=2)),
+        Param("n", Form("number", width=3)),
+        Agree((Param("qty"), Output(0, (("key", "n"),), Form("int")))),
+        Guarded(picked, (("ext", "digest"),), ((0, (("key", "listing"),), "d2"),)),
+        Template((Text("room "), Param("room", Form("number", width=2)), Text("!"))),
+        Struct("tuple", ((0, Output(0, (), Form("tuple"))),)),
+    )
+    trajectory = Trajectory(task_key="k", steps=(Step("a", "1"), Step("b", "1"), Step("c", "1", args=values)))
+    assert from_record(json.loads(json.dumps(to_record(trajectory)))) == trajectory
+
+
+@pytest.mark.parametrize(
+    "path",
+    [[["attr", "__class__"]], [["attr", "_secret"]], [["attr", "a.b"]], [["item", "0"]], [["call", "x"]]],
+)
+def test_an_output_path_may_walk_only_keys_items_and_public_fields(path: list[Any]) -> None:
+    record = copy.deepcopy(FORMAT_1)
+    record["result"] = {"output": 0, "path": path}
+    with pytest.raises(RecordError):
+        from_record(record)
+
+
+def test_an_unknown_form_or_an_agreement_of_one_is_refused() -> None:
+    record = to_record(from_record(FORMAT_1))
+    bad_form = copy.deepcopy(record)
+    bad_form["result"] = {"param": "email", "form": ["eval", False, None, 0]}
+    lonely = copy.deepcopy(record)
+    lonely["result"] = {"agree": [{"param": "email"}]}
+    for broken in (bad_form, lonely):
+        with pytest.raises(RecordError):
+            from_record(broken)
+
+
+def test_a_format_1_row_in_a_sqlite_store_replays(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+    numbers = itertools.count(1042)
+    sent: list[tuple[str, str, dict[str, Any]]] = []
+
+    def make() -> Engine:
+        engine = Engine(url)
+
+        @engine.tool(name="create_ticket")
+        def create_ticket(email: str) -> dict[str, str]:
+            return {"id": f"TCK-{next(numbers)}", "status": "open"}
+
+        @engine.tool(name="notify")
+        def notify(ticket: str, body: str, meta: dict[str, Any]) -> str:
+            sent.append((ticket, body, meta))
+            return "sent"
+
+        def agent(task: str, email: str) -> str:
+            ticket = create_ticket(email)
+            notify(
+                ticket["id"],
+                f"Hi {email}, ticket {ticket['id']} is {ticket['status']}",
+                {"to": email, "n": 3},
+            )
+            return str(ticket["id"])
+
+        return engine.set_agent(agent)
+
+    engine = make()
+    first = engine("open a ticket for", "ann@example.com", params={"email": "ann@example.com"})
+    current = to_record(engine.store.get(str(first.trajectory_id)))  # type: ignore[arg-type]
+    engine.close()
+    old = copy.deepcopy(FORMAT_1)  # the same trajectory as 0.2.0 stored it, under this run's keys
+    old.update(id=current["id"], task_key=current["task_key"])
+    for step, now in zip(old["steps"], current["steps"], strict=True):
+        step["version"] = now["version"]
+    with sqlite3.connect(tmp_path / "cache.db") as db:
+        db.execute("UPDATE trajectories SET record = ? WHERE id = ?", (json.dumps(old), current["id"]))
+
+    replayed = make()("open a ticket for", "bob@example.com", params={"email": "bob@example.com"})
+    assert replayed.hit and replayed.output == "TCK-1043"
+    assert sent[-1] == (
+        "TCK-1043",
+        "Hi bob@example.com, ticket TCK-1043 is open",
+        {"to": "bob@example.com", "n": 3},
+    )
