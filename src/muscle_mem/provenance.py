@@ -33,6 +33,7 @@ from muscle_mem.forms import SAME, Form, FormError
 PathKind = Literal["key", "attr", "item"]
 PathElement = tuple[PathKind, Any]
 _SCALARS = (str, int, float, bool, bytes, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
 
 
 class Unresolved(LookupError):
@@ -145,6 +146,13 @@ def walk(value: Any, path: Sequence[PathElement]) -> Any:
 def evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> Any:
     """The live value ``arg`` stands for in a run with these params and step outputs."""
     try:
+        if type(arg) is Const and type(arg.value) in _SCALAR_TYPES:  # the common cases first: a hit's cost
+            return arg.value
+        if type(arg) is Output and not arg.picks:
+            value = outputs[arg.step]
+            for step_kind, key in arg.path:
+                value = getattr(value, key) if step_kind == "attr" else value[key]
+            return value if arg.form is SAME else arg.form.render(value)
         return _evaluate(arg, params, outputs)
     except (KeyError, IndexError, AttributeError, TypeError, FormError) as exc:
         raise Unresolved(f"{describe(arg)} cannot be resolved: {exc!r}") from None
