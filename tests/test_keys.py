@@ -151,7 +151,7 @@ def test_an_unencodable_agent_argument_still_runs_the_agent(caplog: pytest.LogCa
     assert "agent argument 1" in caplog.text
 
 
-def test_a_short_param_is_substituted_only_as_a_whole_word() -> None:
+def test_a_param_is_substituted_only_as_a_whole_word() -> None:
     params = {"lang": "en"}
     assert split_template("Send the report", params) is None
     assert split_template("locale en-US", params) == (("text", "locale "), ("param", "lang"), ("text", "-US"))
@@ -160,11 +160,13 @@ def test_a_short_param_is_substituted_only_as_a_whole_word() -> None:
         ("param", "lang"),
         ("text", "/index"),
     )
-    # four characters or more: anywhere, even glued to other text
-    assert split_template("user_adam42", {"who": "adam"}) == (
-        ("text", "user_"),
+    # at any length: never part of a longer word, where the replay would not rewrite it either
+    assert split_template("user_adam42", {"who": "adam"}) is None
+    assert split_template("mail hannah@corp.com", {"who": "anna"}) is None
+    assert split_template("mail adam_42", {"who": "adam"}) == (
+        ("text", "mail "),
         ("param", "who"),
-        ("text", "42"),
+        ("text", "_42"),
     )
 
 

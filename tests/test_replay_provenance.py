@@ -396,3 +396,18 @@ def test_the_answer_equal_to_a_whole_output_of_numbers_is_that_output(desk: Desk
     desk.judge(World(), "price of Le Baratin")
     prices["Le Baratin"] = 35.0
     assert desk.judge(World(), "price of Le Baratin").hit
+
+
+def test_a_param_inside_a_longer_word_of_the_task_keeps_the_tasks_apart(desk: Desk) -> None:
+    @desk.engine.tool()
+    def greet(who: str) -> str:
+        desk.world.sent.append(("greet", who))
+        return "greeted"
+
+    def agent(task: str) -> str:
+        return str(desk.step(greet, task.split()[-1]))
+
+    desk.use(agent)
+    desk.judge(World(), "greet Johnson", params={"name": "John"})
+    other = desk.judge(World(), "greet Janeson", params={"name": "Jane"})
+    assert not other.hit  # another task: never "Johnson" for Janeson

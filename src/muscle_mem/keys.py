@@ -5,9 +5,9 @@ replaced by the param's name: ``engine("fill the form for John", params={"name":
 same call for Jane are one task, ``fill the form for {name}``. A param that does not appear in the
 arguments is part of the task with its value: nothing shows where the agent uses it.
 
-Inside a longer string, a param value of 4 characters or more is replaced wherever it occurs; a
-shorter one (2 or 3 characters) only as a whole word, not next to a letter or digit, so that
-``params={"lang": "en"}`` templates ``"en-US"`` but leaves ``"Send"`` alone. A number param (an int
+Inside a longer string, a param value (2 characters or more) is replaced only as a whole word, not
+next to a letter or digit, so that ``params={"lang": "en"}`` templates ``"en-US"`` but leaves
+``"Send"`` alone, and ``anna`` is not a part of ``hannah``: the replay would not rewrite it there. A number param (an int
 or a float, not a bool) is replaced where it stands as a whole number (:func:`task_number`):
 ``engine(f"refund order {oid}", params={"order_id": oid})`` is one task for every ``oid``.
 """
@@ -24,8 +24,6 @@ from muscle_mem.trajectory import TemplatePart
 Match = Literal["exact", "tags", "semantic"]
 MIN_TEMPLATE_LENGTH = 2
 """A string param shorter than this is never substituted inside other strings."""
-MIN_UNBOUNDED_LENGTH = 4
-"""A string param shorter than this is substituted inside other strings only as a whole word."""
 
 
 def split_template(text: str, params: Mapping[str, Any]) -> tuple[TemplatePart, ...] | None:
@@ -40,9 +38,7 @@ def split_template(text: str, params: Mapping[str, Any]) -> tuple[TemplatePart, 
     literal_start = i = 0
     while i < len(text):
         for value, name in needles:
-            if text.startswith(value, i) and (
-                len(value) >= MIN_UNBOUNDED_LENGTH or _whole_word(text, i, i + len(value))
-            ):
+            if text.startswith(value, i) and _whole_word(text, i, i + len(value)):
                 if literal_start < i:
                     parts.append(("text", text[literal_start:i]))
                 parts.append(("param", name))
