@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from cli_support import run_cli
-from muscle_mem import Check, Engine
+from muscle_mem import Check, Engine, NotStoredReason
 
 
 def _url(path: Path) -> str:
@@ -105,6 +105,7 @@ async def test_a_tool_called_after_its_run_ended_removes_the_trajectory_it_misse
     await pending.pop()  # notify runs after the run ended
     assert sent == ["ann"]
     assert engine.store.get(first.trajectory_id) is None
+    assert engine.metrics.not_stored_by_reason == {NotStoredReason.CALLED_AFTER_RUN: 1}
     second = await engine.arun("close T-1")
     assert not second.hit
     await pending.pop()

@@ -226,38 +226,9 @@ def test_an_agent_that_raises_is_counted_as_not_stored() -> None:
     assert engine.store.events()[-1].not_stored_reason == NotStoredReason.AGENT_RAISED.value
 
 
-async def test_a_trajectory_removed_after_its_run_is_counted_as_called_after_run() -> None:
-    engine = Engine()
-
-    @engine.tool()
-    async def close(ticket: str) -> str:
-        return "closed"
-
-    @engine.tool()
-    async def notify(who: str) -> str:
-        return "ok"
-
-    pending: list[asyncio.Task[str]] = []
-
-    async def later() -> str:
-        await asyncio.sleep(0.01)
-        return await notify("ann")
-
-    async def agent(task: str) -> str:
-        await close("T-1")
-        pending.append(asyncio.create_task(later()))
-        return "done"
-
-    engine.set_agent(agent)
-    first = await engine.arun("close T-1")
-    assert first.stored  # written when the call returned ...
-    await pending.pop()
-    assert len(engine.store) == 0  # ... and removed when the run's late call showed it incomplete
-    assert engine.metrics.not_stored_by_reason == {NotStoredReason.CALLED_AFTER_RUN: 1}
-
-
 def test_every_kind_is_produced_by_some_run() -> None:
-    """The tests above cover every member but the one the engine never notes itself."""
+    """The tests above cover every member but the one the engine never notes itself (a call after the
+    run ended: test_cli_script_and_async)."""
     covered = {
         NotStoredReason.NO_TOOL_CALLS,
         NotStoredReason.UNSTORABLE_VALUE,
