@@ -75,6 +75,7 @@ class ShiftedTime:
 def test_ttl_expires_trajectories_even_without_new_writes(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = ShiftedTime()
     monkeypatch.setattr("muscle_mem.engine.time", clock)
+    monkeypatch.setattr("muscle_mem.cache.time", clock)
     engine, agent_runs = counting_engine(ttl=60.0)
     engine("short lived")
     assert engine("short lived").hit
@@ -176,6 +177,7 @@ def test_a_new_process_keeps_the_most_recently_successful_order(
     """Most recently successful first holds across restarts: the index is built in order of last use."""
     clock = ShiftedTime()
     monkeypatch.setattr("muscle_mem.engine.time", clock)
+    monkeypatch.setattr("muscle_mem.cache.time", clock)
     env = {"mode": "a"}
     ran: list[str] = []
 

@@ -23,6 +23,7 @@ at word and number boundaries. A run a replay could not repeat faithfully is ref
 from __future__ import annotations
 
 import dataclasses
+import logging
 import uuid
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,9 +56,12 @@ from muscle_mem.provenance import (
     param_digest,
     walk,
 )
+from muscle_mem.reasons import NotStoredReason, Problem, problem_kind
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Run
-from muscle_mem.secrecy import plain_params
+from muscle_mem.secrecy import leaks_secret, plain_params
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
+
+logger = logging.getLogger(__name__)
 
 MAX_ORIGINS = 32
 """More origins than this for one value make the run unstorable: no replay could check them all."""
@@ -484,6 +488,32 @@ def _snapshot(value: Any, where: str) -> Snapshot | None:
         return Snapshot.capture(value)
     except codec.CodecError as exc:
         raise codec.CodecError(f"{where}: {exc}") from None
+
+
+def trajectory_of(run: Run, output: Any, seconds: float) -> Trajectory | Problem:
+    """The trajectory a finished run leaves, or why it leaves none (logged: the answer is not lost)."""
+    if run.problems:  # first: a call the run missed can leave it with none
+        why = run.redact("; ".join(run.problems))
+        logger.error("cannot store the trajectory of task %r: %s", run.task, why)
+        return Problem(problem_kind(run.problems[0]), why)
+    if not run.calls:
+        logger.info("the agent made no tool call for task %r; nothing to store", run.task)
+        return Problem(NotStoredReason.NO_TOOL_CALLS, "the agent made no tool call")
+    try:
+        trajectory = build_trajectory(run, output, seconds)
+    except codec.CodecError as exc:
+        logger.error("cannot store the trajectory of task %r: %s", run.task, run.redact(str(exc)))
+        kind = (
+            NotStoredReason.UNREPLAYABLE
+            if isinstance(exc, Unreplayable)
+            else NotStoredReason.UNSTORABLE_VALUE
+        )
+        return Problem(kind, run.redact(str(exc)))
+    if leaks_secret(trajectory, run.secrets):
+        why = "the trajectory contains a secret param value outside a param reference"
+        logger.error("the trajectory of task %r is not stored: %s", run.task, why)
+        return Problem(NotStoredReason.SECRET_LEAK, why)
+    return trajectory
 
 
 def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:

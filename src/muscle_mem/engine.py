@@ -5,9 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,36 +13,29 @@ from typing import Any, TypeVar
 
 from muscle_mem import codec
 from muscle_mem.attention import TaskStream
+from muscle_mem.cache import TrajectoryCache
 from muscle_mem.check import Check
-from muscle_mem.dataflow import Unreplayable, build_trajectory
+from muscle_mem.dataflow import trajectory_of
 from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
-from muscle_mem.index import Index, TaskIndex
-from muscle_mem.journal import Journal
-from muscle_mem.keys import (
-    Match,
-    TaskIdentity,
-    in_namespace,
-    task_text,
-)
+from muscle_mem.index import TaskIndex
+from muscle_mem.journal import Journal, hit_event, miss_event
+from muscle_mem.keys import Match, TaskIdentity, check_params, checked_tags, task_text
 from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy, make_policy
 from muscle_mem.metrics import Metrics
-from muscle_mem.reasons import MissReason, NotStoredReason, Problem, problem_kind
-from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run
-from muscle_mem.replay import Ending, Replay, Replayer, drive, drive_async
+from muscle_mem.reasons import MissReason, NotStoredReason, Problem
+from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run, instrument
+from muscle_mem.replay import ActiveReplays, Ending, Replay, Replayer, drive, drive_async
 from muscle_mem.result import Result
-from muscle_mem.secrecy import leaks_secret, plain_params, redact, secret_values
+from muscle_mem.secrecy import plain_params, redact, secret_values
 from muscle_mem.stores import Store, open_store
-from muscle_mem.stores.base import Event
-from muscle_mem.tools import Tool, ToolRegistry, instrument, source_version
-from muscle_mem.trajectory import Trajectory, Usage
+from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 
-logger = logging.getLogger("muscle_mem")
+logger = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 _UNSET: Any = object()
 _MATCHES = ("exact", "tags", "semantic")
-USAGE_CACHED = 10_000
 DEFAULT_POLICY = "decayed"
 """The policy that measured best (docs/policies.md): forward-decayed utility, O(log n) eviction."""
 
@@ -86,26 +77,28 @@ class Engine:
         self.match: Match = match
         semantic_policy = self.policy.name == "attention-lru" or getattr(self.policy, "semantic", 0.0) > 0.0
         task_embedder = get_embedder(embedder) if embedder or semantic_policy or match == "semantic" else None
-        self._stream = TaskStream(task_embedder) if task_embedder is not None else None
-        self._matcher = (
-            TaskMatcher(task_embedder, similarity) if task_embedder and match == "semantic" else None
-        )
+        stream = TaskStream(task_embedder) if task_embedder is not None else None
+        matcher = TaskMatcher(task_embedder, similarity) if task_embedder and match == "semantic" else None
         self.store: Store = open_store(store)  # last: every option is valid, nothing is left open
         self.metrics = Metrics()
         self.journal = Journal(self.store)
-        self._index = Index(self.store)
+        self._active = ActiveReplays()
+        self._cache = TrajectoryCache(
+            self.store,
+            self.policy,
+            self.bounds,
+            self.metrics,
+            self._active.protected,
+            stream=stream,
+            matcher=matcher,
+            namespace=namespace,
+        )
         self.namespace = namespace
         self._identify = TaskIdentity(match, namespace=namespace)
         self._registry = ToolRegistry()
         self._agent: Callable[..., Any] | None = None
         self._context: Any = _UNSET
         self._finalized = False
-        self._active: dict[int, Replayer] = {}
-        self._next_expiry = 0.0
-        self._usage: OrderedDict[str, Usage] = OrderedDict()
-        """Use statistics this process last wrote, so a hit need not read them back from the store
-        (other processes' hits then show in ``hits`` at once, and in this process's priorities later)."""
-        self._lock = threading.Lock()
 
     # builder methods
 
@@ -147,7 +140,7 @@ class Engine:
         version: str | None = None,
     ) -> Callable[[F], F]:
         """Decorator instrumenting a function tool."""
-        _checks_given(pre_check, post_check)
+        checks_given(pre_check, post_check)
         return lambda fn: self._register(fn, name, version, pre_check, post_check, is_method=False)  # type: ignore[return-value]
 
     function = tool
@@ -161,7 +154,7 @@ class Engine:
         version: str | None = None,
     ) -> Callable[[F], F]:
         """Decorator instrumenting a method tool: ``self`` is not recorded and comes from ``set_context``."""
-        _checks_given(pre_check, post_check)
+        checks_given(pre_check, post_check)
         return lambda fn: self._register(fn, name, version, pre_check, post_check, is_method=True)  # type: ignore[return-value]
 
     def register(
@@ -186,26 +179,10 @@ class Engine:
         *,
         is_method: bool,
     ) -> Callable[..., Any]:
-        if not callable(fn):
-            raise TypeError(f"a tool must be callable, got {type(fn).__name__}")
-        _checks_given(pre_check, post_check)
-        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
-            raise TypeError(
-                f"{_stable_name(fn)} is a generator function: a replay could not run its body; make the tool "
-                "return its values (a list) instead"
-            )
-        tool_name = name or _stable_name(fn)
-        tool = Tool(tool_name, fn, version or source_version(fn), is_method, pre_check, post_check)
-        if not tool.is_async and any(
-            c is not None and inspect.iscoroutinefunction(c.capture) for c in (pre_check, post_check)
-        ):
-            raise TypeError(
-                f"tool {tool_name!r} is sync but its check captures with a coroutine function: make the tool "
-                "async, or the capture sync"
-            )
+        tool = make_tool(fn, name, version, pre_check, post_check, is_method=is_method)
         self._registry.add(tool)
         self._finalized = False
-        return instrument(tool, self, self._stray_call, self._in_progress)
+        return instrument(tool, self, self._stray_call, self._active.runs)
 
     # running tasks
 
@@ -289,27 +266,24 @@ class Engine:
         """The run, its replayer and the task index to replay, or None and the ending that says why not."""
         if not self._finalized:
             self.finalize()
-        tag_tuple = _checked_tags(tags)
-        _check_params(params)
+        tag_tuple = checked_tags(tags)
+        check_params(params)
         plain = plain_params(params)
         key, text, unkeyable = self._task_identity(args, kwargs, tag_tuple, params, plain)
         self._note_sub_task(text)
         run = Run(self, text, key, tag_tuple, params or {})
         replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
-        with self._lock:
-            self._active[run.id] = replayer
+        self._active.add(replayer)
         if unkeyable is not None:
-            logger.error("muscle_mem: the agent handles task %r uncached: %s", run.task, unkeyable)
+            logger.error("the agent handles task %r uncached: %s", run.task, unkeyable)
             run.problems.append(Problem(NotStoredReason.UNKEYABLE_TASK, unkeyable))
             return run, replayer, None, Ending(reason=unkeyable, kind=MissReason.UNKEYABLE_TASK)
-        if self._stream is not None:
-            run.relevance = self._stream.observe(key, run.task)
+        self._cache.observe(run)
         try:
-            self._expire()
-            return run, replayer, self._lookup(run), Ending()
+            return run, replayer, self._cache.lookup(run), Ending()
         except Exception as exc:
             self.metrics.add("store_errors")
-            logger.exception("muscle_mem: store lookup failed; the agent handles this task")
+            logger.exception("store lookup failed; the agent handles this task")
             why = f"the store could not be read: {exc!r}"
             return run, replayer, None, Ending(reason=why, kind=MissReason.STORE_ERROR)
 
@@ -342,33 +316,9 @@ class Engine:
                 )
             )
 
-    def _expire(self) -> None:
-        """Apply the TTL before a lookup (at most every tenth of the TTL, and at least every second)."""
-        ttl = self.bounds.ttl
-        if ttl is None or time.monotonic() < self._next_expiry:
-            return
-        self._next_expiry = time.monotonic() + min(1.0, ttl / 10)
-        expired = self.store.expire(time.time() - ttl, self._protected())
-        if expired:
-            self.metrics.add("evicted", len(expired))
-
-    def _lookup(self, run: Run) -> TaskIndex:
-        task = self._index.lookup(run.task_key)
-        if len(task) or self._matcher is None:
-            return task
-        tags = frozenset(run.tags)
-        known = {k: text for k, text in self.store.tasks().items() if in_namespace(k, self.namespace)}
-        for similar in self._matcher.candidates(run.task, known):
-            found = self._index.lookup(similar) if similar != run.task_key else task
-            if len(found) and found.tags == tags:  # tags partition the cache, semantic matching too
-                logger.debug("muscle_mem: task %r reuses the trajectories of a similar task", run.task)
-                return found
-        return task
-
     def _end(self, run: Run) -> None:
         run.ended = True
-        with self._lock:
-            self._active.pop(run.id, None)
+        self._active.remove(run)
 
     def _on_hit(self, call: _Call, ending: Ending) -> Result:
         run, task, trajectory = call.run, call.task, ending.trajectory
@@ -377,51 +327,16 @@ class Engine:
         saved = max(0.0, trajectory.agent_seconds - elapsed)
         steps = len(run.calls)
         self.metrics.hit(steps, saved, trajectory.tokens)
-        self.journal.add(
-            Event(
-                at=time.time(),
-                task=run.task,
-                task_key=run.task_key,
-                hit=True,
-                steps_replayed=steps,
-                trajectory_id=trajectory.id,
-                elapsed=elapsed,
-                saved_seconds=saved,
-                tokens_saved=trajectory.tokens,
-            )
-        )
+        self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
         try:
-            self._touch(run, task, trajectory, saved)
+            self._cache.touch(run, task, trajectory, saved)
         except Exception:
             self.metrics.add("store_errors")
-            logger.exception(
-                "muscle_mem: could not update the use statistics of trajectory %s", trajectory.id
-            )
-        logger.debug("muscle_mem: hit, %d steps replayed from trajectory %s", steps, trajectory.id)
+            logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
+        logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
         return Result(
             hit=True, output=ending.answer, steps_replayed=steps, trajectory_id=trajectory.id, elapsed=elapsed
         )
-
-    def _touch(self, run: Run, task: TaskIndex, trajectory: Trajectory, saved: float) -> None:
-        now = time.time()
-        with self._lock:
-            cached = self._usage.pop(trajectory.id, None)
-        usage = cached or self.store.usage(trajectory.id)
-        if usage is None:
-            return
-        updated = self.policy.hit(usage, now, run.relevance, saved)
-        with self._lock:
-            self._usage[trajectory.id] = updated
-            if len(self._usage) > USAGE_CACHED:
-                self._usage.popitem(last=False)
-        self.store.touch(
-            trajectory.id,
-            now=now,
-            saved_seconds=saved,
-            priority=updated.priority,
-            attention=updated.attention,
-        )
-        task.promote(trajectory.id)
 
     def _on_agent_error(self, call: _Call, ending: Ending) -> None:
         run = call.run
@@ -430,37 +345,8 @@ class Engine:
         self.metrics.miss(replayed, ending.kind, agent_seconds, run.tokens)
         refused = Problem(NotStoredReason.AGENT_RAISED, "the agent raised")
         self.metrics.not_stored(refused.kind)
-        self._journal_miss(run, ending, replayed, agent_seconds, agent_seconds, None, refused)
-        logger.info("muscle_mem: the agent raised; nothing is stored for task %r", run.task)
-
-    def _journal_miss(
-        self,
-        run: Run,
-        ending: Ending,
-        replayed: int,
-        elapsed: float,
-        agent_seconds: float,
-        stored_id: str | None,
-        refused: Problem | None,
-    ) -> None:
-        self.journal.add(
-            Event(
-                at=time.time(),
-                task=run.task,
-                task_key=run.task_key,
-                hit=False,
-                steps_replayed=replayed,
-                reason=ending.reason,
-                tool=ending.tool,
-                trajectory_id=stored_id,
-                elapsed=elapsed,
-                agent_seconds=agent_seconds,
-                tokens_spent=run.tokens,
-                miss_reason=ending.kind.value if ending.kind else None,
-                not_stored=str(refused) if refused is not None else None,
-                not_stored_reason=refused.kind.value if refused is not None else None,
-            )
-        )
+        self.journal.add(miss_event(run, ending, replayed, agent_seconds, agent_seconds, None, refused))
+        logger.info("the agent raised; nothing is stored for task %r", run.task)
 
     def _on_miss(self, call: _Call, ending: Ending, output: Any) -> Result:
         run, started, agent_started = call.run, call.started, call.agent_started
@@ -483,10 +369,9 @@ class Engine:
         if run.late is not None:  # a tool called while the run was being stored: it misses the call
             self._stray_call(run.late, run)
             stored_id = run.stored_id
-        self._journal_miss(
-            run, ending, replayed, time.perf_counter() - started, now - agent_started, stored_id, refused
-        )
-        logger.info("muscle_mem: miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
+        elapsed = time.perf_counter() - started
+        self.journal.add(miss_event(run, ending, replayed, elapsed, now - agent_started, stored_id, refused))
+        logger.info("miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
         return Result(
             hit=False,
             output=output,
@@ -503,45 +388,15 @@ class Engine:
         )
 
     def _store(self, run: Run, output: Any, seconds: float) -> tuple[str | None, Problem | None]:
-        """Store what the run did: the new trajectory's id, or None and why it was not stored (logged;
-        the answer is not lost)."""
-        if run.problems:  # first: a call the run missed can leave it with none
-            why = run.redact("; ".join(run.problems))
-            logger.error("muscle_mem: cannot store the trajectory of task %r: %s", run.task, why)
-            return None, Problem(problem_kind(run.problems[0]), why)
-        if not run.calls:
-            logger.info("muscle_mem: the agent made no tool call for task %r; nothing to store", run.task)
-            return None, Problem(NotStoredReason.NO_TOOL_CALLS, "the agent made no tool call")
+        """Store what the run did: the new trajectory's id, or None and why it was not stored."""
+        trajectory = trajectory_of(run, output, seconds)
+        if isinstance(trajectory, Problem):
+            return None, trajectory
         try:
-            trajectory = build_trajectory(run, output, seconds)
-        except codec.CodecError as exc:
-            logger.error("muscle_mem: cannot store the trajectory of task %r: %s", run.task, exc)
-            kind = (
-                NotStoredReason.UNREPLAYABLE
-                if isinstance(exc, Unreplayable)
-                else NotStoredReason.UNSTORABLE_VALUE
-            )
-            return None, Problem(kind, run.redact(str(exc)))
-        if leaks_secret(trajectory, run.secrets):
-            logger.error(
-                "muscle_mem: the trajectory of task %r contains a secret param value outside a param "
-                "reference; it is not stored",
-                run.task,
-            )
-            return None, Problem(
-                NotStoredReason.SECRET_LEAK,
-                "the trajectory contains a secret param value outside a param reference",
-            )
-        try:
-            now = time.time()
-            self.store.add(trajectory, self.policy.admit(now, run.relevance))
-            self.metrics.add("stored")
-            evicted = self.bounds.enforce(self.store, now, self._protected() | {trajectory.id})
-            if evicted:
-                self.metrics.add("evicted", len(evicted))
+            self._cache.add(trajectory, run.relevance)
         except Exception as exc:
             self.metrics.add("store_errors")
-            logger.exception("muscle_mem: could not write the trajectory of task %r to the store", run.task)
+            logger.exception("could not write the trajectory of task %r to the store", run.task)
             return None, Problem(
                 NotStoredReason.STORE_ERROR, run.redact(f"the store could not be written: {exc!r}")
             )
@@ -554,27 +409,14 @@ class Engine:
         """
         if ended.stored_id is not None:
             logger.warning(
-                "muscle_mem: tool %r was called after the run of task %r ended (a task or a thread the agent "
+                "tool %r was called after the run of task %r ended (a task or a thread the agent "
                 "did not wait for?); its trajectory misses the call and is removed",
                 tool,
                 ended.task,
             )
-            self.store.remove([ended.stored_id])
+            self._cache.remove(ended.stored_id)
             self.metrics.not_stored(NotStoredReason.CALLED_AFTER_RUN)
             ended.stored_id = None
-
-    def _in_progress(self) -> list[Run]:
-        """The runs of this engine in progress.
-
-        A tool call from a thread without a run in its context is recorded only when there is one.
-        """
-        with self._lock:
-            return [r.run for r in self._active.values()]
-
-    def _protected(self) -> frozenset[str]:
-        with self._lock:
-            edges = [r.edge for r in self._active.values() if r.edge is not None]
-        return frozenset().union(*(e.trajectories for e in edges))
 
     def close(self) -> None:
         """Write pending events and close the store."""
@@ -604,50 +446,8 @@ class _Call:
     agent_started: float = 0.0
 
 
-def _stable_name(fn: Callable[..., Any]) -> str:
-    """A tool's default name: its qualified name (a partial's function's; a callable object's class's)."""
-    target = getattr(fn, "func", fn) if not hasattr(fn, "__qualname__") else fn
-    name = getattr(target, "__qualname__", None) or type(target).__qualname__
-    return str(name)
-
-
 def _async_in_sync(name: str) -> TypeError:
     return TypeError(f"{name} is async: call the engine with `await engine.arun(...)`")
-
-
-def _checked_tags(tags: object) -> tuple[str, ...]:
-    if tags is None:
-        return ()
-    if isinstance(tags, str | bytes) or not isinstance(tags, Sequence | set | frozenset):
-        raise TypeError(f"tags must be a sequence of strings, not {type(tags).__name__}")
-    found = tuple(tags)
-    for tag in found:
-        if not isinstance(tag, str):
-            raise TypeError(f"tags must be strings, got {tag!r} ({type(tag).__name__})")
-    return found
-
-
-def _check_params(params: object) -> None:
-    if params is None:
-        return
-    if not isinstance(params, Mapping):
-        raise TypeError(f"params must be a mapping of names to values, not {type(params).__name__}")
-    for name in params:
-        if not isinstance(name, str):
-            raise TypeError(f"params names must be strings, got {name!r} ({type(name).__name__})")
-
-
-def _checks_given(*checks: object) -> None:
-    """Checks must be Check objects or None; a function in their place is most likely a decorator used
-    without parentheses (``@engine.tool``), and the error says so."""
-    for check in checks:
-        if check is not None and not isinstance(check, Check):
-            if callable(check):
-                raise TypeError(
-                    "pre_check and post_check must be Check objects, got a function: decorate with "
-                    "@engine.tool() or @engine.method() (with parentheses), or wrap it in Check(...)"
-                )
-            raise TypeError(f"pre_check and post_check must be Check objects, got {type(check).__name__}")
 
 
 def _redacted(run: Run, ending: Ending) -> Ending:

@@ -8,9 +8,12 @@ import threading
 import time
 import weakref
 
+from muscle_mem.reasons import Problem
+from muscle_mem.recording import Run
+from muscle_mem.replay import Ending
 from muscle_mem.stores.base import Event, Store
 
-logger = logging.getLogger("muscle_mem")
+logger = logging.getLogger(__name__)
 
 
 class Journal:
@@ -45,9 +48,7 @@ class Journal:
             self._store.log_events(pending)
         except Exception:
             level = logging.DEBUG if at_exit else logging.WARNING
-            logger.log(
-                level, "muscle_mem: %d events could not be written to the store", len(pending), exc_info=True
-            )
+            logger.log(level, "%d events could not be written to the store", len(pending), exc_info=True)
 
 
 _JOURNALS: weakref.WeakSet[Journal] = weakref.WeakSet()
@@ -58,3 +59,46 @@ _JOURNALS: weakref.WeakSet[Journal] = weakref.WeakSet()
 def _flush_at_exit() -> None:
     for journal in list(_JOURNALS):
         journal.flush(at_exit=True)
+
+
+def hit_event(run: Run, trajectory_id: str, steps: int, elapsed: float, saved: float, tokens: int) -> Event:
+    """The event of a full hit."""
+    return Event(
+        at=time.time(),
+        task=run.task,
+        task_key=run.task_key,
+        hit=True,
+        steps_replayed=steps,
+        trajectory_id=trajectory_id,
+        elapsed=elapsed,
+        saved_seconds=saved,
+        tokens_saved=tokens,
+    )
+
+
+def miss_event(
+    run: Run,
+    ending: Ending,
+    replayed: int,
+    elapsed: float,
+    agent_seconds: float,
+    stored_id: str | None,
+    refused: Problem | None,
+) -> Event:
+    """The event of a miss: why the replay stopped, and whether the agent's run was stored."""
+    return Event(
+        at=time.time(),
+        task=run.task,
+        task_key=run.task_key,
+        hit=False,
+        steps_replayed=replayed,
+        reason=ending.reason,
+        tool=ending.tool,
+        trajectory_id=stored_id,
+        elapsed=elapsed,
+        agent_seconds=agent_seconds,
+        tokens_spent=run.tokens,
+        miss_reason=ending.kind.value if ending.kind else None,
+        not_stored=str(refused) if refused is not None else None,
+        not_stored_reason=refused.kind.value if refused is not None else None,
+    )

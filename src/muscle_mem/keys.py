@@ -311,3 +311,27 @@ class TaskIdentity:
     ) -> tuple[str, str]:
         key = task_key(args, kwargs, tags, params, self.match, secret, self.namespace)
         return key, task_text(args, kwargs, params, secret)
+
+
+def checked_tags(tags: object) -> tuple[str, ...]:
+    """The tags of a call, checked: a sequence of strings (TypeError otherwise)."""
+    if tags is None:
+        return ()
+    if isinstance(tags, str | bytes) or not isinstance(tags, Sequence | set | frozenset):
+        raise TypeError(f"tags must be a sequence of strings, not {type(tags).__name__}")
+    found = tuple(tags)
+    for tag in found:
+        if not isinstance(tag, str):
+            raise TypeError(f"tags must be strings, got {tag!r} ({type(tag).__name__})")
+    return found
+
+
+def check_params(params: object) -> None:
+    """Raise TypeError unless ``params`` is None or a mapping with string names."""
+    if params is None:
+        return
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params must be a mapping of names to values, not {type(params).__name__}")
+    for name in params:
+        if not isinstance(name, str):
+            raise TypeError(f"params names must be strings, got {name!r} ({type(name).__name__})")

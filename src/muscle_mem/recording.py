@@ -9,22 +9,21 @@ has said it can store them), and the top two levels of lists and dicts of each o
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import itertools
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.secrecy import redact, secret_values
+from muscle_mem.tools import Tool
 from muscle_mem.trajectory import Step
-
-if TYPE_CHECKING:
-    from muscle_mem.tools import Tool
 
 _RUN_IDS = itertools.count(1)
 CURRENT_RUN: ContextVar[Run | None] = ContextVar("muscle_mem_run", default=None)
@@ -378,3 +377,93 @@ def kept(output: Any) -> Any:
         head += output[MAX_INDEXED_PER_OUTPUT:]
         return head if kind is list else tuple(head)
     return output
+
+
+def instrument(
+    tool: Tool,
+    owner: object,
+    stray: Callable[[str, Run], None],
+    in_progress: Callable[[], list[Run]],
+) -> Callable[..., Any]:
+    """Wrap ``tool.fn`` so that calls inside a run of ``owner`` are recorded; elsewhere it just runs.
+
+    A call from a thread without a run in its context (a worker of a thread pool) belongs to the
+    run of ``owner`` in progress when there is one only (``in_progress()`` lists them); with two or
+    more it could be any of them, so none records it and none is stored. ``stray(name, run)`` hears
+    of a call made after the agent of its run returned (a task or a thread it did not wait for).
+    """
+    fn = tool.fn
+    if tool.is_async:
+
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            found = _recording(owner, tool, stray, in_progress)
+            if found is None:
+                return await fn(*args, **kwargs)
+            return await found[0].record_async(tool, found[1], args, kwargs)
+
+        return async_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        found = _recording(owner, tool, stray, in_progress)
+        if found is None:
+            return fn(*args, **kwargs)
+        return found[0].record(tool, found[1], args, kwargs)
+
+    return wrapper
+
+
+def _recording(
+    owner: object, tool: Tool, stray: Callable[[str, Run], None], in_progress: Callable[[], list[Run]]
+) -> tuple[Run, Flight] | None:
+    """The run that records this call and the call's flight, if any (not a call inside a recorded tool)."""
+    run = CURRENT_RUN.get()
+    if run is None:
+        return _adopted(tool, stray, in_progress())
+    if run.owner is not owner:
+        _outer_misses(run, owner, tool)
+        return None
+    if run.ended:
+        stray(tool.name, run)
+        return None
+    if not run.recording or IN_TOOL.get() == run.id:
+        return None
+    flight = run.start(tool.name)
+    if flight is None:
+        stray(tool.name, run)
+        return None
+    return run, flight
+
+
+def _adopted(tool: Tool, stray: Callable[[str, Run], None], runs: list[Run]) -> tuple[Run, Flight] | None:
+    """The run a call from a thread without a run in its context belongs to: the only one in progress."""
+    if len(runs) != 1:
+        for run in runs:
+            run.ambiguous(tool.name, len(runs))
+        return None
+    run = runs[0]
+    flight = run.adopt(tool.name)
+    if flight is None:
+        if run.sealed:
+            stray(tool.name, run)
+        return None
+    return run, flight
+
+
+def _outer_misses(run: Run, owner: object, tool: Tool) -> None:
+    """A tool of ``owner`` called inside another engine's run: the run of ``owner`` that handed the
+    task on (if it is recording, outside a tool call) misses the call, so it is not stored."""
+    outer: Run | None = run
+    while outer is not None and outer.owner is not owner:
+        if outer.in_parent_tool:
+            return  # inside a tool call a run records: part of that step
+        outer = outer.parent
+    if outer is not None and outer.recording and not outer.ended and IN_TOOL.get() != outer.id:
+        outer.problems.append(
+            Problem(
+                NotStoredReason.FOREIGN_RUN,
+                f"tool {tool.name!r} was called inside another engine's run (a task handed on); this "
+                "trajectory would miss it",
+            )
+        )

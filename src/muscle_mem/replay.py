@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import logging
+import threading
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -367,3 +368,30 @@ async def drive_async(replay: Replay) -> Ending:
     except StopIteration as stop:
         ending: Ending = stop.value
         return ending
+
+
+class ActiveReplays:
+    """The replays of one engine in progress: their runs, and the trajectories they follow."""
+
+    def __init__(self) -> None:
+        self._by_run: dict[int, Replayer] = {}
+        self._lock = threading.Lock()
+
+    def add(self, replayer: Replayer) -> None:
+        with self._lock:
+            self._by_run[replayer.run.id] = replayer
+
+    def remove(self, run: Run) -> None:
+        with self._lock:
+            self._by_run.pop(run.id, None)
+
+    def runs(self) -> list[Run]:
+        """The runs in progress (a call from a thread without a run in its context may be theirs)."""
+        with self._lock:
+            return [r.run for r in self._by_run.values()]
+
+    def protected(self) -> frozenset[str]:
+        """The trajectories replays in progress follow (eviction leaves them alone)."""
+        with self._lock:
+            edges = [r.edge for r in self._by_run.values() if r.edge is not None]
+        return frozenset().union(*(e.trajectories for e in edges))

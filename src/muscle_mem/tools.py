@@ -1,4 +1,4 @@
-"""Tool registration: instrumenting callables so that calls made inside a run are recorded."""
+"""Tools: a registered callable with its name, version and checks; the registry of an engine."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from typing import Any
 
 from muscle_mem.check import Check
 from muscle_mem.fingerprint import fingerprint
-from muscle_mem.reasons import NotStoredReason, Problem
-from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Flight, Run
 
 
 @dataclass(eq=False, slots=True)
@@ -99,91 +97,51 @@ def _code_of(fn: Callable[..., Any]) -> object:
     return getattr(target, "__code__", None) or type(target)
 
 
-def instrument(
-    tool: Tool,
-    owner: object,
-    stray: Callable[[str, Run], None],
-    in_progress: Callable[[], list[Run]],
-) -> Callable[..., Any]:
-    """Wrap ``tool.fn`` so that calls inside a run of ``owner`` are recorded; elsewhere it just runs.
-
-    A call from a thread without a run in its context (a worker of a thread pool) belongs to the
-    run of ``owner`` in progress when there is one only (``in_progress()`` lists them); with two or
-    more it could be any of them, so none records it and none is stored. ``stray(name, run)`` hears
-    of a call made after the agent of its run returned (a task or a thread it did not wait for).
-    """
-    fn = tool.fn
-    if tool.is_async:
-
-        @functools.wraps(fn)
-        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            found = _recording(owner, tool, stray, in_progress)
-            if found is None:
-                return await fn(*args, **kwargs)
-            return await found[0].record_async(tool, found[1], args, kwargs)
-
-        return async_wrapper
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        found = _recording(owner, tool, stray, in_progress)
-        if found is None:
-            return fn(*args, **kwargs)
-        return found[0].record(tool, found[1], args, kwargs)
-
-    return wrapper
-
-
-def _recording(
-    owner: object, tool: Tool, stray: Callable[[str, Run], None], in_progress: Callable[[], list[Run]]
-) -> tuple[Run, Flight] | None:
-    """The run that records this call and the call's flight, if any (not a call inside a recorded tool)."""
-    run = CURRENT_RUN.get()
-    if run is None:
-        return _adopted(tool, stray, in_progress())
-    if run.owner is not owner:
-        _outer_misses(run, owner, tool)
-        return None
-    if run.ended:
-        stray(tool.name, run)
-        return None
-    if not run.recording or IN_TOOL.get() == run.id:
-        return None
-    flight = run.start(tool.name)
-    if flight is None:
-        stray(tool.name, run)
-        return None
-    return run, flight
-
-
-def _adopted(tool: Tool, stray: Callable[[str, Run], None], runs: list[Run]) -> tuple[Run, Flight] | None:
-    """The run a call from a thread without a run in its context belongs to: the only one in progress."""
-    if len(runs) != 1:
-        for run in runs:
-            run.ambiguous(tool.name, len(runs))
-        return None
-    run = runs[0]
-    flight = run.adopt(tool.name)
-    if flight is None:
-        if run.sealed:
-            stray(tool.name, run)
-        return None
-    return run, flight
-
-
-def _outer_misses(run: Run, owner: object, tool: Tool) -> None:
-    """A tool of ``owner`` called inside another engine's run: the run of ``owner`` that handed the
-    task on (if it is recording, outside a tool call) misses the call, so it is not stored."""
-    outer: Run | None = run
-    while outer is not None and outer.owner is not owner:
-        if outer.in_parent_tool:
-            return  # inside a tool call a run records: part of that step
-        outer = outer.parent
-    if outer is not None and outer.recording and not outer.ended and IN_TOOL.get() != outer.id:
-        outer.problems.append(
-            Problem(
-                NotStoredReason.FOREIGN_RUN,
-                f"tool {tool.name!r} was called inside another engine's run (a task handed on); this "
-                "trajectory would miss it",
-            )
+def make_tool(
+    fn: Callable[..., Any],
+    name: str | None,
+    version: str | None,
+    pre_check: Check[Any] | None,
+    post_check: Check[Any] | None,
+    *,
+    is_method: bool,
+) -> Tool:
+    """A tool for ``fn``; raises TypeError for what could never be recorded or replayed."""
+    if not callable(fn):
+        raise TypeError(f"a tool must be callable, got {type(fn).__name__}")
+    checks_given(pre_check, post_check)
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        raise TypeError(
+            f"{stable_name(fn)} is a generator function: a replay could not run its body; make the tool "
+            "return its values (a list) instead"
         )
+    tool_name = name or stable_name(fn)
+    tool = Tool(tool_name, fn, version or source_version(fn), is_method, pre_check, post_check)
+    if not tool.is_async and any(
+        c is not None and inspect.iscoroutinefunction(c.capture) for c in (pre_check, post_check)
+    ):
+        raise TypeError(
+            f"tool {tool_name!r} is sync but its check captures with a coroutine function: make the tool "
+            "async, or the capture sync"
+        )
+    return tool
+
+
+def stable_name(fn: Callable[..., Any]) -> str:
+    """A tool's default name: its qualified name (a partial's function's; a callable object's class's)."""
+    target = getattr(fn, "func", fn) if not hasattr(fn, "__qualname__") else fn
+    name = getattr(target, "__qualname__", None) or type(target).__qualname__
+    return str(name)
+
+
+def checks_given(*checks: object) -> None:
+    """Checks must be Check objects or None; a function in their place is most likely a decorator used
+    without parentheses (``@engine.tool``), and the error says so."""
+    for check in checks:
+        if check is not None and not isinstance(check, Check):
+            if callable(check):
+                raise TypeError(
+                    "pre_check and post_check must be Check objects, got a function: decorate with "
+                    "@engine.tool() or @engine.method() (with parentheses), or wrap it in Check(...)"
+                )
+            raise TypeError(f"pre_check and post_check must be Check objects, got {type(check).__name__}")

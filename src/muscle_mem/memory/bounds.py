@@ -54,13 +54,17 @@ class Bounds:
         with self._lock:
             return self._enforce(store, now, protected)
 
+    def expire(self, store: Store, now: float, protected: frozenset[str]) -> list[str]:
+        """Remove the trajectories older than the TTL (none without a TTL); returns their ids."""
+        if self.ttl is None:
+            return []
+        expired = store.expire(now - self.ttl, protected)
+        if expired:
+            log.debug("expired %d trajectories older than %gs", len(expired), self.ttl)
+        return expired
+
     def _enforce(self, store: Store, now: float, protected: frozenset[str]) -> list[str]:
-        removed: list[str] = []
-        if self.ttl is not None:
-            expired = store.expire(now - self.ttl, protected)
-            if expired:
-                log.debug("expired %d trajectories older than %gs", len(expired), self.ttl)
-            removed += expired
+        removed = self.expire(store, now, protected)
         if self.capacity is not None:
             excess = len(store) - self.capacity
             if excess > 0:

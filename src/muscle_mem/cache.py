@@ -1,0 +1,127 @@
+"""The trajectory cache of one engine: its store and index, bounded by an eviction policy.
+
+One place for what happens to stored trajectories: lookup (with the semantic fallback), adding a
+new one and enforcing the bounds, the use statistics a hit writes, and the TTL. Trajectories a
+replay in progress is following are never evicted (``protected``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+from muscle_mem.attention import TaskStream
+from muscle_mem.embed import TaskMatcher
+from muscle_mem.index import Index, TaskIndex
+from muscle_mem.keys import in_namespace
+from muscle_mem.memory.bounds import Bounds
+from muscle_mem.memory.policies import Policy
+from muscle_mem.metrics import Metrics
+from muscle_mem.recording import Run
+from muscle_mem.stores import Store
+from muscle_mem.trajectory import Trajectory, Usage
+
+logger = logging.getLogger(__name__)
+
+USAGE_CACHED = 10_000
+"""Use statistics remembered per process, so a hit need not read them back from the store."""
+
+
+class TrajectoryCache:
+    """Lookup, admission within bounds, use statistics and expiry of an engine's trajectories."""
+
+    def __init__(
+        self,
+        store: Store,
+        policy: Policy,
+        bounds: Bounds,
+        metrics: Metrics,
+        protected: Callable[[], frozenset[str]],
+        *,
+        stream: TaskStream | None = None,
+        matcher: TaskMatcher | None = None,
+        namespace: str | None = None,
+    ) -> None:
+        self.store = store
+        self.policy = policy
+        self.bounds = bounds
+        self.index = Index(store)
+        self._metrics = metrics
+        self._protected = protected
+        self._stream = stream
+        self._matcher = matcher
+        self._namespace = namespace
+        self._next_expiry = 0.0
+        self._usage: OrderedDict[str, Usage] = OrderedDict()
+        """Use statistics this process last wrote (other processes' hits then show in ``hits`` at
+        once, and in this process's priorities later)."""
+        self._lock = threading.Lock()
+
+    def observe(self, run: Run) -> None:
+        """Note the task in the recent task stream (its relevance feeds the eviction policy)."""
+        if self._stream is not None:
+            run.relevance = self._stream.observe(run.task_key, run.task)
+
+    def lookup(self, run: Run) -> TaskIndex:
+        """The stored trajectories of the run's task (or, with semantic matching, of a similar task
+        with the same tags), after applying the TTL."""
+        self._expire()
+        task = self.index.lookup(run.task_key)
+        if len(task) or self._matcher is None:
+            return task
+        tags = frozenset(run.tags)
+        known = {k: text for k, text in self.store.tasks().items() if in_namespace(k, self._namespace)}
+        for similar in self._matcher.candidates(run.task, known):
+            found = self.index.lookup(similar) if similar != run.task_key else task
+            if len(found) and found.tags == tags:  # tags partition the cache, semantic matching too
+                logger.debug("task %r reuses the trajectories of a similar task", run.task)
+                return found
+        return task
+
+    def add(self, trajectory: Trajectory, relevance: float) -> None:
+        """Store a new trajectory, then evict what the bounds no longer hold (raises if the store fails)."""
+        now = time.time()
+        self.store.add(trajectory, self.policy.admit(now, relevance))
+        self._metrics.add("stored")
+        evicted = self.bounds.enforce(self.store, now, self._protected() | {trajectory.id})
+        if evicted:
+            self._metrics.add("evicted", len(evicted))
+
+    def touch(self, run: Run, task: TaskIndex, trajectory: Trajectory, saved: float) -> None:
+        """Write the use statistics of a hit and make the trajectory the task's first candidate."""
+        now = time.time()
+        with self._lock:
+            cached = self._usage.pop(trajectory.id, None)
+        usage = cached or self.store.usage(trajectory.id)
+        if usage is None:
+            return
+        updated = self.policy.hit(usage, now, run.relevance, saved)
+        with self._lock:
+            self._usage[trajectory.id] = updated
+            if len(self._usage) > USAGE_CACHED:
+                self._usage.popitem(last=False)
+        self.store.touch(
+            trajectory.id,
+            now=now,
+            saved_seconds=saved,
+            priority=updated.priority,
+            attention=updated.attention,
+        )
+        task.promote(trajectory.id)
+
+    def remove(self, trajectory_id: str) -> None:
+        """Remove one trajectory (a run it missed a call of)."""
+        self.store.remove([trajectory_id])
+
+    def _expire(self) -> None:
+        """Apply the TTL (at most every tenth of the TTL, and at least every second)."""
+        ttl = self.bounds.ttl
+        if ttl is None or time.monotonic() < self._next_expiry:
+            return
+        self._next_expiry = time.monotonic() + min(1.0, ttl / 10)
+        expired = self.bounds.expire(self.store, time.time(), self._protected())
+        if expired:
+            self._metrics.add("evicted", len(expired))
