@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from muscle_mem import codec
 from muscle_mem.attention import TaskStream
 from muscle_mem.cache import TrajectoryCache
 from muscle_mem.check import Check
-from muscle_mem.dataflow import trajectory_of
 from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
 from muscle_mem.index import TaskIndex
-from muscle_mem.journal import Journal, hit_event, miss_event
-from muscle_mem.keys import Match, TaskIdentity, check_params, checked_tags, task_text
+from muscle_mem.journal import Journal
+from muscle_mem.keys import Match, TaskIdentity, check_matching, check_params, checked_tags, task_text
 from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy, make_policy
 from muscle_mem.metrics import Metrics
+from muscle_mem.outcome import Call, Outcomes
 from muscle_mem.reasons import MissReason, NotStoredReason, Problem
-from muscle_mem.recording import CURRENT_RUN, IN_TOOL, Run, instrument
-from muscle_mem.replay import ActiveReplays, Ending, Replay, Replayer, drive, drive_async
+from muscle_mem.recording import CURRENT_RUN, Run, instrument, note_sub_task
+from muscle_mem.replay import ActiveReplays, Ending, Replayer, drive, drive_async
 from muscle_mem.result import Result
 from muscle_mem.secrecy import plain_params, redact, secret_values
 from muscle_mem.stores import Store, open_store
@@ -35,7 +33,6 @@ logger = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 _UNSET: Any = object()
-_MATCHES = ("exact", "tags", "semantic")
 DEFAULT_POLICY = "decayed"
 """The policy that measured best (docs/policies.md): forward-decayed utility, O(log n) eviction."""
 
@@ -64,14 +61,7 @@ class Engine:
         embedder: str | Embedder | None = None,
         namespace: str | None = None,
     ) -> None:
-        if namespace is not None and not isinstance(namespace, str):
-            raise TypeError(f"namespace must be a string or None, not {type(namespace).__name__}")
-        if namespace == "":
-            raise ValueError("namespace must not be empty: pass None for the shared keys")
-        if match not in _MATCHES:
-            raise ValueError(f"match must be one of {_MATCHES}, not {match!r}")
-        if isinstance(similarity, bool) or not isinstance(similarity, int | float):
-            raise TypeError(f"similarity must be a number in (0, 1], not {similarity!r}")
+        check_matching(match, similarity, namespace)
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
         self.match: Match = match
@@ -93,6 +83,7 @@ class Engine:
             matcher=matcher,
             namespace=namespace,
         )
+        self._outcomes = Outcomes(self._cache, self.metrics, self.journal)
         self.namespace = namespace
         self._identify = TaskIdentity(match, namespace=namespace)
         self._registry = ToolRegistry()
@@ -140,8 +131,7 @@ class Engine:
         version: str | None = None,
     ) -> Callable[[F], F]:
         """Decorator instrumenting a function tool."""
-        checks_given(pre_check, post_check)
-        return lambda fn: self._register(fn, name, version, pre_check, post_check, is_method=False)  # type: ignore[return-value]
+        return self._decorator(pre_check, post_check, name, version, is_method=False)
 
     function = tool
 
@@ -154,8 +144,19 @@ class Engine:
         version: str | None = None,
     ) -> Callable[[F], F]:
         """Decorator instrumenting a method tool: ``self`` is not recorded and comes from ``set_context``."""
-        checks_given(pre_check, post_check)
-        return lambda fn: self._register(fn, name, version, pre_check, post_check, is_method=True)  # type: ignore[return-value]
+        return self._decorator(pre_check, post_check, name, version, is_method=True)
+
+    def _decorator(
+        self,
+        pre_check: Check[Any] | None,
+        post_check: Check[Any] | None,
+        name: str | None,
+        version: str | None,
+        *,
+        is_method: bool,
+    ) -> Callable[[F], F]:
+        checks_given(pre_check, post_check)  # now: ``@engine.tool`` without parentheses is an error
+        return lambda fn: self._register(fn, name, version, pre_check, post_check, is_method=is_method)  # type: ignore[return-value]
 
     def register(
         self,
@@ -182,7 +183,7 @@ class Engine:
         tool = make_tool(fn, name, version, pre_check, post_check, is_method=is_method)
         self._registry.add(tool)
         self._finalized = False
-        return instrument(tool, self, self._stray_call, self._active.runs)
+        return instrument(tool, self, self._outcomes.stray_call, self._active.runs)
 
     # running tasks
 
@@ -195,9 +196,9 @@ class Engine:
     ) -> Result:
         """Solve a task: replay it if a stored trajectory is safe, else hand it to the agent."""
         with self._running(args, kwargs, tags, params) as call:
-            ending = _redacted(call.run, drive(call.replay, _async_in_sync) if call.replay else call.ending)
+            ending = (drive(call.replay, _async_in_sync) if call.replay else call.ending).redacted(call.run)
             if ending.trajectory is not None:
-                return self._on_hit(call, ending)
+                return self._outcomes.hit(call, ending)
             agent = self._start_agent(call)
             try:
                 output = agent(*args, **kwargs)
@@ -206,9 +207,9 @@ class Engine:
                         output.close()
                     raise TypeError("the agent is async: use `await engine.arun(...)`")
             except BaseException:
-                self._on_agent_error(call, ending)
+                self._outcomes.agent_raised(call, ending)
                 raise
-            return self._on_miss(call, ending, output)
+            return self._outcomes.miss(call, ending, output)
 
     async def arun(
         self,
@@ -219,18 +220,18 @@ class Engine:
     ) -> Result:
         """:meth:`__call__` for async agents and async tools."""
         with self._running(args, kwargs, tags, params) as call:
-            ending = _redacted(call.run, await drive_async(call.replay) if call.replay else call.ending)
+            ending = (await drive_async(call.replay) if call.replay else call.ending).redacted(call.run)
             if ending.trajectory is not None:
-                return self._on_hit(call, ending)
+                return self._outcomes.hit(call, ending)
             agent = self._start_agent(call)
             try:
                 output = agent(*args, **kwargs)
                 if inspect.isawaitable(output):
                     output = await output
             except BaseException:
-                self._on_agent_error(call, ending)
+                self._outcomes.agent_raised(call, ending)
                 raise
-            return self._on_miss(call, ending, output)
+            return self._outcomes.miss(call, ending, output)
 
     @contextmanager
     def _running(
@@ -239,18 +240,18 @@ class Engine:
         kwargs: dict[str, Any],
         tags: Sequence[str] | None,
         params: Mapping[str, Any] | None,
-    ) -> Iterator[_Call]:
+    ) -> Iterator[Call]:
         """The scope of one engine call: the run is current in this context while it lasts."""
         started = time.perf_counter()
         run, replayer, task, ending = self._begin(args, kwargs, tags, params)
         token = CURRENT_RUN.set(run)
         try:
-            yield _Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
+            yield Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
         finally:
             CURRENT_RUN.reset(token)
             self._end(run)
 
-    def _start_agent(self, call: _Call) -> Callable[..., Any]:
+    def _start_agent(self, call: Call) -> Callable[..., Any]:
         assert self._agent is not None
         call.run.recording = True
         call.agent_started = time.perf_counter()
@@ -270,7 +271,7 @@ class Engine:
         check_params(params)
         plain = plain_params(params)
         key, text, unkeyable = self._task_identity(args, kwargs, tag_tuple, params, plain)
-        self._note_sub_task(text)
+        note_sub_task(self, text)
         run = Run(self, text, key, tag_tuple, params or {})
         replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
         self._active.add(replayer)
@@ -304,119 +305,9 @@ class Engine:
             key, text, problem = "", task_text(args, kwargs, plain), str(exc)
         return key, redact(text, secrets) if secrets else text, problem
 
-    def _note_sub_task(self, text: str) -> None:
-        """A task handed to this engine inside one of its recording runs: that run misses its steps."""
-        outer = CURRENT_RUN.get()
-        if outer is not None and outer.owner is self and outer.recording and IN_TOOL.get() != outer.id:
-            outer.problems.append(
-                Problem(
-                    NotStoredReason.SUB_TASK,
-                    f"the agent handed the sub-task {text!r} to the engine inside the run; its steps are "
-                    "not part of this trajectory",
-                )
-            )
-
     def _end(self, run: Run) -> None:
         run.ended = True
         self._active.remove(run)
-
-    def _on_hit(self, call: _Call, ending: Ending) -> Result:
-        run, task, trajectory = call.run, call.task, ending.trajectory
-        assert trajectory is not None and task is not None
-        elapsed = time.perf_counter() - call.started
-        saved = max(0.0, trajectory.agent_seconds - elapsed)
-        steps = len(run.calls)
-        self.metrics.hit(steps, saved, trajectory.tokens)
-        self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
-        try:
-            self._cache.touch(run, task, trajectory, saved)
-        except Exception:
-            self.metrics.add("store_errors")
-            logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
-        logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
-        return Result(
-            hit=True, output=ending.answer, steps_replayed=steps, trajectory_id=trajectory.id, elapsed=elapsed
-        )
-
-    def _on_agent_error(self, call: _Call, ending: Ending) -> None:
-        run = call.run
-        agent_seconds = time.perf_counter() - call.agent_started
-        replayed = sum(c.replayed for c in run.calls)
-        self.metrics.miss(replayed, ending.kind, agent_seconds, run.tokens)
-        refused = Problem(NotStoredReason.AGENT_RAISED, "the agent raised")
-        self.metrics.not_stored(refused.kind)
-        self.journal.add(miss_event(run, ending, replayed, agent_seconds, agent_seconds, None, refused))
-        logger.info("the agent raised; nothing is stored for task %r", run.task)
-
-    def _on_miss(self, call: _Call, ending: Ending, output: Any) -> Result:
-        run, started, agent_started = call.run, call.started, call.agent_started
-        now = time.perf_counter()
-        replayed = sum(c.replayed for c in run.calls)
-        self.metrics.miss(replayed, ending.kind, now - agent_started, run.tokens)
-        running = run.seal()
-        if running:
-            run.problems.append(
-                Problem(
-                    NotStoredReason.TOOL_STILL_RUNNING,
-                    f"{running} tool call(s) were still running when the agent returned (a task or a thread "
-                    "it did not wait for): the trajectory would miss them",
-                )
-            )
-        stored_id, refused = self._store(run, output, now - started)
-        run.stored_id = stored_id
-        if refused is not None:
-            self.metrics.not_stored(refused.kind)
-        if run.late is not None:  # a tool called while the run was being stored: it misses the call
-            self._stray_call(run.late, run)
-            stored_id = run.stored_id
-        elapsed = time.perf_counter() - started
-        self.journal.add(miss_event(run, ending, replayed, elapsed, now - agent_started, stored_id, refused))
-        logger.info("miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
-        return Result(
-            hit=False,
-            output=output,
-            steps_replayed=replayed,
-            fallback=True,
-            reason=ending.reason,
-            trajectory_id=stored_id,
-            elapsed=time.perf_counter() - started,
-            stored=stored_id is not None,
-            not_stored=str(refused) if refused is not None else None,
-            not_stored_reason=refused.kind if refused is not None else None,
-            miss_reason=ending.kind,
-            miss_tool=ending.tool,
-        )
-
-    def _store(self, run: Run, output: Any, seconds: float) -> tuple[str | None, Problem | None]:
-        """Store what the run did: the new trajectory's id, or None and why it was not stored."""
-        trajectory = trajectory_of(run, output, seconds)
-        if isinstance(trajectory, Problem):
-            return None, trajectory
-        try:
-            self._cache.add(trajectory, run.relevance)
-        except Exception as exc:
-            self.metrics.add("store_errors")
-            logger.exception("could not write the trajectory of task %r to the store", run.task)
-            return None, Problem(
-                NotStoredReason.STORE_ERROR, run.redact(f"the store could not be written: {exc!r}")
-            )
-        return trajectory.id, None
-
-    def _stray_call(self, tool: str, ended: Run) -> None:
-        """Remove the trajectory of a run whose agent had returned when one of its tools was called.
-
-        It misses the call; a run not stored yet noted the problem and is not stored.
-        """
-        if ended.stored_id is not None:
-            logger.warning(
-                "tool %r was called after the run of task %r ended (a task or a thread the agent "
-                "did not wait for?); its trajectory misses the call and is removed",
-                tool,
-                ended.task,
-            )
-            self._cache.remove(ended.stored_id)
-            self.metrics.not_stored(NotStoredReason.CALLED_AFTER_RUN)
-            ended.stored_id = None
 
     def close(self) -> None:
         """Write pending events and close the store."""
@@ -433,26 +324,5 @@ class Engine:
         return f"Engine(store={self.store!r}, match={self.match!r}, tools={len(self._registry)})"
 
 
-@dataclass(slots=True)
-class _Call:
-    """One engine call in progress."""
-
-    run: Run
-    task: TaskIndex | None
-    replay: Replay | None
-    """The replay to drive, or None when there is nothing to look up (``ending`` says why)."""
-    ending: Ending
-    started: float
-    agent_started: float = 0.0
-
-
 def _async_in_sync(name: str) -> TypeError:
     return TypeError(f"{name} is async: call the engine with `await engine.arun(...)`")
-
-
-def _redacted(run: Run, ending: Ending) -> Ending:
-    """The ending with any secret value in its reason replaced by the param's name (an exception's
-    text may quote the secret argument it was given)."""
-    if ending.reason is None or not run.secrets:
-        return ending
-    return dataclasses.replace(ending, reason=run.redact(ending.reason))

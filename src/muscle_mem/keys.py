@@ -335,3 +335,18 @@ def check_params(params: object) -> None:
     for name in params:
         if not isinstance(name, str):
             raise TypeError(f"params names must be strings, got {name!r} ({type(name).__name__})")
+
+
+MATCHES = ("exact", "tags", "semantic")
+
+
+def check_matching(match: object, similarity: object, namespace: object) -> None:
+    """Raise TypeError or ValueError for matching options an engine cannot use."""
+    if namespace is not None and not isinstance(namespace, str):
+        raise TypeError(f"namespace must be a string or None, not {type(namespace).__name__}")
+    if namespace == "":
+        raise ValueError("namespace must not be empty: pass None for the shared keys")
+    if match not in MATCHES:
+        raise ValueError(f"match must be one of {MATCHES}, not {match!r}")
+    if isinstance(similarity, bool) or not isinstance(similarity, int | float):
+        raise TypeError(f"similarity must be a number in (0, 1], not {similarity!r}")

@@ -467,3 +467,16 @@ def _outer_misses(run: Run, owner: object, tool: Tool) -> None:
                 "trajectory would miss it",
             )
         )
+
+
+def note_sub_task(owner: object, text: str) -> None:
+    """A task handed to ``owner`` inside one of its recording runs: that run misses its steps."""
+    outer = CURRENT_RUN.get()
+    if outer is not None and outer.owner is owner and outer.recording and IN_TOOL.get() != outer.id:
+        outer.problems.append(
+            Problem(
+                NotStoredReason.SUB_TASK,
+                f"the agent handed the sub-task {text!r} to the engine inside the run; its steps are "
+                "not part of this trajectory",
+            )
+        )

@@ -14,6 +14,7 @@ trajectory cut short because the environment differed must not stop a later run 
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import itertools
 import logging
@@ -62,6 +63,13 @@ class Ending:
     """On a miss, the tool to blame: the first whose step was not safe, failed its post-check or raised."""
     kind: MissReason | None = None
     """On a miss, the kind of its (first) cause."""
+
+    def redacted(self, run: Run) -> Ending:
+        """This ending with any secret value in its reason replaced by the param's name (an exception's
+        text may quote the secret argument it was given)."""
+        if self.reason is None or not run.secrets:
+            return self
+        return dataclasses.replace(self, reason=run.redact(self.reason))
 
 
 @dataclass(slots=True)

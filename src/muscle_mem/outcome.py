@@ -1,0 +1,143 @@
+"""How an engine call ends: a hit or a miss, counted, journaled, and the agent's run stored."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from muscle_mem.cache import TrajectoryCache
+from muscle_mem.dataflow import trajectory_of
+from muscle_mem.index import TaskIndex
+from muscle_mem.journal import Journal, hit_event, miss_event
+from muscle_mem.metrics import Metrics
+from muscle_mem.reasons import NotStoredReason, Problem
+from muscle_mem.recording import Run
+from muscle_mem.replay import Ending, Replay
+from muscle_mem.result import Result
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Call:
+    """One engine call in progress."""
+
+    run: Run
+    task: TaskIndex | None
+    replay: Replay | None
+    """The replay to drive, or None when there is nothing to look up (``ending`` says why)."""
+    ending: Ending
+    started: float
+    agent_started: float = 0.0
+
+
+class Outcomes:
+    """Turns the end of an engine call into its :class:`Result`, with its bookkeeping."""
+
+    def __init__(self, cache: TrajectoryCache, metrics: Metrics, journal: Journal) -> None:
+        self.cache = cache
+        self.metrics = metrics
+        self.journal = journal
+
+    def hit(self, call: Call, ending: Ending) -> Result:
+        """The result of a full hit, its event and its use statistics written."""
+        run, task, trajectory = call.run, call.task, ending.trajectory
+        assert trajectory is not None and task is not None
+        elapsed = time.perf_counter() - call.started
+        saved = max(0.0, trajectory.agent_seconds - elapsed)
+        steps = len(run.calls)
+        self.metrics.hit(steps, saved, trajectory.tokens)
+        self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
+        try:
+            self.cache.touch(run, task, trajectory, saved)
+        except Exception:
+            self.metrics.add("store_errors")
+            logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
+        logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
+        return Result(
+            hit=True, output=ending.answer, steps_replayed=steps, trajectory_id=trajectory.id, elapsed=elapsed
+        )
+
+    def agent_raised(self, call: Call, ending: Ending) -> None:
+        """Count and journal a run whose agent raised (nothing is stored)."""
+        run = call.run
+        agent_seconds = time.perf_counter() - call.agent_started
+        replayed = sum(c.replayed for c in run.calls)
+        self.metrics.miss(replayed, ending.kind, agent_seconds, run.tokens)
+        refused = Problem(NotStoredReason.AGENT_RAISED, "the agent raised")
+        self.metrics.not_stored(refused.kind)
+        self.journal.add(miss_event(run, ending, replayed, agent_seconds, agent_seconds, None, refused))
+        logger.info("the agent raised; nothing is stored for task %r", run.task)
+
+    def miss(self, call: Call, ending: Ending, output: Any) -> Result:
+        """The result of a miss, the agent's run stored (or why not) and journaled."""
+        run, started, agent_started = call.run, call.started, call.agent_started
+        now = time.perf_counter()
+        replayed = sum(c.replayed for c in run.calls)
+        self.metrics.miss(replayed, ending.kind, now - agent_started, run.tokens)
+        running = run.seal()
+        if running:
+            run.problems.append(
+                Problem(
+                    NotStoredReason.TOOL_STILL_RUNNING,
+                    f"{running} tool call(s) were still running when the agent returned (a task or a thread "
+                    "it did not wait for): the trajectory would miss them",
+                )
+            )
+        stored_id, refused = self._store(run, output, now - started)
+        run.stored_id = stored_id
+        if refused is not None:
+            self.metrics.not_stored(refused.kind)
+        if run.late is not None:  # a tool called while the run was being stored: it misses the call
+            self.stray_call(run.late, run)
+            stored_id = run.stored_id
+        elapsed = time.perf_counter() - started
+        self.journal.add(miss_event(run, ending, replayed, elapsed, now - agent_started, stored_id, refused))
+        logger.info("miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
+        return Result(
+            hit=False,
+            output=output,
+            steps_replayed=replayed,
+            fallback=True,
+            reason=ending.reason,
+            trajectory_id=stored_id,
+            elapsed=time.perf_counter() - started,
+            stored=stored_id is not None,
+            not_stored=str(refused) if refused is not None else None,
+            not_stored_reason=refused.kind if refused is not None else None,
+            miss_reason=ending.kind,
+            miss_tool=ending.tool,
+        )
+
+    def _store(self, run: Run, output: Any, seconds: float) -> tuple[str | None, Problem | None]:
+        """Store what the run did: the new trajectory's id, or None and why it was not stored."""
+        trajectory = trajectory_of(run, output, seconds)
+        if isinstance(trajectory, Problem):
+            return None, trajectory
+        try:
+            self.cache.add(trajectory, run.relevance)
+        except Exception as exc:
+            self.metrics.add("store_errors")
+            logger.exception("could not write the trajectory of task %r to the store", run.task)
+            return None, Problem(
+                NotStoredReason.STORE_ERROR, run.redact(f"the store could not be written: {exc!r}")
+            )
+        return trajectory.id, None
+
+    def stray_call(self, tool: str, ended: Run) -> None:
+        """Remove the trajectory of a run whose agent had returned when one of its tools was called.
+
+        It misses the call; a run not stored yet noted the problem and is not stored.
+        """
+        if ended.stored_id is not None:
+            logger.warning(
+                "tool %r was called after the run of task %r ended (a task or a thread the agent "
+                "did not wait for?); its trajectory misses the call and is removed",
+                tool,
+                ended.task,
+            )
+            self.cache.remove(ended.stored_id)
+            self.metrics.not_stored(NotStoredReason.CALLED_AFTER_RUN)
+            ended.stored_id = None
