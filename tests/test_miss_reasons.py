@@ -108,26 +108,26 @@ def test_a_new_task_misses_with_no_trajectory() -> None:
 def test_a_changed_environment_misses_with_pre_check_failed() -> None:
     engine, desk = recorded(checked_status)
     desk.status = "closed"
-    check_miss(engine, engine("serve"), MissReason.PRE_CHECK_FAILED, "checked_status.<locals>.close")
+    check_miss(engine, engine("serve"), MissReason.PRE_CHECK_FAILED, "close")
 
 
 def test_a_capture_that_raises_at_replay_misses_with_pre_check_raised() -> None:
     engine, desk = recorded(checked_status)
     desk.status, desk.capture_breaks = "open", True
-    check_miss(engine, engine("serve"), MissReason.PRE_CHECK_RAISED, "checked_status.<locals>.close")
+    check_miss(engine, engine("serve"), MissReason.PRE_CHECK_RAISED, "close")
 
 
 def test_a_snapshot_that_cannot_be_fingerprinted_misses_with_snapshot_unhashable() -> None:
     engine, desk = recorded(checked_status)
     desk.status = object()  # type: ignore[assignment]
-    check_miss(engine, engine("serve"), MissReason.SNAPSHOT_UNHASHABLE, "checked_status.<locals>.close")
+    check_miss(engine, engine("serve"), MissReason.SNAPSHOT_UNHASHABLE, "close")
 
 
 def test_an_effect_that_did_not_happen_misses_with_post_check_failed() -> None:
     engine, desk = recorded(post_checked)
     desk.status, desk.broken = "open", True
     result = engine("serve")
-    check_miss(engine, result, MissReason.POST_CHECK_FAILED, "post_checked.<locals>.close")
+    check_miss(engine, result, MissReason.POST_CHECK_FAILED, "close")
     assert result.steps_replayed == 1
 
 
@@ -166,7 +166,7 @@ def test_a_tool_another_engine_lacks_misses_with_tool_not_registered() -> None:
         return "closed"
 
     other.set_agent(lambda task: close_all())
-    check_miss(other, other("serve"), MissReason.TOOL_NOT_REGISTERED, "raising.<locals>.close")
+    check_miss(other, other("serve"), MissReason.TOOL_NOT_REGISTERED, "close")
 
 
 def test_a_tool_changed_since_recording_misses_with_version_changed() -> None:

@@ -68,6 +68,6 @@ def test_partials_and_callable_objects_get_stable_default_names() -> None:
     engine("notify")
     names = [step.tool for step in engine.store.get(next(engine.store.summaries()).id).steps]  # type: ignore[union-attr]
     assert names == [
-        "test_partials_and_callable_objects_get_stable_default_names.<locals>.send",
-        "test_partials_and_callable_objects_get_stable_default_names.<locals>.Notifier",
+        "send",
+        "Notifier",
     ]

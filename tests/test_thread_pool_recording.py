@@ -301,7 +301,7 @@ def test_a_tool_called_by_a_tool_running_in_a_worker_is_part_of_that_call() -> N
     @engine.tool(name="checkout")
     def checkout(order: str) -> str:
         run = current_run()
-        assert run is not None and run.owner is engine
+        assert run is not None and run.engine is engine
         return charge(order)
 
     def agent(task: str) -> str:

@@ -7,13 +7,30 @@ and every Check says the environment still matches.
 import logging
 
 from muscle_mem.check import Check
-from muscle_mem.codec import Secret
+from muscle_mem.codec import CodecError, Secret
 from muscle_mem.engine import Engine
+from muscle_mem.errors import MuscleMemError
 from muscle_mem.reasons import MissReason, NotStoredReason
-from muscle_mem.recording import Run, current_run
+from muscle_mem.recording import RunView, StepView, current_run
 from muscle_mem.result import Result
+from muscle_mem.stores.base import StoreError
+from muscle_mem.trajectory import RecordError
 
-__all__ = ["Check", "Engine", "MissReason", "NotStoredReason", "Result", "Run", "Secret", "current_run"]
+__all__ = [
+    "Check",
+    "CodecError",
+    "Engine",
+    "MissReason",
+    "MuscleMemError",
+    "NotStoredReason",
+    "RecordError",
+    "Result",
+    "RunView",
+    "Secret",
+    "StepView",
+    "StoreError",
+    "current_run",
+]
 
 logging.getLogger("muscle_mem").addHandler(logging.NullHandler())  # the library never prints
 __version__ = "0.2.0"

@@ -7,10 +7,12 @@ import operator
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from muscle_mem.errors import MuscleMemError
+
 T = TypeVar("T")
 
 
-class MissingThreshold(ValueError):
+class MissingThreshold(MuscleMemError, ValueError):
     """A compare returned a score, but its Check has no threshold to judge it by."""
 
 

@@ -43,7 +43,9 @@ from decimal import Decimal
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
-log = logging.getLogger("muscle_mem.codec")
+from muscle_mem.errors import MuscleMemError
+
+log = logging.getLogger(__name__)
 
 VERSION = 1
 TAG = "$t"
@@ -55,7 +57,7 @@ _PATHS: dict[str, type[pathlib.PurePath]] = {
 T = TypeVar("T")
 
 
-class CodecError(ValueError):
+class CodecError(MuscleMemError, ValueError):
     """A value cannot be encoded, or data cannot be decoded; the message says where."""
 
 

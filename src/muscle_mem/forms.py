@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from muscle_mem.errors import MuscleMemError
+
 FormKind = Literal["same", "int", "float", "str", "number", "lower", "upper", "title", "list", "tuple"]
 
 
-class FormError(ValueError):
+class FormError(MuscleMemError, ValueError):
     """A live value that cannot be written in the recorded form (``2.5`` as a whole number)."""
 
 

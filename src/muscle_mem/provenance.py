@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from muscle_mem import codec
+from muscle_mem.errors import MuscleMemError
 from muscle_mem.forms import SAME, Form, FormError
 
 PathKind = Literal["key", "attr", "item"]
@@ -36,7 +37,7 @@ _SCALARS = (str, int, float, bool, bytes, type(None))
 _SCALAR_TYPES = frozenset(_SCALARS)
 
 
-class Unresolved(LookupError):
+class Unresolved(MuscleMemError, LookupError):
     """A recorded value that this run cannot rebuild (a missing output, a changed param, ...)."""
 
 

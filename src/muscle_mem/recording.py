@@ -12,8 +12,10 @@ import copy
 import functools
 import inspect
 import itertools
+import logging
 import threading
 import time
+import types
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -25,6 +27,8 @@ from muscle_mem.secrecy import redact, secret_values
 from muscle_mem.tools import Tool
 from muscle_mem.trajectory import Step
 
+logger = logging.getLogger(__name__)
+
 _RUN_IDS = itertools.count(1)
 CURRENT_RUN: ContextVar[Run | None] = ContextVar("muscle_mem_run", default=None)
 IN_TOOL: ContextVar[int | None] = ContextVar("muscle_mem_in_tool", default=None)
@@ -35,9 +39,72 @@ MAX_INDEXED_PER_OUTPUT = 512
 """Items of an output copied for (and searched by) data-flow detection."""
 
 
-def current_run() -> Run | None:
-    """The run in progress in this context (thread or asyncio task), or None outside a run."""
-    return CURRENT_RUN.get()
+def current_run() -> RunView | None:
+    """What the agent may read of the run in progress in this context (thread or asyncio task), or
+    None outside a run."""
+    run = CURRENT_RUN.get()
+    return RunView(run) if run is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    """One step of a run as the agent sees it: the tool, its arguments and output, and whether the
+    engine replayed it."""
+
+    tool: str
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any]
+    output: Any
+    replayed: bool
+
+
+class RunView:
+    """A read-only view of a run: the task, its tags and params, the steps done so far; the agent may
+    add the LLM tokens it spends (``current_run().tokens += n``)."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    @property
+    def task(self) -> str:
+        """The task as text, params shown as ``{name}``."""
+        return self._run.task
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return self._run.tags
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The params of the call (a :class:`~muscle_mem.Secret` stays wrapped)."""
+        return types.MappingProxyType(self._run.params)
+
+    @property
+    def steps(self) -> tuple[StepView, ...]:
+        """The steps done so far, replayed ones included, in order."""
+        return tuple(
+            StepView(c.tool, c.args, types.MappingProxyType(c.kwargs), c.output, c.replayed)
+            for c in self._run.calls
+        )
+
+    @property
+    def engine(self) -> object:
+        """The engine whose run this is."""
+        return self._run.owner
+
+    @property
+    def tokens(self) -> int:
+        """LLM tokens the agent reported spending on this run."""
+        return self._run.tokens
+
+    @tokens.setter
+    def tokens(self, value: int) -> None:
+        self._run.tokens = value
+
+    def __repr__(self) -> str:
+        return f"RunView(task={self.task!r}, tags={self.tags!r}, steps={len(self._run.calls)})"
 
 
 @dataclass(slots=True)
@@ -422,6 +489,14 @@ def _recording(
     if run is None:
         return _adopted(tool, stray, in_progress())
     if run.owner is not owner:
+        if not tool.foreign_call_noted:
+            tool.foreign_call_noted = True
+            logger.warning(
+                "tool %r belongs to another engine than the run it was called in (task %r): that run does "
+                "not record it, and a replay of it will not make the call",
+                tool.name,
+                run.task,
+            )
         _outer_misses(run, owner, tool)
         return None
     if run.ended:

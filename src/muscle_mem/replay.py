@@ -32,7 +32,7 @@ from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen, kept
 from muscle_mem.tools import Tool, ToolRegistry
 from muscle_mem.trajectory import Step, Trajectory
 
-logger = logging.getLogger("muscle_mem")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)

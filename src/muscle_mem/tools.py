@@ -24,6 +24,8 @@ class Tool:
     post_check: Check[Any] | None = None
     is_async: bool = field(init=False)
     _signature: inspect.Signature | None = field(default=None, init=False, repr=False)
+    foreign_call_noted: bool = field(default=False, init=False, repr=False)
+    """Whether the log already said this tool was called inside another engine's run."""
 
     def __post_init__(self) -> None:
         self.is_async = inspect.iscoroutinefunction(self.fn)
@@ -128,10 +130,11 @@ def make_tool(
 
 
 def stable_name(fn: Callable[..., Any]) -> str:
-    """A tool's default name: its qualified name (a partial's function's; a callable object's class's)."""
+    """A tool's default name: its qualified name (a partial's function's; a callable object's class's),
+    from the last ``<locals>.`` on (``reserve``, not ``_checkout.<locals>.reserve``)."""
     target = getattr(fn, "func", fn) if not hasattr(fn, "__qualname__") else fn
     name = getattr(target, "__qualname__", None) or type(target).__qualname__
-    return str(name)
+    return str(name).rsplit("<locals>.", 1)[-1]
 
 
 def checks_given(*checks: object) -> None:

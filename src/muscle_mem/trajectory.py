@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from muscle_mem import codec
+from muscle_mem.errors import MuscleMemError
 from muscle_mem.forms import SAME, Form, FormKind
 from muscle_mem.provenance import (
     Agree,
@@ -107,7 +108,7 @@ class Usage:
     """Semantic attention in [0, 1] (similarity of the trajectory's task to recent tasks)."""
 
 
-class RecordError(ValueError):
+class RecordError(MuscleMemError, ValueError):
     """A stored record is not a trajectory this version can read."""
 
 

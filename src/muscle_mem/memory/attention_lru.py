@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-log = logging.getLogger("muscle_mem.memory")
+log = logging.getLogger(__name__)
 
 Entry = dict[str, Any]
 """One cached item, as in the document: ``{"value": ..., "embedding": ..., "attention": float}``."""

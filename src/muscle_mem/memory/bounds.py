@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from muscle_mem.memory.policies import Policy
 from muscle_mem.stores.base import Store
 
-log = logging.getLogger("muscle_mem.memory")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from muscle_mem import codec
 from muscle_mem.stores.base import Event, Summary
 from muscle_mem.trajectory import RecordError, Trajectory, Usage, from_record, to_record
 
-log = logging.getLogger("muscle_mem.stores")
+log = logging.getLogger(__name__)
 
 TOMBSTONE_REVISIONS = 10_000
 """Removals are remembered for this many revisions; a reader further behind gets ``Changes.reset``."""

@@ -6,10 +6,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from muscle_mem.errors import MuscleMemError
 from muscle_mem.trajectory import Trajectory, Usage
 
 
-class StoreError(RuntimeError):
+class StoreError(MuscleMemError, RuntimeError):
     """A store cannot be opened or used (wrong URL, newer schema, unreachable server)."""
 
 
