@@ -21,7 +21,7 @@ from muscle_mem.memory.bounds import Bounds
 from muscle_mem.memory.policies import Policy
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
-from muscle_mem.stores import Store
+from muscle_mem.stores import CoreStore
 from muscle_mem.trajectory import Trajectory, Usage
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ class TrajectoryCache:
 
     def __init__(
         self,
-        store: Store,
+        store: CoreStore,
         policy: Policy,
         bounds: Bounds,
         metrics: Metrics,

@@ -26,7 +26,7 @@ from muscle_mem.recording import CURRENT_RUN, Run, instrument, note_sub_task
 from muscle_mem.replay import ActiveReplays, Ending, Replayer, drive, drive_async
 from muscle_mem.result import Result
 from muscle_mem.secrecy import plain_params, redact, secret_values
-from muscle_mem.stores import Store, open_store
+from muscle_mem.stores import CoreStore, open_store
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 
 logger = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class Engine:
 
     def __init__(
         self,
-        store: Store | str | None = None,
+        store: CoreStore | str | None = None,
         *,
         match: Match = "exact",
         similarity: float = 0.9,
@@ -69,7 +69,7 @@ class Engine:
         task_embedder = get_embedder(embedder) if embedder or semantic_policy or match == "semantic" else None
         stream = TaskStream(task_embedder) if task_embedder is not None else None
         matcher = TaskMatcher(task_embedder, similarity) if task_embedder and match == "semantic" else None
-        self.store: Store = open_store(store)  # last: every option is valid, nothing is left open
+        self.store: CoreStore = open_store(store)  # last: every option is valid, nothing is left open
         self.metrics = Metrics()
         self.journal = Journal(self.store)
         self._active = ActiveReplays()

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from muscle_mem.stores.base import Store
+from muscle_mem.stores.base import CoreStore
 from muscle_mem.trajectory import Step, Trajectory
 
 _V = TypeVar("_V")
@@ -190,7 +190,7 @@ class TaskIndex:
 class Index:
     """Task indexes by task key, synchronised lazily with a store."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: CoreStore) -> None:
         self.store = store
         self._tasks: dict[str, TaskIndex] = {}
         self._lock = threading.Lock()

@@ -11,7 +11,7 @@ import weakref
 from muscle_mem.reasons import Problem
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending
-from muscle_mem.stores.base import Event, Store
+from muscle_mem.stores.base import CoreStore, Event, EventLog
 
 logger = logging.getLogger(__name__)
 
@@ -21,8 +21,9 @@ class Journal:
     ``interval`` seconds, on :meth:`flush`, and at interpreter exit. A write that fails is logged and
     its events dropped (they are statistics; the cache itself is not affected)."""
 
-    def __init__(self, store: Store, *, batch: int = 64, interval: float = 1.0) -> None:
-        self._store = store
+    def __init__(self, store: CoreStore, *, batch: int = 64, interval: float = 1.0) -> None:
+        self._store = store if isinstance(store, EventLog) else None
+        """None for a store that keeps no events: they are dropped."""
         self._batch = batch
         self._interval = interval
         self._pending: list[Event] = []
@@ -31,6 +32,8 @@ class Journal:
         _JOURNALS.add(self)
 
     def add(self, event: Event) -> None:
+        if self._store is None:
+            return
         with self._lock:
             self._pending.append(event)
             due = len(self._pending) >= self._batch or time.monotonic() - self._last_flush >= self._interval
@@ -42,7 +45,7 @@ class Journal:
         with self._lock:
             pending, self._pending = self._pending, []
             self._last_flush = time.monotonic()
-        if not pending:
+        if not pending or self._store is None:
             return
         try:
             self._store.log_events(pending)

@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass, field
 
 from muscle_mem.memory.policies import Policy
-from muscle_mem.stores.base import Store
+from muscle_mem.stores.base import CoreStore
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class Bounds:
         if self.ttl is not None and not self.ttl > 0:
             raise ValueError(f"ttl must be a positive number of seconds, not {self.ttl!r}")
 
-    def enforce(self, store: Store, now: float, protected: frozenset[str] = frozenset()) -> list[str]:
+    def enforce(self, store: CoreStore, now: float, protected: frozenset[str] = frozenset()) -> list[str]:
         """Expire by TTL, then evict the policy's victims until within capacity and bytes.
 
         Neither eviction nor expiry removes an id in ``protected`` (the engine protects trajectories
@@ -54,7 +54,7 @@ class Bounds:
         with self._lock:
             return self._enforce(store, now, protected)
 
-    def expire(self, store: Store, now: float, protected: frozenset[str]) -> list[str]:
+    def expire(self, store: CoreStore, now: float, protected: frozenset[str]) -> list[str]:
         """Remove the trajectories older than the TTL (none without a TTL); returns their ids."""
         if self.ttl is None:
             return []
@@ -63,7 +63,7 @@ class Bounds:
             log.debug("expired %d trajectories older than %gs", len(expired), self.ttl)
         return expired
 
-    def _enforce(self, store: Store, now: float, protected: frozenset[str]) -> list[str]:
+    def _enforce(self, store: CoreStore, now: float, protected: frozenset[str]) -> list[str]:
         removed = self.expire(store, now, protected)
         if self.capacity is not None:
             excess = len(store) - self.capacity
@@ -73,7 +73,9 @@ class Bounds:
             removed += self._evict_bytes(store, self.max_bytes, now, protected)
         return removed
 
-    def _evict_bytes(self, store: Store, max_bytes: int, now: float, protected: frozenset[str]) -> list[str]:
+    def _evict_bytes(
+        self, store: CoreStore, max_bytes: int, now: float, protected: frozenset[str]
+    ) -> list[str]:
         removed: list[str] = []
         while (total := store.nbytes()) > max_bytes and (count := len(store)) > 0:
             # As many victims as the excess takes at the mean record size; re-measured each round.
@@ -84,7 +86,7 @@ class Bounds:
             removed += evicted
         return removed
 
-    def _evict(self, store: Store, count: int, now: float, protected: frozenset[str]) -> list[str]:
+    def _evict(self, store: CoreStore, count: int, now: float, protected: frozenset[str]) -> list[str]:
         victims = store.victims(count, self.policy.rank(now), exclude=protected)
         if len(victims) < count:
             log.warning(

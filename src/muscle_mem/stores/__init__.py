@@ -16,9 +16,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import overload
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from muscle_mem.stores.base import Changes, Event, Rank, Store, StoreError, Summary
+from muscle_mem.stores.base import (
+    Browsable,
+    Changes,
+    CoreStore,
+    Event,
+    EventLog,
+    Rank,
+    Store,
+    StoreError,
+    Summary,
+)
 from muscle_mem.stores.memory import MemoryStore
 from muscle_mem.stores.postgres import PostgresStore
 from muscle_mem.stores.sqlite import SQLiteStore
@@ -27,8 +38,11 @@ ENV = "MUSCLE_MEM_STORE"
 
 __all__ = [
     "ENV",
+    "Browsable",
     "Changes",
+    "CoreStore",
     "Event",
+    "EventLog",
     "MemoryStore",
     "PostgresStore",
     "Rank",
@@ -40,12 +54,20 @@ __all__ = [
 ]
 
 
-def open_store(spec: Store | str | None = None) -> Store:
+@overload
+def open_store(spec: str | None = None) -> Store: ...
+
+
+@overload
+def open_store(spec: CoreStore) -> CoreStore: ...
+
+
+def open_store(spec: CoreStore | str | None = None) -> CoreStore:
     """A store from a store object (returned as is), a URL, or ``None`` (``$MUSCLE_MEM_STORE``, else memory)."""
     if spec is None:
         spec = os.environ.get(ENV) or "memory://"
     if not isinstance(spec, str):
-        if isinstance(spec, Store):
+        if isinstance(spec, CoreStore):
             return spec
         raise StoreError(f"expected a Store or a store URL, got {type(spec).__name__}")
     scheme, sep, rest = spec.partition("://")

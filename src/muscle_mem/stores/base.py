@@ -93,11 +93,13 @@ class Rank:
 
 
 @runtime_checkable
-class Store(Protocol):
-    """A durable (or not) collection of trajectories indexed by task key.
+class CoreStore(Protocol):
+    """What an engine needs of a store: trajectories by task key, their use statistics, eviction.
 
-    Implementations must be safe to use from several threads; the durable ones from several
-    processes too. Nothing read from a store is ever unpickled or evaluated.
+    A new backend implements this; :class:`EventLog` and :class:`Browsable` are optional (without
+    them the engine keeps no events, and the CLI cannot list or report). Implementations must be
+    safe to use from several threads; the durable ones from several processes too. Nothing read from
+    a store is ever unpickled or evaluated.
     """
 
     def add(self, trajectory: Trajectory, usage: Usage | None = None) -> None:
@@ -152,17 +154,6 @@ class Store(Protocol):
         """Delete trajectories; returns how many existed."""
         ...
 
-    def summaries(self) -> Iterator[Summary]:
-        """Every stored trajectory, briefly, most recently used first."""
-        ...
-
-    def log_events(self, events: Sequence[Event]) -> None:
-        """Append engine events (kept for reports; the oldest are pruned past a bound)."""
-
-    def events(self, since: float = 0.0) -> list[Event]:
-        """The kept events at or after a time, oldest first."""
-        ...
-
     def __len__(self) -> int:
         """How many trajectories are stored."""
         ...
@@ -172,3 +163,29 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release connections and files; the store is unusable afterwards."""
+
+
+@runtime_checkable
+class EventLog(Protocol):
+    """The optional part of a store that keeps the engine's events (for ``stats`` and ``report``)."""
+
+    def log_events(self, events: Sequence[Event]) -> None:
+        """Append engine events (kept for reports; the oldest are pruned past a bound)."""
+
+    def events(self, since: float = 0.0) -> list[Event]:
+        """The kept events at or after a time, oldest first."""
+        ...
+
+
+@runtime_checkable
+class Browsable(Protocol):
+    """The optional part of a store that lists its trajectories (for the CLI)."""
+
+    def summaries(self) -> Iterator[Summary]:
+        """Every stored trajectory, briefly, most recently used first."""
+        ...
+
+
+@runtime_checkable
+class Store(CoreStore, EventLog, Browsable, Protocol):
+    """A store with every part: the three stores of this package (memory, SQLite, PostgreSQL)."""
