@@ -30,15 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.forms import (
-    INTEGER,
-    SAME,
-    Form,
-    is_plain_number_text,
-    number_tokens,
-    text_forms,
-    word_spans,
-)
+from muscle_mem.forms import INTEGER, SAME, Form, text_forms
 from muscle_mem.provenance import (
     SOLE,
     Agree,
@@ -59,6 +51,7 @@ from muscle_mem.provenance import (
 from muscle_mem.reasons import NotStoredReason, Problem, problem_kind
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Run
 from muscle_mem.secrecy import leaks_secret, plain_params
+from muscle_mem.templates import is_plain_number_text, number_tokens, word_spans
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
 
 logger = logging.getLogger(__name__)

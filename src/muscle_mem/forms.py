@@ -2,9 +2,7 @@
 
 A param ``4471`` may reach a tool as ``"4471"``, a price ``2000`` as ``"$2,000.00"``, a name
 ``maria`` as ``"Dear Maria,"``. A :class:`Form` names the shape, so a replay writes the new value
-the same way (``"$2,500.00"``, ``"Dear Ana,"``); :func:`number_tokens` and :func:`word_spans`
-find the places where a value stands whole in a text (never inside a longer word or number, nor
-as a component of a date or a time).
+the same way (``"$2,500.00"``, ``"Dear Ana,"``).
 """
 
 from __future__ import annotations
@@ -95,60 +93,6 @@ def _number(value: Any) -> float:
 
 
 INTEGER = re.compile(r"[-+]?\d+")
-
-_NUMBER_TOKEN = re.compile(
-    r"(?<![\w.,])(?:(?<![\d])[-+])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[.,]\d)"
-)
-_DATE_JOINERS = "-/:."
-
-
-@dataclass(frozen=True, slots=True)
-class NumberToken:
-    """A number standing whole in a text, with the form it is written in."""
-
-    start: int
-    end: int
-    text: str
-    value: float
-    form: Form
-    in_date: bool
-    """Part of a date or a time (``2024-05-05``, ``10:30``): its digits are not a number of their own."""
-
-
-def number_tokens(text: str) -> Iterator[NumberToken]:
-    """The numbers standing whole in ``text`` (not inside a word or a longer number)."""
-    for found in _NUMBER_TOKEN.finditer(text):
-        raw = found.group(0)
-        start, end = found.span()
-        in_date = (start >= 2 and text[start - 1] in _DATE_JOINERS and text[start - 2].isdigit()) or (
-            end + 1 < len(text) and text[end] in _DATE_JOINERS and text[end + 1].isdigit()
-        )
-        if raw[0] in "+-" and start >= 1 and text[start - 1].isdigit():
-            raw, start = raw[1:], start + 1
-        unsigned = raw.lstrip("+-")
-        fraction = unsigned.partition(".")[2]
-        padded = len(unsigned) > 1 and unsigned.startswith("0") and not unsigned.startswith("0.")
-        form = Form(
-            "number",
-            grouped="," in raw,
-            decimals=len(fraction) if fraction else None,
-            width=len(raw) if padded and "," not in raw else 0,
-        )
-        yield NumberToken(start, end, raw, float(raw.replace(",", "")), form, in_date)
-
-
-def is_plain_number_text(text: str) -> bool:
-    """Whether ``text`` is how Python writes an int or a float (``4471``, ``12.5``): the ``same`` form."""
-    return re.fullmatch(r"-?\d+(?:\.\d+(?:e[-+]?\d+)?)?", text) is not None
-
-
-def word_spans(text: str, needle: str) -> Iterator[tuple[int, int]]:
-    """Where ``needle`` stands as a word of its own in ``text``: not next to a letter or digit."""
-    if not needle:
-        return
-    pattern = re.compile(rf"(?<![^\W_]){re.escape(needle)}(?![^\W_])")
-    for found in pattern.finditer(text):
-        yield found.span()
 
 
 def text_forms(value: str) -> Iterator[tuple[Form, str]]:

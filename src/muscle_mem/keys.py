@@ -14,11 +14,11 @@ or a float, not a bool) is replaced where it stands as a whole number (:func:`ta
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from muscle_mem import codec
+from muscle_mem.templates import split_parts, task_number
 from muscle_mem.trajectory import TemplatePart
 
 Match = Literal["exact", "tags", "semantic"]
@@ -69,39 +69,6 @@ def params_equal_to(value: Any, params: Mapping[str, Any]) -> list[str]:
     if value is None or isinstance(value, bool):
         return []
     return [name for name, param in params.items() if type(param) is type(value) and param == value]
-
-
-def whole_word(text: str) -> re.Pattern[str]:
-    """Where ``text`` stands as a word of its own: not next to a letter or digit."""
-    return re.compile(rf"(?<![^\W_]){re.escape(text)}(?![^\W_])")
-
-
-def whole_number(text: str) -> re.Pattern[str]:
-    """Where ``text`` stands whole: not inside a longer number, a word or a decimal."""
-    return re.compile(rf"(?<!\w)(?<!\d\.){re.escape(text)}(?!\w)(?!\.\d)")
-
-
-def task_number(text: str) -> re.Pattern[str]:
-    """Where the number ``text`` stands whole in a task: as :func:`whole_number`, and not a part of a
-    date, a time, a range or a number with separators (``2024-5-5``, ``10:5``, ``5,000``)."""
-    return re.compile(rf"(?<!\w)(?<!\d[-/.:,]){re.escape(text)}(?!\w)(?![-/.:,]\d)")
-
-
-def split_parts(
-    parts: list[TemplatePart], pattern: re.Pattern[str], replacement: TemplatePart
-) -> list[TemplatePart]:
-    """The text parts split where ``pattern`` matches, each match replaced by ``replacement``."""
-    out: list[TemplatePart] = []
-    for kind, part in parts:
-        if kind != "text":
-            out.append((kind, part))
-            continue
-        start = 0
-        for found in pattern.finditer(part):
-            out += [("text", part[start : found.start()]), replacement]
-            start = found.end()
-        out.append(("text", part[start:]))
-    return [p for p in out if p != ("text", "")]
 
 
 def with_params(parts: list[TemplatePart], params: Mapping[str, Any]) -> list[TemplatePart]:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.keys import whole_number
 from muscle_mem.provenance import Agree, Arg, Const, Guarded, Output, Struct, Template, Text
+from muscle_mem.templates import NUMBER_TEXT, whole_number
 from muscle_mem.trajectory import Trajectory
 
 
@@ -44,7 +43,7 @@ def redact(text: str, secrets: Mapping[str, Any]) -> str:
         shown = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
         forms += [(form, name) for form in {shown, repr(value)} if form]
     for form, name in sorted(forms, key=lambda f: -len(f[0])):
-        if len(form) >= MIN_SUBSTRING and not _NUMBER.fullmatch(form):
+        if len(form) >= MIN_SUBSTRING and not NUMBER_TEXT.fullmatch(form):
             text = text.replace(form, "{" + name + "}")
         else:
             text = whole_number(form).sub("{" + name + "}", text)
@@ -53,7 +52,6 @@ def redact(text: str, secrets: Mapping[str, Any]) -> str:
 
 MIN_SUBSTRING = 4
 """A secret text shorter than this is redacted only where it stands as a whole word."""
-_NUMBER = re.compile(r"[-+]?\d[\d.]*")
 _MAX_DEPTH = 32
 
 
