@@ -22,10 +22,9 @@ at word and number boundaries. A run a replay could not repeat faithfully is ref
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import uuid
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +43,7 @@ from muscle_mem.provenance import (
     Struct,
     Template,
     Text,
+    children,
     element_identity,
     param_digest,
     walk,
@@ -100,25 +100,6 @@ class Unreplayable(codec.CodecError):
     """A run that cannot be stored as a trajectory a replay would repeat faithfully."""
 
 
-def _children(value: Any) -> Iterator[tuple[PathElement, Any]]:
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            if isinstance(k, str | int) and not isinstance(k, bool):
-                yield ("key", k), v
-    elif isinstance(value, list | tuple) and not hasattr(value, "_fields"):
-        for i, v in enumerate(value):
-            yield ("item", i), v
-    elif hasattr(value, "_fields"):
-        for name in value._fields:
-            yield ("attr", name), getattr(value, name)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            yield ("attr", f.name), getattr(value, f.name)
-    elif isinstance(getattr(type(value), "model_fields", None), dict) and not isinstance(value, type):
-        for name in type(value).model_fields:
-            yield ("attr", name), getattr(value, name)
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -142,10 +123,10 @@ def _has_identity(value: Any, depth: int) -> bool:
     """Whether a structured value holds anything but booleans and None (``{"ok": True}`` does not)."""
     if value is None or isinstance(value, bool):
         return False
-    children = list(_children(value)) if depth < _MAX_DEPTH else []
-    if not children:
+    inside = list(children(value)) if depth < _MAX_DEPTH else []
+    if not inside:
         return not isinstance(value, Mapping | list | tuple)
-    return any(_has_identity(child, depth + 1) for _, child in children)
+    return any(_has_identity(child, depth + 1) for _, child in inside)
 
 
 def _number_of(value: Any) -> float | None:
@@ -190,7 +171,7 @@ class _Outputs:
             if isinstance(value, str | uuid.UUID) and str(value).strip():
                 self.texts.setdefault(str(value), []).append(place)
             if depth < _MAX_DEPTH:
-                for element, child in _children(value):
+                for element, child in children(value):
                     visit(child, (*path, element), depth + 1)
 
         visit(output, (), 0)
@@ -418,7 +399,7 @@ class _ArgBuilder:
     def _hidden(self, value: Any, where: str) -> str | None:
         """What a constant hides that a replay would have to change: a param or an earlier output
         inside a value that is not a list, tuple or dict of str or int keys."""
-        stack = [(child, 1) for _, child in _children(value)]
+        stack = [(child, 1) for _, child in children(value)]
         budget = MAX_INDEXED_PER_OUTPUT
         while stack and budget > 0:
             budget -= 1
@@ -431,7 +412,7 @@ class _ArgBuilder:
             if isinstance(child, str) and self._template(child, where) is not None:
                 return "a param's value or an earlier output is"
             if depth < _MAX_DEPTH:
-                stack += [(grandchild, depth + 1) for _, grandchild in _children(child)]
+                stack += [(grandchild, depth + 1) for _, grandchild in children(child)]
         return None
 
 

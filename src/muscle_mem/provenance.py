@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -254,33 +254,37 @@ def _plain(value: Any, hole: tuple[PathElement, ...] | None, depth: int) -> Any:
         return repr(type(value))
     head = hole[0][1] if hole else None
     tail = hole[1:] if hole else None
-    if isinstance(value, Mapping):
-        return {
-            str(k): _plain(v, tail if k == head else None, depth + 1)
-            for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))
-        }
-    if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
-        return [_plain(v, tail if i == head else None, depth + 1) for i, v in enumerate(value)]
-    fields = _fields(value)
-    if fields is not None:
-        return {
-            name: _plain(getattr(value, name), tail if name == head else None, depth + 1) for name in fields
-        }
+    found = list(children(value))
+    if found or isinstance(value, Mapping | list | tuple):
+        plain = [(key, _plain(child, tail if key == head else None, depth + 1)) for (_, key), child in found]
+        if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
+            return [item for _, item in plain]
+        return {str(key): item for key, item in sorted(plain, key=lambda kv: repr(kv[0]))}
     try:
         return codec.encode(value)
     except codec.CodecError:
         return repr(type(value))
 
 
-def _fields(value: Any) -> tuple[str, ...] | None:
-    if hasattr(value, "_fields"):
-        return tuple(value._fields)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return tuple(f.name for f in dataclasses.fields(value))
-    model_fields = getattr(type(value), "model_fields", None)
-    if isinstance(model_fields, dict) and not isinstance(value, type):
-        return tuple(model_fields)
-    return None
+def children(value: Any) -> Iterator[tuple[PathElement, Any]]:
+    """The values directly inside ``value`` with the path element that reaches each: the items of a
+    dict (str or int keys) or a list, the fields of a named tuple, a dataclass or a pydantic model."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str | int) and not isinstance(key, bool):
+                yield ("key", key), item
+    elif isinstance(value, list | tuple) and not hasattr(value, "_fields"):
+        for index, item in enumerate(value):
+            yield ("item", index), item
+    elif hasattr(value, "_fields"):
+        for name in value._fields:
+            yield ("attr", name), getattr(value, name)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield ("attr", field.name), getattr(value, field.name)
+    elif isinstance(getattr(type(value), "model_fields", None), dict) and not isinstance(value, type):
+        for name in type(value).model_fields:
+            yield ("attr", name), getattr(value, name)
 
 
 def _fresh(value: Any) -> Any:
