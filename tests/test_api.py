@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -288,6 +289,30 @@ def test_checks_must_be_check_objects() -> None:
     engine = Engine()
     with pytest.raises(TypeError, match="Check"):
         engine.tool(pre_check=lambda: 1)(lambda: None)  # type: ignore[arg-type]
+
+
+def test_a_generator_tool_is_refused_or_replays_its_body() -> None:
+    """A generator function is refused as a tool (a replay that dropped the generator would skip its body);
+    accepted, its replay must run the body as the recorded call did."""
+    engine = Engine()
+    sent: list[str] = []
+
+    def send_all(addresses: list[str]) -> Iterator[str]:
+        for address in addresses:
+            sent.append(address)
+            yield address
+
+    try:
+        tool = engine.register(send_all)
+        engine.set_agent(lambda task: len(list(tool(["ada@corp.com", "bob@corp.com"]))))
+        engine("send the newsletter")
+    except (TypeError, ValueError):
+        return  # refused: fine
+    before = len(sent)
+    second = engine("send the newsletter")
+    assert len(sent) == before + 2, (
+        f"hit={second.hit}, answer {second.output!r}, but {len(sent) - before} mails were sent by the replay"
+    )
 
 
 # Result

@@ -106,3 +106,45 @@ def test_semantic_matching_sees_the_number_param_as_a_placeholder() -> None:
     assert engine("please refund order 5000", params={"order_id": 5000}).hit
     assert not engine("please refund order 6000")
     assert refunded == [4471, 5000, 6000]
+
+
+def test_an_int_param_of_the_agent_arguments_is_never_replayed_stale_inside_a_tool_string() -> None:
+    """An int param that is also an agent argument makes one task for every value; inside a tool's string it is
+    replayed with the caller's value, or the call misses."""
+    engine = Engine()
+    sent: list[str] = []
+
+    @engine.tool()
+    def send(text: str) -> None:
+        sent.append(text)
+
+    def agent(order_id: int) -> str:
+        send(f"the refund for order {order_id} was issued")
+        return "ok"
+
+    engine.set_agent(agent)
+    engine(order_id=4471, params={"order_id": 4471})
+    second = engine(order_id=5000, params={"order_id": 5000})
+    assert not (second.hit and sent[-1] == "the refund for order 4471 was issued"), (
+        "order 5000 was answered by replaying the message about order 4471"
+    )
+
+
+def test_a_str_param_the_agent_converts_to_an_int_is_replayed_converted() -> None:
+    """A number a tool receives whose text equals a str param (the agent converted it) follows that param:
+    order 5000 is refunded as 5000."""
+    engine = Engine()
+    refunded: list[int] = []
+
+    @engine.tool()
+    def refund(order_id: int) -> None:
+        refunded.append(order_id)
+
+    def agent(task: str) -> str:
+        refund(int(task.split()[-1]))
+        return "ok"
+
+    engine.set_agent(agent)
+    engine("refund order 4471", params={"order": "4471"})
+    engine("refund order 5000", params={"order": "5000"})
+    assert refunded == [4471, 5000], f"order 5000 got the refund of {refunded[-1]}"

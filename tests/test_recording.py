@@ -386,6 +386,33 @@ async def test_an_async_capture_that_raises_does_not_reach_the_agent() -> None:
     assert result.output == "page" and not result.stored
 
 
+def test_a_list_nested_in_an_output_stays_a_reference_when_the_agent_changes_it() -> None:
+    """A list two levels inside an output, passed on and then changed by the agent, is recorded as the
+    reference it was when passed: the replay notifies the team get_org returns now."""
+    engine = Engine()
+    orgs = iter([{"team": {"members": ["usr_a1b2", "usr_c3d4"]}}, {"team": {"members": ["usr_e5f6"]}}])
+    notified: list[list[str]] = []
+
+    @engine.tool()
+    def get_org() -> dict[str, Any]:
+        return next(orgs)
+
+    @engine.tool()
+    def notify(user_ids: list[str]) -> None:
+        notified.append(list(user_ids))
+
+    def agent(task: str) -> str:
+        members = get_org()["team"]["members"]
+        notify(members)
+        members.append("usr_new1")  # the agent goes on working with the list it was given
+        return "done"
+
+    engine.set_agent(agent)
+    engine("notify the team")
+    engine("notify the team")
+    assert notified[-1] == ["usr_e5f6"], f"the replay notified {notified[-1]} instead of the team of now"
+
+
 # point 5: only successes are cached
 
 
