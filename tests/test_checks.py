@@ -382,3 +382,43 @@ def test_a_compare_raising_a_value_error_is_a_failed_check_too() -> None:
     result = engine()
     assert not result and result.fallback
     assert result.reason is not None and "ValueError" in result.reason and "'act'" in result.reason
+
+
+def test_an_equal_check_sees_a_nested_pydantic_model_change_type() -> None:
+    """``Check.equal`` tells pydantic models apart by the type of a nested model too: once
+    ``Order(state=Paid(...))`` became ``Order(state=Refunded(...))`` the pre-check fails and the refund
+    is not replayed."""
+    from pydantic import BaseModel
+
+    from muscle_mem import Check
+
+    class Paid(BaseModel):
+        at: str
+
+    class Refunded(BaseModel):
+        at: str
+
+    class Order(BaseModel):
+        order_id: str
+        state: Paid | Refunded
+
+    orders = {"ord_5521": Order(order_id="ord_5521", state=Paid(at="2024-05-01"))}
+    engine = Engine()
+    refunds: list[str] = []
+
+    @engine.tool(pre_check=Check.equal(lambda order_id: orders[order_id]))
+    def refund(order_id: str) -> str:
+        refunds.append(order_id)
+        orders[order_id] = Order(order_id=order_id, state=Refunded(at="2024-05-01"))
+        return "refunded"
+
+    def agent(task: str) -> str:
+        if isinstance(orders["ord_5521"].state, Refunded):
+            return "already refunded"
+        return refund("ord_5521")
+
+    engine.set_agent(agent)
+    engine("refund order ord_5521")
+    assert refunds == ["ord_5521"]
+    result = engine("refund order ord_5521")  # the order is now Refunded: the pre-check must fail
+    assert refunds == ["ord_5521"], (result.hit, result.output, refunds)

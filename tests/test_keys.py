@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Engine
+from muscle_mem import Engine, current_run
 from muscle_mem.codec import CodecError
 from muscle_mem.keys import TaskIdentity, render, split_template, task_key, task_text
 
@@ -91,6 +91,30 @@ def test_match_tags_keeps_the_looser_rule() -> None:
 def test_match_must_be_known() -> None:
     with pytest.raises(ValueError, match="match"):
         Engine(match="fuzzy")  # type: ignore[arg-type]
+
+
+def test_a_bool_param_outside_the_task_text_is_part_of_the_task() -> None:
+    """A bool param that is not in the agent's arguments is part of the task: ``force=True`` and
+    ``force=False`` are two tasks, and the second call never replays ``force=True``."""
+    engine = Engine()
+    calls: list[Any] = []
+
+    @engine.tool()
+    def delete_branch(name: str, force: bool) -> str:
+        calls.append((name, force))
+        return "deleted"
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        return delete_branch("feature-login", force=run.params["force"])
+
+    engine.set_agent(agent)
+    engine("clean up the feature branch", params={"force": True})
+    calls.clear()
+    result = engine("clean up the feature branch", params={"force": False})
+    # the caller asked for force=False: either the agent runs, or a replay passes force=False
+    assert calls == [("feature-login", False)], (result.hit, calls)
 
 
 # the key functions

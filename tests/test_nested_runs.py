@@ -43,3 +43,33 @@ def test_a_tool_called_inside_another_engines_run_is_never_left_out_of_a_hit() -
     assert not (second.hit and ("charge", 2500) not in done[recorded:]), (
         f"full hit that did {done[recorded:]}: the charge was never replayed"
     )
+
+
+def test_a_sub_task_handed_to_the_same_engine_is_done_again_by_the_next_call() -> None:
+    """A sub-task the agent hands to the same engine is never missing from the outer task's next call: the
+    account is created and the welcome mail sent, replayed or not."""
+    engine = Engine()
+    done: list[str] = []
+
+    @engine.tool()
+    def create_account(email: str) -> str:
+        done.append("create")
+        return "acct_100200"
+
+    @engine.tool()
+    def send_welcome(email: str) -> str:
+        done.append("welcome")
+        return "sent"
+
+    def agent(task: str) -> str:
+        if task == "welcome the user":
+            return send_welcome("ann@example.com")
+        create_account("ann@example.com")
+        engine("welcome the user")  # delegate the sub-task
+        return "onboarded"
+
+    engine.set_agent(agent)
+    engine("onboard the user")
+    done.clear()
+    result = engine("onboard the user")
+    assert sorted(done) == ["create", "welcome"], (result.hit, done)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Engine
+from muscle_mem import Engine, current_run
 from muscle_mem.keys import task_key, task_text
 
 
@@ -148,3 +148,26 @@ def test_a_str_param_the_agent_converts_to_an_int_is_replayed_converted() -> Non
     engine("refund order 4471", params={"order": "4471"})
     engine("refund order 5000", params={"order": "5000"})
     assert refunded == [4471, 5000], f"order 5000 got the refund of {refunded[-1]}"
+
+
+def test_an_int_param_outside_the_agent_arguments_is_never_replayed_stale_inside_a_tool_string() -> None:
+    """An int param the agent reads from the run, formatted into a tool's string, replays with the caller's
+    value: quantity 5000 is never posted as 3000."""
+    engine = Engine()
+    sent: list[str] = []
+
+    @engine.tool()
+    def post_message(channel: str, text: str) -> None:
+        sent.append(text)
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        post_message("#ops", f"please restock {run.params['quantity']} units of SKU-1234")
+        return "posted"
+
+    engine.set_agent(agent)
+    engine("ask ops to restock the item", params={"quantity": 3000})
+    sent.clear()
+    engine("ask ops to restock the item", params={"quantity": 5000})
+    assert sent == ["please restock 5000 units of SKU-1234"], sent
