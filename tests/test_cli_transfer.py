@@ -357,3 +357,36 @@ def test_an_undecodable_row_is_reported_not_fatal(
     assert ran.status == 0 and len(ran.out.splitlines()) == 2
     assert "Skipped 1 trajectories that cannot be decoded" in ran.err
     assert len(json.loads(run_cli(capsys, "ls", "--json").out)) == 3  # listing needs no record
+
+
+def test_export_python_of_an_output_under_a_key_with_a_quote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``export --python`` of an output read under a key that holds a quote compiles on every supported Python
+    and formats the fresh value."""
+    store = tmp_path / "cache.db"
+    engine = Engine(url(store))
+
+    @engine.tool()
+    def lookup(email: str) -> dict[str, str]:
+        return {"customer's id": "cust_000417"}
+
+    @engine.tool()
+    def note(text: str) -> None:
+        return None
+
+    def agent(task: str, email: str) -> str:
+        found = lookup(email)
+        note(f"refund for {found[chr(99) + 'ustomer' + chr(39) + 's id']}")
+        return "ok"
+
+    engine.set_agent(agent)
+    result = engine("refund", "ann@example.org", params={"email": "ann@example.org"})
+    engine.close()
+    assert result.stored
+    ran = run_cli(capsys, "export", "--python", str(result.trajectory_id), "--store", url(store))
+    assert ran.status == 0, ran.err
+    notes: list[str] = []
+    tools = SimpleNamespace(lookup=lambda email: {"customer's id": "cust_999"}, note=notes.append)
+    load_function(ran.out)(tools, email="bob@example.org")
+    assert notes == ["refund for cust_999"]

@@ -171,3 +171,43 @@ def test_an_int_param_outside_the_agent_arguments_is_never_replayed_stale_inside
     sent.clear()
     engine("ask ops to restock the item", params={"quantity": 5000})
     assert sent == ["please restock 5000 units of SKU-1234"], sent
+
+
+def test_a_small_int_param_does_not_refuse_a_run_whose_text_holds_other_digits() -> None:
+    """A small int param (``qty=2``) is looked for in a text as a number, not as a substring: a run whose
+    answer also holds the date ``2024-05-12`` is stored."""
+    engine = Engine()
+    orders: list[int] = []
+
+    @engine.tool()
+    def order(qty: int) -> str:
+        orders.append(qty)
+        return "ok"
+
+    def agent(task: str, qty: int) -> str:
+        order(qty)
+        return f"Ordered {qty} items on 2024-05-12"
+
+    engine.set_agent(agent)
+    first = engine("order", 2, params={"qty": 2})
+    assert first.stored, "a run with qty=2 and a date in its answer was refused"
+
+
+def test_an_int_param_formatted_with_decimals_is_never_replayed_stale() -> None:
+    """An int param written with decimals (``1042.00``) is never replayed with the recorded number: the call
+    for 5000 charges ``5000.00``."""
+    engine = Engine()
+    charged: list[str] = []
+
+    @engine.tool()
+    def charge(memo: str) -> None:
+        charged.append(memo)
+
+    def agent(task: str, amount: int) -> str:
+        charge(f"charge {amount:.2f} USD")
+        return "ok"
+
+    engine.set_agent(agent)
+    engine("charge the customer", 1042, params={"amount": 1042})
+    engine("charge the customer", 5000, params={"amount": 5000})
+    assert charged[-1] == "charge 5000.00 USD", f"amount 5000 was charged as {charged[-1]!r}"
