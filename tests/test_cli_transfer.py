@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from cli_support import make_cache, refund_trajectory, run_cli
-from conftest import StoreSpec
+from conftest import StoreSpec, trajectory
 from muscle_mem import Check, Engine, current_run
 from muscle_mem.cli import script
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import Trajectory, Usage
+from muscle_mem.trajectory import Trajectory, Usage, to_record
 
 
 @pytest.fixture
@@ -177,6 +177,32 @@ def test_export_errors(
     assert ran.status == 2 and "cannot write" in ran.err
     ran = run_cli(capsys, "export", "--python", "ffff0000")
     assert ran.status == 2 and "no trajectory 'ffff0000'" in ran.err
+
+
+def test_import_of_a_line_with_a_bad_decimal_names_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``import`` of a line whose decimal is not a number exits 2 with an error naming the line."""
+    record = to_record(trajectory(steps=1))
+    record["steps"][0]["args"][0] = {"static": {"$t": "decimal", "v": "oops"}}
+    source = tmp_path / "export.jsonl"
+    source.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    ran = run_cli(capsys, "import", str(source), "--store", url(tmp_path / "c.db"))
+    assert ran.status == 2, ran.err
+    assert "line 1" in ran.err, ran.err
+
+
+def test_import_of_a_huge_usage_number_names_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``import`` of a line whose usage holds an integer too large for a float exits 2 with an error naming
+    the line."""
+    line = json.dumps(to_record(trajectory(steps=1)))[:-1] + ',"usage":{"hits":1' + "0" * 400 + "}}"
+    source = tmp_path / "export.jsonl"
+    source.write_text(line + "\n", encoding="utf-8")
+    ran = run_cli(capsys, "import", str(source), "--store", url(tmp_path / "c.db"))
+    assert ran.status == 2, ran.err
+    assert "line 1" in ran.err, ran.err
 
 
 # export --python

@@ -117,6 +117,28 @@ def test_a_bool_param_outside_the_task_text_is_part_of_the_task() -> None:
     assert calls == [("feature-login", False)], (result.hit, calls)
 
 
+def test_a_large_param_outside_the_agent_arguments_is_not_copied_into_the_task_text() -> None:
+    """A param that is not in the agent's arguments is shown shortened in the task text: a 240 KB document
+    makes a task text under 1,000 characters (the key holds the value)."""
+    engine = Engine()
+
+    @engine.tool()
+    def summarize(doc: str) -> str:
+        return doc[:10]
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        return summarize(run.params["document"])
+
+    engine.set_agent(agent)
+    document = "lorem ipsum " * 20_000
+    assert engine("summarize the document", params={"document": document}).stored
+    assert engine("summarize the document", params={"document": document}).hit
+    (text,) = engine.store.tasks().values()
+    assert len(text) < 1_000, len(text)
+
+
 # the key functions
 
 
