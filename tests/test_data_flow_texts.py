@@ -311,3 +311,33 @@ def test_a_text_held_by_two_outputs_replays_only_while_they_agree() -> None:
     assert not replayed.hit and replayed.steps_replayed == 2 and "now holds 2" in str(replayed.reason)
     assert all(body == f"We opened {ticket} for you." for ticket, body in mails), mails
     assert [ticket for ticket, _ in mails] == ["TCK-1042", "TCK-1044"]  # the agent mailed its own ticket
+
+
+def test_an_output_reference_is_not_shadowed_by_a_param_template() -> None:
+    """An argument equal to an earlier output is a reference to it even when it contains a param's value
+    (``John-17``): the replay for Jane passes the fresh ``Jane-18``."""
+    counter = itertools.count(17)
+    activated: list[str] = []
+    engine = Engine("memory://")
+
+    @engine.tool()
+    def create_user(name: str) -> str:
+        return f"{name}-{next(counter)}"
+
+    @engine.tool()
+    def activate(user_id: str) -> bool:
+        activated.append(user_id)
+        return True
+
+    def agent(task: str) -> str:
+        uid = create_user(task.split()[-1])
+        activate(uid)
+        return uid
+
+    engine.set_agent(agent)
+    first = engine("create user John", params={"name": "John"})
+    second = engine("create user Jane", params={"name": "Jane"})
+    assert first.output == "John-17"
+    assert second.hit
+    assert activated == ["John-17", "Jane-18"], "the replay must pass create_user's fresh output"
+    assert second.output == "Jane-18"

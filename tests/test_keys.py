@@ -139,6 +139,29 @@ def test_a_large_param_outside_the_agent_arguments_is_not_copied_into_the_task_t
     assert len(text) < 1_000, len(text)
 
 
+def test_the_engine_docstring_example_is_one_task_for_every_name() -> None:
+    """The Engine docstring's ``engine("book a room for Ada", params={"name": "Ada"})`` is one task for
+    every name: the call for Bob is a hit that books Bob."""
+    booked: list[str] = []
+    engine = Engine("memory://")
+
+    @engine.tool()
+    def book(guest: str) -> str:
+        booked.append(guest)
+        return "booked"
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        return book(run.params["name"])
+
+    engine.set_agent(agent)
+    engine("book a room for Ada", params={"name": "Ada"})
+    second = engine("book a room for Bob", params={"name": "Bob"})
+    assert second.hit, second.reason
+    assert booked == ["Ada", "Bob"]
+
+
 # the key functions
 
 

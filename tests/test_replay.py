@@ -297,8 +297,8 @@ def test_a_stored_argument_that_no_longer_decodes_is_never_passed_to_the_tool(tm
 
     from muscle_mem import codec
 
-    module = types.ModuleType("review_jobs_mod")
-    sys.modules["review_jobs_mod"] = module
+    module = types.ModuleType("released_jobs_mod")
+    sys.modules["released_jobs_mod"] = module
     try:
         exec(
             "from dataclasses import dataclass\n@dataclass\nclass Job:\n    kind: str\n    target: str\n",
@@ -330,7 +330,7 @@ def test_a_stored_argument_that_no_longer_decodes_is_never_passed_to_the_tool(tm
             second("reindex the catalog")
         assert queued and not isinstance(queued[0], codec.Opaque), queued
     finally:
-        del sys.modules["review_jobs_mod"]
+        del sys.modules["released_jobs_mod"]
 
 
 def test_a_stored_tuple_argument_is_copied_for_each_replay() -> None:
