@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -128,3 +129,10 @@ def opener(durable: StoreSpec) -> Iterator[Callable[[], Store]]:
     yield open_handle
     for handle in handles:
         handle.close()
+
+
+@pytest.fixture
+def logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    """Captures every record of the ``muscle_mem`` loggers, debug included."""
+    caplog.set_level(logging.DEBUG, logger="muscle_mem")
+    return caplog

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -288,6 +289,96 @@ def test_checks_must_be_check_objects() -> None:
     engine = Engine()
     with pytest.raises(TypeError, match="Check"):
         engine.tool(pre_check=lambda: 1)(lambda: None)  # type: ignore[arg-type]
+
+
+def test_a_generator_tool_is_refused_or_replays_its_body() -> None:
+    """A generator function is refused as a tool (a replay that dropped the generator would skip its body);
+    accepted, its replay must run the body as the recorded call did."""
+    engine = Engine()
+    sent: list[str] = []
+
+    def send_all(addresses: list[str]) -> Iterator[str]:
+        for address in addresses:
+            sent.append(address)
+            yield address
+
+    try:
+        tool = engine.register(send_all)
+        engine.set_agent(lambda task: len(list(tool(["ada@corp.com", "bob@corp.com"]))))
+        engine("send the newsletter")
+    except (TypeError, ValueError):
+        return  # refused: fine
+    before = len(sent)
+    second = engine("send the newsletter")
+    assert len(sent) == before + 2, (
+        f"hit={second.hit}, answer {second.output!r}, but {len(sent) - before} mails were sent by the replay"
+    )
+
+
+def test_a_bare_tool_decorator_is_refused_naming_tool_with_parentheses() -> None:
+    """``@engine.tool`` without parentheses raises a TypeError at once that says to write
+    ``@engine.tool()`` (or it registers the tool)."""
+    engine = Engine("memory://")
+    try:
+
+        @engine.tool  # type: ignore[arg-type]
+        def greet(name: str) -> str:
+            return "hi " + name
+
+    except TypeError as exc:
+        assert "tool()" in str(exc), str(exc)
+        return
+    assert greet("bob") == "hi bob"  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [[1, 2], b"ab", ("a", None)],
+    ids=["ints", "bytes", "none-inside"],
+)
+def test_tags_that_are_not_strings_raise_a_clear_type_error(tags: object) -> None:
+    """Tags that are not strings (ints, bytes, a None inside) raise a TypeError naming ``tags``."""
+    engine = Engine("memory://")
+
+    @engine.tool()
+    def t(x: str) -> str:
+        return x
+
+    engine.set_agent(lambda task: t(task))
+    with pytest.raises(TypeError, match="tags"):
+        engine("a task", tags=tags)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("params", [["a"], "abc", {1: "xxxx"}], ids=["list", "str", "int-key"])
+def test_params_that_are_not_a_mapping_of_names_raise_a_clear_error(params: object) -> None:
+    """Params that are not a mapping of names (a list, a string, an int key) raise a TypeError naming
+    ``params``."""
+    engine = Engine("memory://")
+
+    @engine.tool()
+    def t(x: str) -> str:
+        return x
+
+    engine.set_agent(lambda task: t(task))
+    with pytest.raises(TypeError, match="params"):
+        engine("task xxxx", params=params)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"capacity": "10"}, "capacity"),
+        ({"max_bytes": "1MB"}, "max_bytes"),
+        ({"ttl": "1h"}, "ttl"),
+        ({"match": "semantic", "similarity": "high"}, "similarity"),
+    ],
+    ids=["capacity", "max_bytes", "ttl", "similarity"],
+)
+def test_engine_options_of_the_wrong_type_name_the_option(kwargs: dict[str, object], name: str) -> None:
+    """An Engine option of the wrong type (``capacity="10"``, ``ttl="1h"``...) raises an error naming the
+    option."""
+    with pytest.raises((TypeError, ValueError), match=name):
+        Engine("memory://", **kwargs)  # type: ignore[arg-type]
 
 
 # Result

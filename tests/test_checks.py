@@ -52,6 +52,13 @@ def test_check_equal_compares_by_key() -> None:
     assert check.passes("a", "a") and not check.passes("a", "b")
 
 
+def test_check_threshold_must_be_a_number() -> None:
+    """``Check(..., threshold="0.8")`` raises a TypeError naming ``threshold`` when the check is made, not
+    a miss at replay."""
+    with pytest.raises(TypeError, match="threshold"):
+        Check(lambda: 1.0, lambda a, b: 0.5, threshold="0.8")  # type: ignore[arg-type]
+
+
 # Checks in the engine
 
 
@@ -382,3 +389,63 @@ def test_a_compare_raising_a_value_error_is_a_failed_check_too() -> None:
     result = engine()
     assert not result and result.fallback
     assert result.reason is not None and "ValueError" in result.reason and "'act'" in result.reason
+
+
+def test_an_equal_check_sees_a_nested_pydantic_model_change_type() -> None:
+    """``Check.equal`` tells pydantic models apart by the type of a nested model too: once
+    ``Order(state=Paid(...))`` became ``Order(state=Refunded(...))`` the pre-check fails and the refund
+    is not replayed."""
+    from pydantic import BaseModel
+
+    from muscle_mem import Check
+
+    class Paid(BaseModel):
+        at: str
+
+    class Refunded(BaseModel):
+        at: str
+
+    class Order(BaseModel):
+        order_id: str
+        state: Paid | Refunded
+
+    orders = {"ord_5521": Order(order_id="ord_5521", state=Paid(at="2024-05-01"))}
+    engine = Engine()
+    refunds: list[str] = []
+
+    @engine.tool(pre_check=Check.equal(lambda order_id: orders[order_id]))
+    def refund(order_id: str) -> str:
+        refunds.append(order_id)
+        orders[order_id] = Order(order_id=order_id, state=Refunded(at="2024-05-01"))
+        return "refunded"
+
+    def agent(task: str) -> str:
+        if isinstance(orders["ord_5521"].state, Refunded):
+            return "already refunded"
+        return refund("ord_5521")
+
+    engine.set_agent(agent)
+    engine("refund order ord_5521")
+    assert refunds == ["ord_5521"]
+    result = engine("refund order ord_5521")  # the order is now Refunded: the pre-check must fail
+    assert refunds == ["ord_5521"], (result.hit, result.output, refunds)
+
+
+def test_check_equal_compares_type_and_value() -> None:
+    """``Check.equal`` passes for a snapshot equal to the recorded one in type and value: 1.0 or True does
+    not pass for a recorded 1, an equal 1 does."""
+    state: dict[str, object] = {"v": 1}
+    engine = Engine("memory://")
+
+    @engine.tool(pre_check=Check.equal(lambda x: state["v"]))
+    def t(x: str) -> str:
+        return x
+
+    engine.set_agent(lambda task: t(task))
+    engine("a task")
+    for other in (1.0, True):
+        state["v"] = other
+        result = engine("a task")
+        assert not result.hit and "pre-check" in (result.reason or "")
+    state["v"] = 1
+    assert engine("a task").hit

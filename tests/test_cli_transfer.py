@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import datetime
 import io
 import json
 import sqlite3
+from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -13,11 +15,11 @@ from typing import Any
 import pytest
 
 from cli_support import make_cache, refund_trajectory, run_cli
-from conftest import StoreSpec
+from conftest import StoreSpec, trajectory
 from muscle_mem import Check, Engine, current_run
 from muscle_mem.cli import script
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import Trajectory, Usage
+from muscle_mem.trajectory import Trajectory, Usage, to_record
 
 
 @pytest.fixture
@@ -177,6 +179,81 @@ def test_export_errors(
     assert ran.status == 2 and "cannot write" in ran.err
     ran = run_cli(capsys, "export", "--python", "ffff0000")
     assert ran.status == 2 and "no trajectory 'ffff0000'" in ran.err
+
+
+def test_import_of_a_line_with_a_bad_decimal_names_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``import`` of a line whose decimal is not a number exits 2 with an error naming the line."""
+    record = to_record(trajectory(steps=1))
+    record["steps"][0]["args"][0] = {"static": {"$t": "decimal", "v": "oops"}}
+    source = tmp_path / "export.jsonl"
+    source.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    ran = run_cli(capsys, "import", str(source), "--store", url(tmp_path / "c.db"))
+    assert ran.status == 2, ran.err
+    assert "line 1" in ran.err, ran.err
+
+
+def test_import_of_a_huge_usage_number_names_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``import`` of a line whose usage holds an integer too large for a float exits 2 with an error naming
+    the line."""
+    line = json.dumps(to_record(trajectory(steps=1)))[:-1] + ',"usage":{"hits":1' + "0" * 400 + "}}"
+    source = tmp_path / "export.jsonl"
+    source.write_text(line + "\n", encoding="utf-8")
+    ran = run_cli(capsys, "import", str(source), "--store", url(tmp_path / "c.db"))
+    assert ran.status == 2, ran.err
+    assert "line 1" in ran.err, ran.err
+
+
+def _exported_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    store = tmp_path / "source.db"
+    engine = Engine(url(store))
+
+    @engine.tool()
+    def lookup(email: str) -> dict[str, str]:
+        return {"id": "cust_000417"}
+
+    @engine.tool()
+    def refund(customer_id: str) -> str:
+        return "R-1"
+
+    def agent(task: str, email: str) -> str:
+        return refund(lookup(email)["id"])
+
+    engine.set_agent(agent)
+    assert engine("refund", "ann.lee@example.org", params={"email": "ann.lee@example.org"}).stored
+    engine.close()
+    ran = run_cli(capsys, "export", "--store", url(store))
+    assert ran.status == 0, ran.err
+    record: dict[str, Any] = json.loads(ran.out.splitlines()[0])
+    assert record["steps"][1]["args"][0] == {"output": 0, "path": [["key", "id"]]}
+    return record
+
+
+@pytest.mark.parametrize(
+    "bad_arg",
+    [
+        {"output": -1},  # no step -1: export --python reads a variable before it is assigned
+        {"output": 1},  # the step itself, not an earlier one
+        {"output": 0, "path": [["index", "id"]]},  # not a path kind ("key", "attr", "item")
+        {"template": [["bogus", "email"]]},  # not a template part ("text", "param")
+    ],
+)
+def test_import_refuses_an_argument_that_is_not_a_valid_reference(
+    bad_arg: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``import`` refuses an output reference to a step that is not an earlier one, an unknown path kind
+    and an unknown template part: it names the line, exits 2 and adds nothing."""
+    record = _exported_line(tmp_path, capsys)
+    record["steps"][1]["args"][0] = bad_arg
+    source = tmp_path / "bad.jsonl"
+    source.write_text(json.dumps(record) + "\n")
+    target = tmp_path / "target.db"
+    ran = run_cli(capsys, "import", str(source), "--store", url(target))
+    assert ran.status == 2, f"accepted with status {ran.status}: {ran.out}"
+    assert len(ran.err.strip().splitlines()) == 1 and "line 1" in ran.err
 
 
 # export --python
@@ -357,3 +434,126 @@ def test_an_undecodable_row_is_reported_not_fatal(
     assert ran.status == 0 and len(ran.out.splitlines()) == 2
     assert "Skipped 1 trajectories that cannot be decoded" in ran.err
     assert len(json.loads(run_cli(capsys, "ls", "--json").out)) == 3  # listing needs no record
+
+
+def test_export_python_of_an_output_under_a_key_with_a_quote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``export --python`` of an output read under a key that holds a quote compiles on every supported Python
+    and formats the fresh value."""
+    store = tmp_path / "cache.db"
+    engine = Engine(url(store))
+
+    @engine.tool()
+    def lookup(email: str) -> dict[str, str]:
+        return {"customer's id": "cust_000417"}
+
+    @engine.tool()
+    def note(text: str) -> None:
+        return None
+
+    def agent(task: str, email: str) -> str:
+        found = lookup(email)
+        note(f"refund for {found[chr(99) + 'ustomer' + chr(39) + 's id']}")
+        return "ok"
+
+    engine.set_agent(agent)
+    result = engine("refund", "ann@example.org", params={"email": "ann@example.org"})
+    engine.close()
+    assert result.stored
+    ran = run_cli(capsys, "export", "--python", str(result.trajectory_id), "--store", url(store))
+    assert ran.status == 0, ran.err
+    notes: list[str] = []
+    tools = SimpleNamespace(lookup=lambda email: {"customer's id": "cust_999"}, note=notes.append)
+    load_function(ran.out)(tools, email="bob@example.org")
+    assert notes == ["refund for cust_999"]
+
+
+def test_export_python_of_stdlib_values_is_runnable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``export --python`` of a call with a ``datetime.date``, a ``Decimal`` and ``float('inf')`` writes
+    the imports its constants need: the function runs and passes equal values."""
+    store = tmp_path / "cache.db"
+    engine = Engine(url(store))
+
+    @engine.tool()
+    def book(day: datetime.date, amount: Decimal, limit: float) -> str:
+        return "booked-0001"
+
+    engine.set_agent(lambda task: book(datetime.date(2024, 1, 2), Decimal("1.50"), float("inf")))
+    result = engine("book the room")
+    engine.close()
+    assert result.stored
+
+    ran = run_cli(capsys, "export", "--python", str(result.trajectory_id), "--store", url(store))
+    assert ran.status == 0, ran.err
+    calls: list[tuple[Any, ...]] = []
+    function = load_function(ran.out)
+    tools = SimpleNamespace(book=lambda *args: calls.append(args) or "booked-0001")
+    assert function(tools) == "booked-0001"
+    assert calls == [(datetime.date(2024, 1, 2), Decimal("1.50"), float("inf"))]
+
+
+def test_export_python_with_a_param_named_getattr_calls_the_tool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A param named like a builtin the exported code uses (``getattr``) never shadows it: the exported
+    function still calls the tool whose name is not an identifier."""
+    store = tmp_path / "cache.db"
+    engine = Engine(url(store))
+
+    @engine.tool(name="send mail")
+    def send_mail(to: str) -> str:
+        return "queued"
+
+    engine.set_agent(lambda task: send_mail("ann.lee@example.org"))
+    result = engine("mail", params={"getattr": "ann.lee@example.org"})
+    engine.close()
+    assert result.stored
+
+    ran = run_cli(capsys, "export", "--python", str(result.trajectory_id), "--store", url(store))
+    assert ran.status == 0, ran.err
+    sent: list[str] = []
+    tools = SimpleNamespace(**{"send mail": lambda to: sent.append(to) or "queued"})
+    function = load_function(ran.out)
+    assert function(tools, getattr="ann.lee@example.org") == "queued"
+    assert sent == ["ann.lee@example.org"]
+
+
+def test_export_python_of_an_output_inside_a_string(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ticket id a tool returned, written inside a later string, is a template part that refers to that
+    output: the exported function formats the fresh id, and ``show`` says it is data flow."""
+    store = tmp_path / "cache.db"
+    engine = Engine(url(store))
+
+    @engine.tool()
+    def create_ticket(subject: str) -> str:
+        return "TCK-1042"
+
+    @engine.tool()
+    def send_mail(body: str) -> str:
+        return "sent"
+
+    def agent(task: str) -> str:
+        ticket = create_ticket("printer jam")
+        send_mail(f"We opened {ticket} for you.")
+        return f"created {ticket}"
+
+    engine.set_agent(agent)
+    result = engine("report the printer jam")
+    engine.close()
+    assert result.stored
+
+    shown = run_cli(capsys, "show", str(result.trajectory_id), "--store", url(store))
+    assert shown.status == 0 and "template of data flow" in shown.out
+    ran = run_cli(capsys, "export", "--python", str(result.trajectory_id), "--store", url(store))
+    assert ran.status == 0, ran.err
+    mails: list[str] = []
+    tools = SimpleNamespace(
+        create_ticket=lambda subject: "TCK-2001", send_mail=lambda body: mails.append(body)
+    )
+    assert load_function(ran.out)(tools) == "created TCK-2001"
+    assert mails == ["We opened TCK-2001 for you."]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from muscle_mem.embed import HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
+from muscle_mem.embed import HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors, get_embedder
 from muscle_mem.embed.text import analyse
 
 NEVER = [
@@ -202,3 +202,31 @@ def test_one_way_of_writing_spellings_numbers_and_units() -> None:
 def test_a_closing_please_is_courtesy_unless_it_is_what_to_say() -> None:
     assert analyse("restart the server please?").tokens == ("restart", "server")
     assert analyse("reply with please").tokens == ("reply", "with", "please")
+
+
+@pytest.fixture(scope="module")
+def default_matcher() -> TaskMatcher:
+    """The matcher ``Engine(match="semantic")`` builds by default."""
+    return TaskMatcher(get_embedder(None), 0.9)
+
+
+def test_a_trailing_thanks_or_please_that_is_the_content_is_kept(default_matcher: TaskMatcher) -> None:
+    """A trailing ``thanks`` or ``please`` after a preposition is what to say, not courtesy: replying
+    ``with thanks`` and ``with please`` are two tasks."""
+    assert not default_matcher.matches("reply to ticket 4471 with thanks", "reply to ticket 4471 with please")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("filter rows where status != 'done'", "filter rows where status = 'done'"),
+        ("calculate (2 + 3) * 4", "calculate 2 + (3 * 4)"),
+        ("set the discount to .5", "set the discount to 5"),
+    ],
+)
+def test_operators_and_numbers_are_kept_in_the_normal_form(
+    default_matcher: TaskMatcher, a: str, b: str
+) -> None:
+    """The normal form keeps ``!=``, brackets and a number's leading dot: the opposite filter, another
+    grouping or a discount ten times larger is another task."""
+    assert not default_matcher.matches(a, b)

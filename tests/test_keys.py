@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Engine
+from muscle_mem import Engine, current_run
 from muscle_mem.codec import CodecError
 from muscle_mem.keys import TaskIdentity, render, split_template, task_key, task_text
 
@@ -91,6 +91,75 @@ def test_match_tags_keeps_the_looser_rule() -> None:
 def test_match_must_be_known() -> None:
     with pytest.raises(ValueError, match="match"):
         Engine(match="fuzzy")  # type: ignore[arg-type]
+
+
+def test_a_bool_param_outside_the_task_text_is_part_of_the_task() -> None:
+    """A bool param that is not in the agent's arguments is part of the task: ``force=True`` and
+    ``force=False`` are two tasks, and the second call never replays ``force=True``."""
+    engine = Engine()
+    calls: list[Any] = []
+
+    @engine.tool()
+    def delete_branch(name: str, force: bool) -> str:
+        calls.append((name, force))
+        return "deleted"
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        return delete_branch("feature-login", force=run.params["force"])
+
+    engine.set_agent(agent)
+    engine("clean up the feature branch", params={"force": True})
+    calls.clear()
+    result = engine("clean up the feature branch", params={"force": False})
+    # the caller asked for force=False: either the agent runs, or a replay passes force=False
+    assert calls == [("feature-login", False)], (result.hit, calls)
+
+
+def test_a_large_param_outside_the_agent_arguments_is_not_copied_into_the_task_text() -> None:
+    """A param that is not in the agent's arguments is shown shortened in the task text: a 240 KB document
+    makes a task text under 1,000 characters (the key holds the value)."""
+    engine = Engine()
+
+    @engine.tool()
+    def summarize(doc: str) -> str:
+        return doc[:10]
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        return summarize(run.params["document"])
+
+    engine.set_agent(agent)
+    document = "lorem ipsum " * 20_000
+    assert engine("summarize the document", params={"document": document}).stored
+    assert engine("summarize the document", params={"document": document}).hit
+    (text,) = engine.store.tasks().values()
+    assert len(text) < 1_000, len(text)
+
+
+def test_the_engine_docstring_example_is_one_task_for_every_name() -> None:
+    """The Engine docstring's ``engine("book a room for Ada", params={"name": "Ada"})`` is one task for
+    every name: the call for Bob is a hit that books Bob."""
+    booked: list[str] = []
+    engine = Engine("memory://")
+
+    @engine.tool()
+    def book(guest: str) -> str:
+        booked.append(guest)
+        return "booked"
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        return book(run.params["name"])
+
+    engine.set_agent(agent)
+    engine("book a room for Ada", params={"name": "Ada"})
+    second = engine("book a room for Bob", params={"name": "Bob"})
+    assert second.hit, second.reason
+    assert booked == ["Ada", "Bob"]
 
 
 # the key functions

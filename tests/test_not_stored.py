@@ -228,7 +228,7 @@ def test_an_agent_that_raises_is_counted_as_not_stored() -> None:
 
 def test_every_kind_is_produced_by_some_run() -> None:
     """The tests above cover every member but the one the engine never notes itself (a call after the
-    run ended: test_cli_script_and_async)."""
+    run ended: test_async_runs)."""
     covered = {
         NotStoredReason.NO_TOOL_CALLS,
         NotStoredReason.UNSTORABLE_VALUE,

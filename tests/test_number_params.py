@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Engine
+from muscle_mem import Engine, current_run
 from muscle_mem.keys import task_key, task_text
 
 
@@ -106,3 +106,108 @@ def test_semantic_matching_sees_the_number_param_as_a_placeholder() -> None:
     assert engine("please refund order 5000", params={"order_id": 5000}).hit
     assert not engine("please refund order 6000")
     assert refunded == [4471, 5000, 6000]
+
+
+def test_an_int_param_of_the_agent_arguments_is_never_replayed_stale_inside_a_tool_string() -> None:
+    """An int param that is also an agent argument makes one task for every value; inside a tool's string it is
+    replayed with the caller's value, or the call misses."""
+    engine = Engine()
+    sent: list[str] = []
+
+    @engine.tool()
+    def send(text: str) -> None:
+        sent.append(text)
+
+    def agent(order_id: int) -> str:
+        send(f"the refund for order {order_id} was issued")
+        return "ok"
+
+    engine.set_agent(agent)
+    engine(order_id=4471, params={"order_id": 4471})
+    second = engine(order_id=5000, params={"order_id": 5000})
+    assert not (second.hit and sent[-1] == "the refund for order 4471 was issued"), (
+        "order 5000 was answered by replaying the message about order 4471"
+    )
+
+
+def test_a_str_param_the_agent_converts_to_an_int_is_replayed_converted() -> None:
+    """A number a tool receives whose text equals a str param (the agent converted it) follows that param:
+    order 5000 is refunded as 5000."""
+    engine = Engine()
+    refunded: list[int] = []
+
+    @engine.tool()
+    def refund(order_id: int) -> None:
+        refunded.append(order_id)
+
+    def agent(task: str) -> str:
+        refund(int(task.split()[-1]))
+        return "ok"
+
+    engine.set_agent(agent)
+    engine("refund order 4471", params={"order": "4471"})
+    engine("refund order 5000", params={"order": "5000"})
+    assert refunded == [4471, 5000], f"order 5000 got the refund of {refunded[-1]}"
+
+
+def test_an_int_param_outside_the_agent_arguments_is_never_replayed_stale_inside_a_tool_string() -> None:
+    """An int param the agent reads from the run, formatted into a tool's string, replays with the caller's
+    value: quantity 5000 is never posted as 3000."""
+    engine = Engine()
+    sent: list[str] = []
+
+    @engine.tool()
+    def post_message(channel: str, text: str) -> None:
+        sent.append(text)
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        post_message("#ops", f"please restock {run.params['quantity']} units of SKU-1234")
+        return "posted"
+
+    engine.set_agent(agent)
+    engine("ask ops to restock the item", params={"quantity": 3000})
+    sent.clear()
+    engine("ask ops to restock the item", params={"quantity": 5000})
+    assert sent == ["please restock 5000 units of SKU-1234"], sent
+
+
+def test_a_small_int_param_does_not_refuse_a_run_whose_text_holds_other_digits() -> None:
+    """A small int param (``qty=2``) is looked for in a text as a number, not as a substring: a run whose
+    answer also holds the date ``2024-05-12`` is stored."""
+    engine = Engine()
+    orders: list[int] = []
+
+    @engine.tool()
+    def order(qty: int) -> str:
+        orders.append(qty)
+        return "ok"
+
+    def agent(task: str, qty: int) -> str:
+        order(qty)
+        return f"Ordered {qty} items on 2024-05-12"
+
+    engine.set_agent(agent)
+    first = engine("order", 2, params={"qty": 2})
+    assert first.stored, "a run with qty=2 and a date in its answer was refused"
+
+
+def test_an_int_param_formatted_with_decimals_is_never_replayed_stale() -> None:
+    """An int param written with decimals (``1042.00``) is never replayed with the recorded number: the call
+    for 5000 charges ``5000.00``."""
+    engine = Engine()
+    charged: list[str] = []
+
+    @engine.tool()
+    def charge(memo: str) -> None:
+        charged.append(memo)
+
+    def agent(task: str, amount: int) -> str:
+        charge(f"charge {amount:.2f} USD")
+        return "ok"
+
+    engine.set_agent(agent)
+    engine("charge the customer", 1042, params={"amount": 1042})
+    engine("charge the customer", 5000, params={"amount": 5000})
+    assert charged[-1] == "charge 5000.00 USD", f"amount 5000 was charged as {charged[-1]!r}"

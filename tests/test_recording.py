@@ -288,6 +288,116 @@ def test_params_inside_list_and_dict_arguments() -> None:
     assert got[-1] == ({"name": "Bob", "country": "FR"}, ["bob@x.io", "audit@corp.io"])
 
 
+def test_two_params_with_equal_values_never_bind_to_the_wrong_one() -> None:
+    """Two params equal at recording (a requester who assigns the ticket to herself) never make a replay pass
+    one param's value for the other: the assignee gets the assignee's address."""
+    engine = Engine()
+    assigned: list[tuple[str, str]] = []
+
+    @engine.tool()
+    def open_ticket(requester: str, assignee: str) -> str:
+        assigned.append((requester, assignee))
+        return "TCK-1001"
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        return open_ticket(run.params["requester"], run.params["assignee"])
+
+    engine.set_agent(agent)
+    engine("open the ticket", params={"requester": "ann@example.com", "assignee": "ann@example.com"})
+    assigned.clear()
+    engine("open the ticket", params={"requester": "ann@example.com", "assignee": "bob@example.com"})
+    assert assigned == [("ann@example.com", "bob@example.com")], assigned
+
+
+def test_a_value_equal_to_two_params_is_bound_to_both() -> None:
+    """When two params have one value at recording, the argument is bound to both: it replays while they agree,
+    and a run where they differ is another task."""
+    engine = Engine()
+    assigned: list[tuple[str, str]] = []
+
+    @engine.tool()
+    def open_ticket(requester: str, assignee: str) -> str:
+        assigned.append((requester, assignee))
+        return "TCK-1001"
+
+    engine.set_agent(lambda task, req, to: open_ticket(req, to))
+    params = {"requester": "ann@example.com", "assignee": "ann@example.com"}
+    result = engine("open a ticket", "ann@example.com", "ann@example.com", params=params)
+    assert result.stored
+    both = Agree((Param("requester"), Param("assignee")))
+    assert engine.store.get(str(result.trajectory_id)).steps[0].args == (both, both)  # type: ignore[union-attr]
+    assert engine("open a ticket", "ann@example.com", "ann@example.com", params=params).hit
+    other = {"requester": "ann@example.com", "assignee": "bob@example.com"}
+    assert not engine("open a ticket", "ann@example.com", "bob@example.com", params=other).hit
+    assert assigned[-1] == ("ann@example.com", "bob@example.com")
+
+
+def test_a_param_inside_a_dataclass_argument_is_replayed_fresh() -> None:
+    """A param inside a dataclass argument (a typed tool input) is a reference like one inside a list or dict:
+    the invoice for Jane is sent to Jane."""
+    from dataclasses import dataclass
+
+    @dataclass
+    class Customer:
+        name: str
+        plan: str
+
+    engine = Engine()
+    invoiced: list[str] = []
+
+    @engine.tool()
+    def send_invoice(customer: Customer) -> str:
+        invoiced.append(customer.name)
+        return "sent"
+
+    def agent(task: str) -> str:
+        run = current_run()
+        assert run is not None
+        return send_invoice(Customer(name=run.params["name"], plan="pro"))
+
+    engine.set_agent(agent)
+    engine("send the invoice to John Smith", params={"name": "John Smith"})
+    invoiced.clear()
+    result = engine("send the invoice to Jane Doe", params={"name": "Jane Doe"})
+    assert invoiced == ["Jane Doe"], (result.hit, invoiced)
+
+
+def test_an_output_inside_a_dataclass_argument_is_replayed_fresh() -> None:
+    """An id an earlier tool returned, passed inside a dataclass argument, is a reference: the replay gives the
+    role to the user it just created."""
+    import itertools
+    from dataclasses import dataclass
+
+    @dataclass
+    class Assignment:
+        user_id: str
+        role: str
+
+    engine = Engine()
+    ids = itertools.count(1)
+    assigned: list[str] = []
+
+    @engine.tool()
+    def create_user(email: str) -> str:
+        return f"usr_{next(ids):04d}"
+
+    @engine.tool()
+    def assign_role(assignment: Assignment) -> str:
+        assigned.append(assignment.user_id)
+        return "ok"
+
+    def agent(task: str) -> str:
+        user_id = create_user("ann@example.com")
+        return assign_role(Assignment(user_id, "admin"))
+
+    engine.set_agent(agent)
+    engine("set up ann@example.com as admin")
+    result = engine("set up ann@example.com as admin")  # creates usr_0002
+    assert assigned == ["usr_0001", "usr_0002"], (result.hit, assigned)
+
+
 # what was recorded is what was passed at the time
 
 
@@ -384,6 +494,33 @@ async def test_an_async_capture_that_raises_does_not_reach_the_agent() -> None:
     engine.set_agent(agent)
     result = await engine.arun()
     assert result.output == "page" and not result.stored
+
+
+def test_a_list_nested_in_an_output_stays_a_reference_when_the_agent_changes_it() -> None:
+    """A list two levels inside an output, passed on and then changed by the agent, is recorded as the
+    reference it was when passed: the replay notifies the team get_org returns now."""
+    engine = Engine()
+    orgs = iter([{"team": {"members": ["usr_a1b2", "usr_c3d4"]}}, {"team": {"members": ["usr_e5f6"]}}])
+    notified: list[list[str]] = []
+
+    @engine.tool()
+    def get_org() -> dict[str, Any]:
+        return next(orgs)
+
+    @engine.tool()
+    def notify(user_ids: list[str]) -> None:
+        notified.append(list(user_ids))
+
+    def agent(task: str) -> str:
+        members = get_org()["team"]["members"]
+        notify(members)
+        members.append("usr_new1")  # the agent goes on working with the list it was given
+        return "done"
+
+    engine.set_agent(agent)
+    engine("notify the team")
+    engine("notify the team")
+    assert notified[-1] == ["usr_e5f6"], f"the replay notified {notified[-1]} instead of the team of now"
 
 
 # point 5: only successes are cached

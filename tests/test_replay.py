@@ -289,6 +289,73 @@ def test_an_unstorable_answer_is_logged_and_returned(caplog: pytest.LogCaptureFi
     assert "return value" in caplog.text
 
 
+def test_a_stored_argument_that_no_longer_decodes_is_never_passed_to_the_tool(tmp_path: Any) -> None:
+    """A stored argument whose class no longer fits its data (a dataclass gained a field) makes the step
+    unsafe: the tool never receives a ``codec.Opaque`` placeholder."""
+    import sys
+    import types
+
+    from muscle_mem import codec
+
+    module = types.ModuleType("released_jobs_mod")
+    sys.modules["released_jobs_mod"] = module
+    try:
+        exec(
+            "from dataclasses import dataclass\n@dataclass\nclass Job:\n    kind: str\n    target: str\n",
+            module.__dict__,
+        )
+        queued: list[Any] = []
+
+        def make_engine() -> Engine:
+            engine = Engine(f"sqlite:///{tmp_path}/cache.db")
+
+            @engine.tool(name="enqueue")
+            def enqueue(job: Any) -> str:
+                queued.append(job)
+                return "queued"
+
+            engine.set_agent(lambda task: enqueue(module.Job("reindex", "catalog")))
+            return engine
+
+        with make_engine() as first:
+            first("reindex the catalog")
+        # a new release: Job gained a field; the tool is unchanged
+        exec(
+            "from dataclasses import dataclass\n"
+            "@dataclass\nclass Job:\n    kind: str\n    target: str\n    priority: int = 0\n",
+            module.__dict__,
+        )
+        queued.clear()
+        with make_engine() as second:
+            second("reindex the catalog")
+        assert queued and not isinstance(queued[0], codec.Opaque), queued
+    finally:
+        del sys.modules["released_jobs_mod"]
+
+
+def test_a_stored_tuple_argument_is_copied_for_each_replay() -> None:
+    """A stored tuple argument holding a list is copied for each replay: a tool that changes the list it got
+    never changes what later replays pass."""
+    engine = Engine()
+    seen: list[list[str]] = []
+
+    @engine.tool()
+    def send_batch(batch: tuple[list[str], str]) -> str:
+        recipients, _subject = batch
+        seen.append(list(recipients))
+        recipients.append("audit@example.com")  # the tool adds its audit copy to the list it got
+        return "sent"
+
+    def agent(task: str) -> str:
+        return send_batch((["ann@example.com"], "weekly report"))
+
+    engine.set_agent(agent)
+    engine("send the weekly report")
+    for _ in range(2):
+        assert engine("send the weekly report").hit
+    assert seen == [["ann@example.com"]] * 3, seen
+
+
 # point 6: tool versions
 
 
@@ -415,6 +482,28 @@ def test_a_mutable_constant_answer_is_not_shared_between_hits() -> None:
     first = engine().output
     first["items"].append("mutated")
     assert engine().output == {"items": ["a"]}
+
+
+def test_a_stored_tuple_answer_is_copied_for_each_hit() -> None:
+    """A hit's tuple answer holding a list is a fresh copy: a caller that changes it never changes what later
+    hits return."""
+    engine = Engine()
+
+    @engine.tool()
+    def list_open_tickets() -> int:
+        return 1
+
+    def agent(task: str) -> tuple[str, list[str]]:
+        list_open_tickets()
+        return ("ok", ["TCK-1001", "TCK-1002"])
+
+    engine.set_agent(agent)
+    engine("summarize the queue")
+    first = engine("summarize the queue")
+    assert first.hit
+    first.output[1].clear()  # the caller consumes its copy
+    second = engine("summarize the queue")
+    assert second.output == ("ok", ["TCK-1001", "TCK-1002"]), second.output
 
 
 # a stored trajectory ending where another goes on

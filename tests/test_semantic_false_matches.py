@@ -1,11 +1,8 @@
-"""Semantic task matching, found in review: task pairs that mean different things but that ``TaskMatcher``
-accepted as one task, so that ``Engine(match="semantic")`` replays one's trajectory for the other.
+"""Semantic task matching never takes two texts that mean different things for one task.
 
-A semantic match is a false replay whenever the checks do not happen to catch it, and the product's
-first promise is no false replays. Every pair below is one a careful person would say differs; each
-group's comment says why, and where the guard (embed/text.py ``analyse``, embed/matcher.py
-``TaskMatcher._accepts``) let it through before the guard required equal normal forms (each failed
-before that fix).
+``Engine(match="semantic")`` would otherwise replay one's trajectory for the other, a wrong replay
+whenever the checks do not happen to catch it. Every pair below is one a careful person would say
+differs; each group's comment says why.
 """
 
 from __future__ import annotations
@@ -17,9 +14,9 @@ import pytest
 from muscle_mem import Check, Engine, current_run
 from muscle_mem.embed import HashingEmbedder, SentenceEmbedder, TaskMatcher
 
-# --- pairs that the DEFAULT configuration (hashing embedder, similarity 0.9) matches -------------
-# In all of them the two canonical texts are identical or differ only in a stem, so the sentence
-# embedder (0.9 and 0.8) matches them too.
+# --- pairs close for the DEFAULT configuration (hashing embedder, similarity 0.9) ----------------
+# Once fillers, symbols and word endings are set aside the two texts are nearly the same, so the
+# sentence embedder (0.9 and 0.8) must refuse them too.
 
 PRONOUN_ROLES = [
     # I, me, you, my, your, we, us are FILLERS (text.py _FILLER_TEXT): dropping them drops who does
@@ -112,9 +109,9 @@ DEFAULT_FALSE_MATCHES = (
     + STEMS_THAT_MERGE_NAMES_AND_NUMBERS
 )
 
-# --- pairs that the sentence embedder's word similarity (>= 0.85) lets through -----------------
-# Opposites missing from text.py _OPPOSITES / _PREFIXES (on/off-, in/out-, in/e-, French dé-,
-# German ent-, re-/un-), other values of one kind (weekdays, units, number words, case), and stems.
+# --- pairs whose words the sentence embedder rates as similar (>= 0.85) --------------------------
+# Opposites (on/off-, in/out-, in/e-, French dé-, German ent-, re-/un-), other values of one kind
+# (weekdays, units, number words, case), and stems.
 
 SENTENCE_FALSE_MATCHES = [
     ("start onboarding for employee 4471", "start offboarding for employee 4471"),
@@ -189,9 +186,8 @@ def test_sentence_embedder_at_0_8_refuses(a: str, b: str) -> None:
 
 
 def test_the_engine_never_replays_minus_5_for_5() -> None:
-    """The task "set the temperature offset to -5" is recorded; "... to 5" matches it semantically (the sign is
-    dropped by the tokenizer, so both have the literal "5") and the recorded set_offset(-5) is replayed
-    as a hit. The pre-check passes because the device is in the same state as when recorded."""
+    """Recorded for "set the temperature offset to -5", the engine never replays ``set_offset(-5)`` for
+    "... to 5", even when the device is in the recorded state."""
     engine = Engine(match="semantic")
     device = {"offset": 0}
     calls: list[int] = []
@@ -214,8 +210,8 @@ def test_the_engine_never_replays_minus_5_for_5() -> None:
 
 
 def test_the_engine_never_replays_a_moved_negation() -> None:
-    """The task "don't delete the draft, archive it" is recorded (archive called); "delete the draft, don't
-    archive it" matches it, so the draft is archived again and never deleted."""
+    """Recorded for "don't delete the draft, archive it", the engine never archives the draft for "delete
+    the draft, don't archive it"."""
     engine = Engine(match="semantic")
     calls: list[str] = []
 
@@ -242,11 +238,8 @@ def test_the_engine_never_replays_a_moved_negation() -> None:
 
 
 def test_semantic_matching_keeps_params_outside_the_text_apart() -> None:
-    """tests/test_false_replays.py pins that ``params={"force": True}`` and ``{"force": False}`` are two
-    tasks (a param absent from the arguments is in the key by value, keys.py ``task_key``). But the
-    task TEXT the matcher sees (keys.py ``task_text``) leaves such params out, so the texts are equal,
-    cosine 1, the guard accepts, and the force=True trajectory (bools are never templated) is replayed
-    for a caller that said force=False. Same for any param that is not in the task text."""
+    """Semantic matching keeps ``params={"force": True}`` and ``{"force": False}`` apart as exact matching
+    does: a param absent from the task text is part of the task by value."""
     engine = Engine(match="semantic")
     calls: list[Any] = []
 
@@ -268,9 +261,8 @@ def test_semantic_matching_keeps_params_outside_the_text_apart() -> None:
 
 
 def test_the_engine_never_replays_swapped_pronouns() -> None:
-    """The task "give me Bob's admin rights" is recorded as copy_admin_rights("bob", "me"); "give Bob
-    my admin rights" has the same content words (me/my are fillers) and replays it: the caller gets Bob's
-    rights instead of Bob getting the caller's."""
+    """Recorded for "give me Bob's admin rights", the engine never replays it for "give Bob my admin
+    rights": Bob gets the caller's rights."""
     engine = Engine(match="semantic")
     calls: list[tuple[str, str]] = []
 

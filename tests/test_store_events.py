@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import StoreSpec, open_spec
-from muscle_mem.stores import Store
+from muscle_mem import Engine
+from muscle_mem.cli import main as cli_main
+from muscle_mem.stores import SQLiteStore, Store
 from muscle_mem.stores.base import Event
 
 FULL = Event(
@@ -104,3 +109,43 @@ def _raw(spec: StoreSpec, sql: str, args: tuple[object, ...]) -> None:
 
     with psycopg.connect(location, autocommit=True) as conn:
         conn.execute(sql.format(s=f'"{schema}"'), args)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("steps_replayed", "x"), ("tokens_spent", None), ("hit", "yes")]
+)
+def test_an_event_row_with_a_wrong_typed_field_is_skipped_with_a_warning(
+    tmp_path: Path, field: str, value: Any, capsys: pytest.CaptureFixture[str], logs: pytest.LogCaptureFixture
+) -> None:
+    """An event row with a field of the wrong type is skipped with a warning; ``stats`` and ``report``
+    still work."""
+    path = tmp_path / "cache.db"
+    engine = Engine(f"sqlite:///{path}")
+
+    @engine.tool()
+    def act(x: str) -> str:
+        return x
+
+    engine.set_agent(lambda task: act("abcd"))
+    engine("hello")
+    engine("hello")
+    engine.close()
+    db = sqlite3.connect(path)
+    seq, data = db.execute("SELECT seq, data FROM events ORDER BY seq").fetchone()
+    event = json.loads(data)
+    event[field] = value
+    db.execute("UPDATE events SET data = ? WHERE seq = ?", (json.dumps(event), seq))
+    db.commit()
+    db.close()
+
+    store = SQLiteStore(path)
+    try:
+        assert len(store.events()) == 1, "the corrupt event was not skipped"
+    finally:
+        store.close()
+    assert any(r.levelno == logging.WARNING and "event" in r.getMessage() for r in logs.records)
+    url = f"sqlite:///{path}"
+    assert cli_main(["stats", "--store", url]) == 0, capsys.readouterr().err
+    assert cli_main(["report", "--out", str(tmp_path / "r.html"), "--store", url]) == 0, (
+        capsys.readouterr().err
+    )

@@ -1,6 +1,5 @@
-"""Durable stores under concurrent workers, found in review: an add and a removal racing in PostgreSQL,
-a store made anew under a running worker, another worker evicting a trajectory being replayed (each
-of the first two failed before its fix; the docstrings say what went wrong)."""
+"""Durable stores under concurrent workers: an add and a removal racing in PostgreSQL, a store made
+anew under a running worker, another worker evicting a trajectory being replayed."""
 
 from __future__ import annotations
 
@@ -58,30 +57,17 @@ def _in_thread(fn: Callable[[], Any], errors: list[BaseException]) -> threading.
     return thread
 
 
-# -- 1. PostgreSQL: a removal and an add take the same two locks in opposite orders -----------------
+# -- 1. PostgreSQL: a removal and an add of one task at once -------------------------------------
 
 
 @needs_postgres
 def test_postgres_concurrent_add_and_remove_of_one_task_do_not_deadlock(
     schema: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """An add and a removal of the same task, run at once by two workers, deadlock in PostgreSQL.
-
-    ``add`` (the ``insert`` statement) locks the ``state`` row first (CTE ``s``) and the ``tasks`` row
-    of its task key after (CTE ``k``). ``_delete`` (the ``delete`` statement, used by ``remove`` and
-    ``expire``, so by every eviction) deletes the rows (CTE ``d``), and PostgreSQL runs its other
-    data-modifying CTEs (``k``/``e`` on ``tasks``) before ``s`` on ``state``: it locks ``tasks`` then
-    ``state``. Opposite orders: the server aborts one of them with "deadlock detected" after
-    ``deadlock_timeout``. ``_run`` takes that for a dropped connection and retries once; when the
-    retry meets the same interleaving (workers adding the same task again), the removal fails with
-    ``StoreError`` (an eviction/expiry lost; in a 4-process random add/remove/expire run on one
-    schema, 2 of 4 workers died this way). The interleaving is arranged by hand with a third
-    connection holding the ``state`` row, so the first deadlock happens every run (the test fails on
-    the deadlock every time); the retry is arranged the same way and then fails too in some runs.
-    Fix: make the delete statement lock the state row before anything else (e.g. a first CTE
-    ``l AS (SELECT revision FROM state FOR UPDATE)`` that ``d`` depends on), as ``clear`` and the
-    insert do; and do not retry deadlocks as if the connection had dropped.
-    """
+    """An add and a removal of the same task, run at once by two PostgreSQL workers, both complete: they
+    take the ``state`` row and the task's ``tasks`` row in one order, so neither is aborted as a
+    deadlock. A third connection holding the ``state`` row arranges the interleaving by hand, so
+    every run meets it."""
     import psycopg
 
     keeper = PostgresStore(POSTGRES_URL, schema=schema, pool_size=2)
@@ -165,21 +151,9 @@ def _counting_engine(store: Store, **options: Any) -> tuple[Any, list[str]]:
 
 @needs_postgres
 def test_the_index_resets_when_the_store_is_made_anew(schema: str) -> None:
-    """The index trusts that a store's revision only grows; when it goes back, removed trajectories
-    are replayed and new ones are never seen.
-
-    Scenario: an operator resets a shared cache by dropping its PostgreSQL schema; the next worker to
-    start re-creates it (revision 0) and stores a trajectory. A worker that kept running has its index
-    at the old, higher revision: ``Index.lookup`` asks ``changes(since=old)``, which is not a reset
-    (``since >= floor``) and has nothing with ``rev > old``, and keeps ``task.revision = max(old, new)``.
-    So it goes on replaying the dropped trajectory (``Result.trajectory_id`` names a trajectory the
-    store does not hold) and ignores the new one until the counter climbs past the old value (and then
-    still misses everything stored in between). The same happens with a SQLite file restored from a
-    backup with the backup API while workers run.
-    Fix (index.py ``Index.lookup`` / every store's ``changes``): treat ``since > revision`` as a reset
-    (``reset = since < floor or since > revision``) and on a reset set ``task.revision =
-    changes.revision`` instead of the max.
-    """
+    """A running worker's index resets when the store's revision goes back (the schema dropped and
+    re-created by another worker, as a SQLite file restored from a backup would be): it never
+    replays a trajectory the store no longer holds, and it replays the new one."""
     import psycopg
 
     worker = PostgresStore(POSTGRES_URL, schema=schema)

@@ -399,3 +399,61 @@ def test_a_call_from_a_worker_while_the_run_is_being_stored_removes_its_trajecto
         pool.shutdown(wait=True)
     assert sent == ["ann@example.com", "bob@example.com"]
     assert not result.stored and result.trajectory_id is None and len(engine.store) == 0
+
+
+def test_worker_thread_tool_calls_are_made_again_by_the_next_call() -> None:
+    """Tool calls an agent makes from a thread pool (outside the run's context) are part of what the next call
+    does, replayed or not: never a trajectory stored without them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    engine = Engine()
+    refunded: list[str] = []
+
+    @engine.tool()
+    def list_orders(customer: str) -> list[str]:
+        return ["ord_1001", "ord_1002"]
+
+    @engine.tool()
+    def refund(order_id: str) -> str:
+        refunded.append(order_id)
+        return "refunded"
+
+    def agent(task: str) -> str:
+        orders = list_orders("cus_4471")
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(refund, orders))
+        return "refunded all"
+
+    engine.set_agent(agent)
+    engine("refund every order of cus_4471")
+    refunded.clear()
+    result = engine("refund every order of cus_4471")
+    assert sorted(refunded) == ["ord_1001", "ord_1002"], (result.hit, refunded)
+
+
+def test_worker_thread_calls_in_a_copied_context_are_recorded() -> None:
+    """Tool calls submitted to a thread pool with the run's context (the way the README gives) are steps: the
+    next call is a hit that refunds both orders."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    engine = Engine()
+    refunded: list[str] = []
+
+    @engine.tool()
+    def refund(order_id: str) -> str:
+        refunded.append(order_id)
+        return "refunded"
+
+    def agent(task: str) -> str:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = [
+                pool.submit(contextvars.copy_context().run, refund, o) for o in ("ord_1001", "ord_1002")
+            ]
+            return ", ".join(f.result() for f in futures)
+
+    engine.set_agent(agent)
+    assert engine("refund the two orders").stored
+    refunded.clear()
+    result = engine("refund the two orders")
+    assert result.hit and sorted(refunded) == ["ord_1001", "ord_1002"]
