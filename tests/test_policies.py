@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from muscle_mem.memory import LFU, LRU, AttentionLRU, Decayed, Policy, make_policy
+from muscle_mem.eviction import LFU, LRU, AttentionLRU, Decayed, Policy, make_policy
 from muscle_mem.stores import MemoryStore, SQLiteStore, Store
 from muscle_mem.trajectory import Step, Trajectory, Usage
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from muscle_mem.ranking import ATTENTION, RECENCY, LazyHeap, Row, lowest, paged
 from muscle_mem.stores import Rank
+from muscle_mem.stores.ranking import ATTENTION, RECENCY, LazyHeap, Row, lowest, paged
 
 values = st.sampled_from([0.0, 0.5, 1.0, 10.0, 99.0, 100.0, 150.0])
 rows_strategy = st.lists(st.tuples(values, st.sampled_from([0.0, 0.1, 0.5, 1.0])), max_size=40)

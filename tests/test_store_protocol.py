@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from conftest import trajectory
-from muscle_mem import ranking
+from muscle_mem.stores import ranking
 from muscle_mem.stores import (
     Event,
     MemoryStore,

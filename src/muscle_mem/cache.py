@@ -13,12 +13,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from muscle_mem.attention import TaskStream
 from muscle_mem.embed import TaskMatcher
+from muscle_mem.eviction.bounds import Bounds
+from muscle_mem.eviction.policies import Policy
+from muscle_mem.eviction.relevance import TaskStream
 from muscle_mem.index import Index, TaskIndex
 from muscle_mem.keys import in_namespace
-from muscle_mem.memory.bounds import Bounds
-from muscle_mem.memory.policies import Policy
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
 from muscle_mem.stores import CoreStore

@@ -10,15 +10,15 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from muscle_mem import codec
-from muscle_mem.attention import TaskStream
 from muscle_mem.cache import TrajectoryCache
 from muscle_mem.check import Check
 from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
+from muscle_mem.eviction.bounds import Bounds
+from muscle_mem.eviction.policies import Policy, make_policy
+from muscle_mem.eviction.relevance import TaskStream
 from muscle_mem.index import TaskIndex
 from muscle_mem.journal import Journal
 from muscle_mem.keys import Match, TaskIdentity, check_matching, check_params, checked_tags, task_text
-from muscle_mem.memory.bounds import Bounds
-from muscle_mem.memory.policies import Policy, make_policy
 from muscle_mem.metrics import Metrics
 from muscle_mem.outcome import Call, Outcomes
 from muscle_mem.reasons import MissReason, NotStoredReason, Problem

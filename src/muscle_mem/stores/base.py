@@ -75,7 +75,7 @@ class Rank:
     ``priority``: by the stored ``Usage.priority`` (an index scan, O(log n)).
     ``recency_attention``: by :meth:`score` (the Attention-LRU score of the second product document;
     it reorders as time passes, so stores read their ``last_used`` and ``attention`` orders side by
-    side until the lowest are known, the threshold algorithm of :mod:`muscle_mem.ranking`).
+    side until the lowest are known, the threshold algorithm of :mod:`muscle_mem.stores.ranking`).
     """
 
     kind: Literal["priority", "recency_attention"] = "priority"

@@ -10,10 +10,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 
-from muscle_mem import ranking
-from muscle_mem.ranking import LazyHeap
-from muscle_mem.stores import _records
+from muscle_mem.stores import _records, ranking
 from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
+from muscle_mem.stores.ranking import LazyHeap
 from muscle_mem.trajectory import Trajectory, Usage
 
 

@@ -24,8 +24,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from muscle_mem import ranking
-from muscle_mem.stores import _records
+from muscle_mem.stores import _records, ranking
 from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 

@@ -30,8 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from muscle_mem import ranking
-from muscle_mem.stores import _records
+from muscle_mem.stores import _records, ranking
 from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
 from muscle_mem.trajectory import Trajectory, Usage
 

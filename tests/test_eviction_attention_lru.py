@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from muscle_mem.memory import AttentionLRUCache
+from muscle_mem.eviction import AttentionLRUCache
 
 # The document's demo (its ``__main__`` block), with the import in place of the class definition.
 DEMO = """\
@@ -17,7 +17,7 @@ import time
 import numpy as np
 from collections import OrderedDict
 
-from muscle_mem.memory import AttentionLRUCache
+from muscle_mem.eviction import AttentionLRUCache
 
 # ===== 实战演示 =====
 if __name__ == "__main__":
@@ -60,7 +60,7 @@ def test_document_demo_runs_unchanged(
     # themselves; its printed sample (mem2, mem3, mem4) matches neither.
     assert out == "最终缓存内容： ['mem1', 'mem3', 'mem4']\n"
     assert "Evict" not in out
-    evicted = [r.getMessage() for r in caplog.records if r.name.startswith("muscle_mem.memory")]
+    evicted = [r.getMessage() for r in caplog.records if r.name.startswith("muscle_mem.eviction")]
     assert len(evicted) == 2
     assert "'mem0'" in evicted[0] and "'mem2'" in evicted[1]
 

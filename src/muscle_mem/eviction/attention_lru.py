@@ -39,7 +39,7 @@ class AttentionLRUCache:
     ``put(key, value, embedding)`` stores an item (attention 0, as in the document); ``get(key,
     query_vector)`` returns its value or None and sets its attention from the query. Scores of all
     items are computed with numpy over arrays kept beside ``cache``; ``clock`` is injectable for
-    tests; every eviction is logged on the ``muscle_mem.memory`` logger and passed to
+    tests; every eviction is logged on the ``muscle_mem.eviction`` logger and passed to
     ``on_evict(key, value)``. Not thread-safe (like the document's class).
     """
 

@@ -1,8 +1,8 @@
 """Bounded memory: eviction policies, store bounds and the product document's Attention-LRU cache."""
 
-from muscle_mem.memory.attention_lru import AttentionLRUCache
-from muscle_mem.memory.bounds import Bounds
-from muscle_mem.memory.policies import LFU, LRU, AttentionLRU, Decayed, Policy, PolicyName, make_policy
+from muscle_mem.eviction.attention_lru import AttentionLRUCache
+from muscle_mem.eviction.bounds import Bounds
+from muscle_mem.eviction.policies import LFU, LRU, AttentionLRU, Decayed, Policy, PolicyName, make_policy
 
 __all__ = [
     "LFU",

@@ -7,7 +7,7 @@ import math
 import threading
 from dataclasses import dataclass, field
 
-from muscle_mem.memory.policies import Policy
+from muscle_mem.eviction.policies import Policy
 from muscle_mem.stores.base import CoreStore
 
 log = logging.getLogger(__name__)

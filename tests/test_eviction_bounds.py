@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from muscle_mem.memory import Bounds, Decayed, Policy, make_policy
+from muscle_mem.eviction import Bounds, Decayed, Policy, make_policy
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store
 from muscle_mem.trajectory import Step, Trajectory
 

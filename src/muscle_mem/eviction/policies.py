@@ -4,7 +4,7 @@ A policy turns accesses into :class:`~muscle_mem.trajectory.Usage` (what the sto
 the store how to rank victims (:class:`~muscle_mem.stores.base.Rank`). Order-invariant policies keep
 their whole rank in ``Usage.priority``, so a store evicts by an index scan or heap pop (O(log n));
 ``attention-lru`` ranks by a score that changes with time, which a store finds with the threshold
-algorithm of :mod:`muscle_mem.ranking` (two orders read side by side, a full scan at worst).
+algorithm of :mod:`muscle_mem.stores.ranking` (two orders read side by side, a full scan at worst).
 """
 
 from __future__ import annotations
