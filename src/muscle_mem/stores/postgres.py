@@ -225,7 +225,7 @@ class PostgresStore:
             for step in range(version, SCHEMA_VERSION):
                 for statement in MIGRATIONS[step]:
                     conn.execute(statement.format(s=f'"{self.schema}"'))
-                log.info("migrated %s to schema version %d", self._where, step + 1)
+                log.debug("migrated %s to schema version %d", self._where, step + 1)
             if version < SCHEMA_VERSION:
                 conn.execute(self._sql["set_version"], (str(SCHEMA_VERSION),))
 
