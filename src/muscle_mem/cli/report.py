@@ -15,6 +15,7 @@ from pathlib import Path
 from muscle_mem.cli import analysis, cache, svg
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
+from muscle_mem.cli.phrases import plural
 from muscle_mem.stores import Store
 from muscle_mem.stores.base import Event, Summary
 
@@ -84,10 +85,10 @@ def _period(t: analysis.Totals) -> str:
 
 def _cards(store: Store, summaries: Sequence[Summary], t: analysis.Totals) -> str:
     cards = [
-        ("hit rate", cache.share(t.hits, t.calls), f"{t.hits:,} hits of {t.calls:,} calls"),
+        ("hit rate", cache.share(t.hits, t.calls), f"{plural(t.hits, 'hit')} of {plural(t.calls, 'call')}"),
         ("agent time saved", cache.seconds(t.saved_seconds), f"{cache.seconds(t.agent_seconds)} spent"),
         ("LLM tokens saved", cache.count(t.tokens_saved), f"{cache.count(t.tokens_spent)} spent"),
-        ("misses", f"{t.misses:,}", f"{t.partial:,} partial replays"),
+        ("misses", f"{t.misses:,}", f"{plural(t.partial, 'partial replay')}"),
         ("trajectories", f"{len(summaries):,}", f"{cache.size(store.nbytes())} stored"),
     ]
     items = "".join(
@@ -155,7 +156,9 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
     untold = t.misses - sum(analysis.miss_tools(events).values())
     return [
         _section(
-            "Hit rate over time", hit_rate, f"Calls grouped into {len(buckets)} intervals of equal length."
+            "Hit rate over time",
+            hit_rate,
+            f"Calls grouped into {plural(len(buckets), 'interval')} of equal length.",
         ),
         _section("Agent time saved", seconds, "Running totals over the period."),
         _section("LLM tokens saved", tokens, "Running totals; tokens as the agent reports them."),
@@ -171,7 +174,7 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
             svg.bar_chart(
                 [(r, float(n)) for r, n in tools], label="Misses by tool", color=ORANGE, value_format=whole
             ),
-            f"The tool whose check failed or that raised; {untold:,} misses had none to blame (new tasks).",
+            f"The tool whose check failed or that raised; {plural(untold, 'miss')} had none to blame (new tasks).",
         ),
     ]
 
