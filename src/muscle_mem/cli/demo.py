@@ -14,7 +14,7 @@ from pathlib import Path
 from muscle_mem import MissReason
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
-from muscle_mem.cli.phrases import plural
+from muscle_mem.cli.phrases import plural, speedup
 from muscle_mem.cli.supportdesk.runner import DemoRunner, Outcome, Tally
 
 SHOW_UNSAFE = 5
@@ -169,9 +169,10 @@ def _summary(out: Output, t: Tally, store: str) -> None:
         ["", "seconds"],
         [["with the cache", f"{with_cache:.1f}"], ["without the cache", f"{without:.1f}"]],
     )
-    speedup = f" ({without / with_cache:.1f}x)" if with_cache > 0 else ""
+    ratio = speedup(without, with_cache)
+    note = f" ({ratio})" if ratio else ""
     out.line(
-        f"Both measured{speedup}: with = each engine call; without = the agent alone on copies for the "
+        f"Both measured{note}: with = each engine call; without = the agent alone on copies for the "
         f"{plural(verified, 'replayed task')}, plus the agent's own runs for the other {n - verified}."
     )
     reasons = t.reasons()
