@@ -59,7 +59,7 @@ def render(store: Store, where: str, *, since: float = 0.0, now: float | None = 
     t = analysis.totals(events)
     body = [
         "<header><h1>muscle-mem cache report</h1>",
-        f"<p>Store <code>{escape(where)}</code>, generated {escape(cache.timestamp(now))}. {_period(t)}</p></header>",
+        f"<p>Store <code>{escape(where)}</code>, generated {escape(cache.zoned_timestamp(now))}. {_period(t)}</p></header>",
         _cards(store, summaries, t),
     ]
     if not events:
@@ -80,7 +80,7 @@ def render(store: Store, where: str, *, since: float = 0.0, now: float | None = 
 def _period(t: analysis.Totals) -> str:
     if t.first is None or t.last is None:
         return ""
-    return f"Engine calls from {escape(cache.timestamp(t.first))} to {escape(cache.timestamp(t.last))}."
+    return f"Engine calls from {escape(cache.zoned_timestamp(t.first))} to {escape(cache.zoned_timestamp(t.last))}."
 
 
 def _cards(store: Store, summaries: Sequence[Summary], t: analysis.Totals) -> str:
@@ -112,7 +112,7 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
                 BLUE,
                 dots=True,
             ),
-            svg.Series("hit rate so far", analysis.running_hit_rate(events), GREY, dashed=True),
+            svg.Series("hit rate so far", analysis.running_hit_rate(events), GREY, dashed=True, steps=True),
         ],
         label="Hit rate over time",
         x_format=when,
@@ -126,11 +126,13 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
                 "agent time saved",
                 analysis.cumulative(events, [e.saved_seconds / per for e in events]),
                 GREEN,
+                steps=True,
             ),
             svg.Series(
                 "agent time spent",
                 analysis.cumulative(events, [e.agent_seconds / per for e in events]),
                 ORANGE,
+                steps=True,
             ),
         ],
         label="Agent time saved and spent, cumulative",
@@ -140,10 +142,16 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
     tokens = svg.line_chart(
         [
             svg.Series(
-                "tokens saved", analysis.cumulative(events, [float(e.tokens_saved) for e in events]), GREEN
+                "tokens saved",
+                analysis.cumulative(events, [float(e.tokens_saved) for e in events]),
+                GREEN,
+                steps=True,
             ),
             svg.Series(
-                "tokens spent", analysis.cumulative(events, [float(e.tokens_spent) for e in events]), ORANGE
+                "tokens spent",
+                analysis.cumulative(events, [float(e.tokens_spent) for e in events]),
+                ORANGE,
+                steps=True,
             ),
         ],
         label="LLM tokens saved and spent, cumulative",
@@ -215,7 +223,7 @@ def _top_table(summaries: Sequence[Summary]) -> str:
         f"<td><code>{escape(cache.short_id(s.id))}</code></td><td>{escape(cache.clip(s.task, 80))}</td>"
         f"<td>{escape(', '.join(s.tags))}</td><td class=n>{s.steps}</td><td class=n>{s.usage.hits:,}</td>"
         f"<td class=n>{escape(cache.seconds(s.usage.saved_seconds))}</td>"
-        f"<td>{escape(cache.ago(s.usage.last_used) if s.usage.hits else 'never')}</td>"
+        f"<td>{escape(cache.zoned_timestamp(s.usage.last_used) if s.usage.hits else 'never')}</td>"
         "</tr>"
         for s in top
     )
