@@ -11,7 +11,9 @@ import re
 import shutil
 import struct
 import subprocess
+import time
 import zlib
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -239,3 +241,54 @@ def test_the_chromium_check_does_see_page_errors(tmp_path: Path) -> None:
     messages = [line for line in ran.stderr.splitlines() if CONSOLE.search(line)]
     assert any("Uncaught ReferenceError" in m for m in messages)
     assert any("Content Security Policy" in m for m in messages)
+
+
+@pytest.fixture
+def utc() -> Iterator[None]:
+    """The process's local time zone is UTC for the test."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if before is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
+
+
+def test_the_report_writes_absolute_times_with_their_zone(
+    cache_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], utc: None
+) -> None:
+    """A report is read later: times are dates with a UTC offset, never "3 min ago"."""
+    out = tmp_path / "report.html"
+    assert run_cli(capsys, "report", "--out", str(out), "--store", cache_url).status == 0
+    page = out.read_text()
+    assert " ago" not in page
+    assert "Engine calls from 2023-11-14 20:13:20+00:00 to 2023-11-14 21:38:20+00:00." in page
+    assert "<td>2023-11-14 22:13:10+00:00</td>" in page  # the last use of the most used trajectory
+
+
+def test_running_totals_are_drawn_as_steps(
+    cache_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hit rate so far, time and tokens saved and spent hold their value until the next call: no slopes."""
+    out = tmp_path / "report.html"
+    assert run_cli(capsys, "report", "--out", str(out), "--store", cache_url).status == 0
+    paths = re.findall(r'<path d="([^"]*)"', out.read_text())
+    stepped = [p for p in paths if re.fullmatch(r"M[\d.]+,[\d.]+( H[\d.]+ V[\d.]+)+", p)]
+    sloped = [p for p in paths if " L" in p]
+    assert (len(stepped), len(sloped)) == (5, 1)  # only the hit rate of each interval joins its dots
+
+
+def test_a_stepped_series_has_only_level_and_upright_segments() -> None:
+    """``Series(steps=True)`` goes across to each point's x, then up or down to its y."""
+    chart = svg.line_chart(
+        [svg.Series("total", [(0.0, 0.0), (1.0, 1.0), (3.0, 2.0)], "#000", steps=True)],
+        label="t",
+        x_format=str,
+        y_format=str,
+    )
+    (path,) = re.findall(r'<path d="([^"]*)"', chart)
+    commands = re.findall(r"[A-Z]", path)
+    assert commands == ["M", "H", "V", "H", "V"]

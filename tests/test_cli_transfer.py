@@ -432,7 +432,7 @@ def test_an_undecodable_row_is_reported_not_fatal(
     assert f"trajectory {cache['plain'].id} is stored but cannot be decoded" in ran.err
     ran = run_cli(capsys, "export")
     assert ran.status == 0 and len(ran.out.splitlines()) == 2
-    assert "Skipped 1 trajectories that cannot be decoded" in ran.err
+    assert "Skipped 1 trajectory that cannot be decoded" in ran.err
     assert len(json.loads(run_cli(capsys, "ls", "--json").out)) == 3  # listing needs no record
 
 

@@ -69,5 +69,6 @@ class Metrics:
 
     @property
     def hit_rate(self) -> float:
+        """Hits as a share of calls, 0.0 before any call; a property: ``metrics.hit_rate``, no ``()``."""
         total = self.hits + self.misses
         return self.hits / total if total else 0.0

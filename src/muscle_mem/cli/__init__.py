@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from types import ModuleType
 from typing import NoReturn
 
@@ -30,13 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="muscle-mem", description="Muscle memory for AI agents: run the demo, inspect the cache."
     )
+    parser.add_argument("--version", action="version", version=f"muscle-mem {_version()}")
+    _add_global_options(parser, default=None)
     common = _Parser(add_help=False)
-    common.add_argument(
-        "--store",
-        metavar="URL",
-        help=f"sqlite:///path, postgresql://user@host:port/db or memory:// (default: ${STORE_ENV}, "
-        f"else {DEFAULT_STORE})",
-    )
+    _add_global_options(common, default=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
         sub = commands.add_parser(module.NAME, help=module.HELP, description=module.HELP, parents=[common])
@@ -45,15 +43,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
+    """The options every command takes, before or after its name; given in both places, the latter wins.
+
+    After the name they default to :data:`argparse.SUPPRESS`, so that leaving them out there keeps the
+    value given before the name.
+    """
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        default=default,
+        help=f"sqlite:///path, postgresql://user@host:port/db or memory:// (default: ${STORE_ENV}, "
+        f"else {DEFAULT_STORE})",
+    )
+
+
+def _version() -> str:
+    try:
+        return metadata.version("muscle-mem")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     _route_logs()
     try:
         args = build_parser().parse_args(argv)
         status: int = args.run(args)
+        sys.stdout.flush()
         return status
-    except SystemExit as exc:  # --help
+    except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
     except UsageError as exc:
         return _fail(f"error: {exc}", 2)
     except KeyboardInterrupt:
@@ -77,6 +101,16 @@ def _route_logs() -> None:
             lambda record: record.name.startswith("muscle_mem") and record.levelno >= logging.WARNING
         )
     root.addHandler(handler)
+
+
+def _silence_stdout() -> None:
+    """After the reader of stdout went away (``muscle-mem export | head``): send what is left to
+    /dev/null, so that the interpreter's last flush does not fail too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file descriptor (captured in tests)
+        pass
 
 
 def _describe(exc: BaseException) -> str:

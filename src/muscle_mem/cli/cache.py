@@ -7,6 +7,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -128,6 +129,11 @@ def ago(when: float, now: float | None = None) -> str:
 def timestamp(when: float) -> str:
     """A local date and time, to the second."""
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
+
+
+def zoned_timestamp(when: float) -> str:
+    """A local date and time with its UTC offset, for text read later or elsewhere: ``2023-11-14 23:13:20+01:00``."""
+    return datetime.fromtimestamp(when).astimezone().isoformat(sep=" ", timespec="seconds")
 
 
 def count(value: float) -> str:

@@ -7,6 +7,7 @@ import argparse
 from muscle_mem.cli import cache
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
+from muscle_mem.cli.phrases import plural
 
 NAME = "clear"
 HELP = "Delete every stored trajectory (asks for --yes). The engine's event log is kept."
@@ -21,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     with cache.opened(args) as store:
         n = len(store)
         if not args.yes:
-            raise UsageError(f"this deletes all {n} trajectories in {where}: add --yes to confirm")
+            raise UsageError(f"this deletes all {plural(n, 'trajectory')} in {where}: add --yes to confirm")
         store.clear()
-    Output().line(f"Deleted {n} trajectories from {where}.")
+    Output().line(f"Deleted {plural(n, 'trajectory')} from {where}.")
     return 0

@@ -14,6 +14,7 @@ from pathlib import Path
 from muscle_mem import MissReason
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
+from muscle_mem.cli.phrases import plural, speedup
 from muscle_mem.cli.supportdesk.runner import DemoRunner, Outcome, Tally
 
 SHOW_UNSAFE = 5
@@ -75,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
         cached = len(runner.engine.store)
         checks = "WITHOUT Checks, " if args.no_checks else ""
         out.line(
-            f"Support desk demo: {args.tasks} requests, {checks}store {store} ({cached} trajectories cached)"
+            f"Support desk demo: {plural(args.tasks, 'request')}, {checks}store {store} "
+            f"({plural(cached, 'trajectory')} cached)"
         )
         with out.progress("requests", args.tasks) as bar:
 
@@ -117,7 +119,7 @@ def _summary(out: Output, t: Tally, store: str) -> None:
     new = t.misses_by(MissReason.NO_TRAJECTORY)
     out.line()
     out.table(
-        f"Summary of {n} tasks",
+        f"Summary of {plural(n, 'task')}",
         ["", "tasks", "share", "<"],
         [
             ["full hits", str(hits), _share(hits, n), "replayed to the end, no LLM call"],
@@ -131,17 +133,19 @@ def _summary(out: Output, t: Tally, store: str) -> None:
                 "fallbacks",
                 str(misses),
                 _share(misses, n),
-                f"{new} new tasks, {misses - new} failed the first check",
+                f"{plural(new, 'new task')}, {misses - new} failed the first check",
             ],
             [
                 "unsafe replays",
                 str(len(t.unsafe)),
                 "",
-                f"of {verified} replays, each checked vs the agent alone",
+                f"of {plural(verified, 'replay')}, each checked vs the agent alone",
             ],
         ],
     )
-    out.line(f"{t.steps_replayed} tool calls were replayed by the engine instead of being chosen by the LLM.")
+    out.line(
+        f"The engine replayed {plural(t.steps_replayed, 'tool call')} that the LLM would otherwise have chosen."
+    )
     out.line()
     spent, avoided = t.llm_spent, t.llm_avoided
     out.table(
@@ -154,7 +158,7 @@ def _summary(out: Output, t: Tally, store: str) -> None:
         ],
     )
     out.line(
-        f"Avoided is measured: the agent alone on copies of the desk for the {verified} replayed tasks, "
+        f"Avoided is measured: the agent alone on copies of the desk for the {plural(verified, 'replayed task')}, "
         f"minus what those tasks still spent. The engine's own estimate, from the recorded runs: "
         f"{_seconds(t.saved_seconds_estimate)} and {_tokens(t.saved_tokens_estimate)} tokens saved."
     )
@@ -165,10 +169,11 @@ def _summary(out: Output, t: Tally, store: str) -> None:
         ["", "seconds"],
         [["with the cache", f"{with_cache:.1f}"], ["without the cache", f"{without:.1f}"]],
     )
-    speedup = f" ({without / with_cache:.1f}x)" if with_cache > 0 else ""
+    ratio = speedup(without, with_cache)
+    note = f" ({ratio})" if ratio else ""
     out.line(
-        f"Both measured{speedup}: with = each engine call; without = the agent alone on copies for the "
-        f"{verified} replayed tasks, plus the agent's own runs for the other {n - verified}."
+        f"Both measured{note}: with = each engine call; without = the agent alone on copies for the "
+        f"{plural(verified, 'replayed task')}, plus the agent's own runs for the other {n - verified}."
     )
     reasons = t.reasons()
     if reasons:
@@ -184,7 +189,7 @@ def _summary(out: Output, t: Tally, store: str) -> None:
         for difference in o.differences:
             out.line(f"  {difference}")
     if len(t.unsafe) > SHOW_UNSAFE:
-        out.line(f"... and {len(t.unsafe) - SHOW_UNSAFE} more unsafe replays", style="bold red")
+        out.line(f"... and {plural(len(t.unsafe) - SHOW_UNSAFE, 'more unsafe replay')}", style="bold red")
     out.line()
     out.line(
         f"Finished in {t.wall_seconds:.1f} s, verification included. The cache stays in {store}: "

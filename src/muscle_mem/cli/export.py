@@ -12,6 +12,7 @@ from typing import TextIO
 
 from muscle_mem.cli import cache, records, script
 from muscle_mem.cli.common import UsageError
+from muscle_mem.cli.phrases import plural
 from muscle_mem.stores import Store
 
 NAME = "export"
@@ -44,9 +45,12 @@ def run(args: argparse.Namespace) -> int:
         with _writing(args.file) as stream:
             written, skipped = _export(store, stream)
     if args.file != "-":
-        print(f"Exported {written} trajectories to {args.file}.", file=sys.stderr)
+        print(f"Exported {plural(written, 'trajectory')} to {args.file}.", file=sys.stderr)
     if skipped:
-        print(f"Skipped {skipped} trajectories that cannot be decoded (see the warnings).", file=sys.stderr)
+        print(
+            f"Skipped {plural(skipped, 'trajectory')} that cannot be decoded (see the warnings).",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from muscle_mem.cli import cache, records
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
+from muscle_mem.cli.phrases import plural
 
 NAME = "import"
 HELP = "Add the trajectories of a JSON Lines file written by `export` (ids already stored are skipped)."
@@ -30,5 +31,5 @@ def run(args: argparse.Namespace) -> int:
         added = store.add_many(entries)  # one transaction: all or nothing
     present = len(entries) - added
     note = f" ({present} already stored)" if present else ""
-    Output().line(f"Imported {added} trajectories into {cache.display_url(store_url(args))}{note}.")
+    Output().line(f"Imported {plural(added, 'trajectory')} into {cache.display_url(store_url(args))}{note}.")
     return 0

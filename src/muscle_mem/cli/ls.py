@@ -9,6 +9,7 @@ import sys
 from muscle_mem.cli import cache
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
+from muscle_mem.cli.phrases import plural
 from muscle_mem.stores.base import Summary
 
 NAME = "ls"
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         out.line(f"No trajectories in {where}" + (" with those tags." if args.tag else "."))
         return 0
     out.table(
-        f"{len(rows)} trajectories in {where}",
+        f"{plural(len(rows), 'trajectory')} in {where}",
         ["id", "task<", "tags<", "steps", "hits", "last use", "saved"],
         [
             [

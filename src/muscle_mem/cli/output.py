@@ -28,9 +28,7 @@ class Output:
         self.fancy = HAVE_RICH if fancy is None else fancy and HAVE_RICH
         self._console: Any = None
         if self.fancy:
-            from rich.console import Console
-
-            self._console = Console(file=self.stream, highlight=False, soft_wrap=True)
+            self._console = _console(self.stream)
 
     def line(self, text: str = "", *, style: str | None = None) -> None:
         if self._console is not None:
@@ -74,6 +72,19 @@ class Output:
                 yield bar
         else:
             yield _PlainBar(self.stream, label, total)
+
+
+def _console(stream: TextIO) -> Any:
+    """A rich console on ``stream`` that leaves a closed pipe to :func:`muscle_mem.cli.main` (rich's own
+    handling exits with status 1)."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console(file=stream, highlight=False, soft_wrap=True)
 
 
 class _PlainBar:

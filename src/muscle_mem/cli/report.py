@@ -15,6 +15,7 @@ from pathlib import Path
 from muscle_mem.cli import analysis, cache, svg
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
+from muscle_mem.cli.phrases import plural
 from muscle_mem.stores import Store
 from muscle_mem.stores.base import Event, Summary
 
@@ -58,7 +59,7 @@ def render(store: Store, where: str, *, since: float = 0.0, now: float | None = 
     t = analysis.totals(events)
     body = [
         "<header><h1>muscle-mem cache report</h1>",
-        f"<p>Store <code>{escape(where)}</code>, generated {escape(cache.timestamp(now))}. {_period(t)}</p></header>",
+        f"<p>Store <code>{escape(where)}</code>, generated {escape(cache.zoned_timestamp(now))}. {_period(t)}</p></header>",
         _cards(store, summaries, t),
     ]
     if not events:
@@ -79,15 +80,15 @@ def render(store: Store, where: str, *, since: float = 0.0, now: float | None = 
 def _period(t: analysis.Totals) -> str:
     if t.first is None or t.last is None:
         return ""
-    return f"Engine calls from {escape(cache.timestamp(t.first))} to {escape(cache.timestamp(t.last))}."
+    return f"Engine calls from {escape(cache.zoned_timestamp(t.first))} to {escape(cache.zoned_timestamp(t.last))}."
 
 
 def _cards(store: Store, summaries: Sequence[Summary], t: analysis.Totals) -> str:
     cards = [
-        ("hit rate", cache.share(t.hits, t.calls), f"{t.hits:,} hits of {t.calls:,} calls"),
+        ("hit rate", cache.share(t.hits, t.calls), f"{plural(t.hits, 'hit')} of {plural(t.calls, 'call')}"),
         ("agent time saved", cache.seconds(t.saved_seconds), f"{cache.seconds(t.agent_seconds)} spent"),
         ("LLM tokens saved", cache.count(t.tokens_saved), f"{cache.count(t.tokens_spent)} spent"),
-        ("misses", f"{t.misses:,}", f"{t.partial:,} partial replays"),
+        ("misses", f"{t.misses:,}", f"{plural(t.partial, 'partial replay')}"),
         ("trajectories", f"{len(summaries):,}", f"{cache.size(store.nbytes())} stored"),
     ]
     items = "".join(
@@ -111,7 +112,7 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
                 BLUE,
                 dots=True,
             ),
-            svg.Series("hit rate so far", analysis.running_hit_rate(events), GREY, dashed=True),
+            svg.Series("hit rate so far", analysis.running_hit_rate(events), GREY, dashed=True, steps=True),
         ],
         label="Hit rate over time",
         x_format=when,
@@ -125,11 +126,13 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
                 "agent time saved",
                 analysis.cumulative(events, [e.saved_seconds / per for e in events]),
                 GREEN,
+                steps=True,
             ),
             svg.Series(
                 "agent time spent",
                 analysis.cumulative(events, [e.agent_seconds / per for e in events]),
                 ORANGE,
+                steps=True,
             ),
         ],
         label="Agent time saved and spent, cumulative",
@@ -139,10 +142,16 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
     tokens = svg.line_chart(
         [
             svg.Series(
-                "tokens saved", analysis.cumulative(events, [float(e.tokens_saved) for e in events]), GREEN
+                "tokens saved",
+                analysis.cumulative(events, [float(e.tokens_saved) for e in events]),
+                GREEN,
+                steps=True,
             ),
             svg.Series(
-                "tokens spent", analysis.cumulative(events, [float(e.tokens_spent) for e in events]), ORANGE
+                "tokens spent",
+                analysis.cumulative(events, [float(e.tokens_spent) for e in events]),
+                ORANGE,
+                steps=True,
             ),
         ],
         label="LLM tokens saved and spent, cumulative",
@@ -155,7 +164,9 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
     untold = t.misses - sum(analysis.miss_tools(events).values())
     return [
         _section(
-            "Hit rate over time", hit_rate, f"Calls grouped into {len(buckets)} intervals of equal length."
+            "Hit rate over time",
+            hit_rate,
+            f"Calls grouped into {plural(len(buckets), 'interval')} of equal length.",
         ),
         _section("Agent time saved", seconds, "Running totals over the period."),
         _section("LLM tokens saved", tokens, "Running totals; tokens as the agent reports them."),
@@ -171,7 +182,7 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
             svg.bar_chart(
                 [(r, float(n)) for r, n in tools], label="Misses by tool", color=ORANGE, value_format=whole
             ),
-            f"The tool whose check failed or that raised; {untold:,} misses had none to blame (new tasks).",
+            f"The tool whose check failed or that raised; {plural(untold, 'miss')} had none to blame (new tasks).",
         ),
     ]
 
@@ -212,7 +223,7 @@ def _top_table(summaries: Sequence[Summary]) -> str:
         f"<td><code>{escape(cache.short_id(s.id))}</code></td><td>{escape(cache.clip(s.task, 80))}</td>"
         f"<td>{escape(', '.join(s.tags))}</td><td class=n>{s.steps}</td><td class=n>{s.usage.hits:,}</td>"
         f"<td class=n>{escape(cache.seconds(s.usage.saved_seconds))}</td>"
-        f"<td>{escape(cache.ago(s.usage.last_used) if s.usage.hits else 'never')}</td>"
+        f"<td>{escape(cache.zoned_timestamp(s.usage.last_used) if s.usage.hits else 'never')}</td>"
         "</tr>"
         for s in top
     )

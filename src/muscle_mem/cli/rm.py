@@ -6,6 +6,7 @@ import argparse
 
 from muscle_mem.cli import cache
 from muscle_mem.cli.output import Output
+from muscle_mem.cli.phrases import plural
 
 NAME = "rm"
 HELP = "Delete trajectories by id (or unique id prefix)."
@@ -21,5 +22,5 @@ def run(args: argparse.Namespace) -> int:
     with cache.opened(args) as store:
         ids = [cache.resolve_id(store, ref) for ref in args.ids]  # every id is checked before any is deleted
         removed = store.remove(ids)
-    Output().line(f"Removed {removed} {'trajectory' if removed == 1 else 'trajectories'}.")
+    Output().line(f"Removed {plural(removed, 'trajectory')}.")
     return 0

@@ -22,6 +22,7 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.cli import cache
+from muscle_mem.cli.phrases import plural
 from muscle_mem.forms import Form
 from muscle_mem.provenance import (
     Agree,
@@ -59,12 +60,12 @@ def render(t: Trajectory, usage: Usage | None) -> str:
     out += _comment(f"Task: {t.task}", "")
     out.append(f"# Tags: {', '.join(t.tags) or '(none)'}")
     out.append(
-        f"# Recorded {cache.timestamp(t.created_at)}: {len(t.steps)} tool calls, "
-        f"{cache.seconds(t.agent_seconds)} of agent time, {t.tokens:,} LLM tokens."
+        f"# Recorded {cache.timestamp(t.created_at)}: {plural(len(t.steps), 'tool call')}, "
+        f"{cache.seconds(t.agent_seconds)} of agent time, {plural(t.tokens, 'LLM token')}."
     )
     if usage is not None:
         out.append(
-            f"# Replayed {usage.hits} times since, saving {cache.seconds(usage.saved_seconds)} of agent time."
+            f"# Replayed {plural(usage.hits, 'time')} since, saving {cache.seconds(usage.saved_seconds)} of agent time."
         )
     out += [
         "# The engine replays a step only if its pre-check captures what it captured when recorded",
@@ -303,7 +304,7 @@ def _snapshot(label: str, snapshot: Snapshot | None) -> list[str]:
     text = pprint.pformat(snapshot.value, width=LINE - 10, compact=True, sort_dicts=False)
     lines = text.splitlines() or [""]
     if len(lines) > SNAPSHOT_LINES:
-        lines = [*lines[:SNAPSHOT_LINES], f"... ({len(lines) - SNAPSHOT_LINES} more lines)"]
+        lines = [*lines[:SNAPSHOT_LINES], f"... ({plural(len(lines) - SNAPSHOT_LINES, 'more line')})"]
     if len(lines) == 1:
         return _comment(f"{label}, as recorded: {lines[0]}", "    ")
     return [f"    # {label}, as recorded:"] + [

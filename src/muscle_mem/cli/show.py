@@ -10,6 +10,7 @@ from collections.abc import Callable
 from muscle_mem import provenance as pv
 from muscle_mem.cli import cache, records
 from muscle_mem.cli.output import Output
+from muscle_mem.cli.phrases import plural
 from muscle_mem.forms import SAME
 from muscle_mem.provenance import Agree, Arg, Const, Guarded, Param, Struct, Template, nested
 from muscle_mem.provenance import describe as describe_arg
@@ -51,13 +52,13 @@ def describe(t: Trajectory, usage: Usage | None, *, width: int | None) -> list[s
         f"task        {t.task}",
         f"task key    {t.task_key}",
         f"tags        {', '.join(t.tags) or '-'}",
-        f"recorded    {cache.timestamp(t.created_at)} ({cache.ago(t.created_at)}): {len(t.steps)} steps, "
-        f"{cache.seconds(t.agent_seconds)} of agent time, {t.tokens:,} tokens",
+        f"recorded    {cache.timestamp(t.created_at)} ({cache.ago(t.created_at)}): {plural(len(t.steps), 'step')}, "
+        f"{cache.seconds(t.agent_seconds)} of agent time, {plural(t.tokens, 'token')}",
     ]
     if usage is not None:
         last = cache.ago(usage.last_used) if usage.hits else "never"
         lines.append(
-            f"usage       {usage.hits} hits, last {last}, {cache.seconds(usage.saved_seconds)} of agent time saved"
+            f"usage       {plural(usage.hits, 'hit')}, last {last}, {cache.seconds(usage.saved_seconds)} of agent time saved"
         )
     lines.append(f"answer      {value(describe_arg(t.result))}  [{arg_kind(t.result)}]")
     for number, step in enumerate(t.steps):

@@ -10,6 +10,7 @@ from typing import Any
 from muscle_mem.cli import analysis, cache
 from muscle_mem.cli.common import store_url
 from muscle_mem.cli.output import Output
+from muscle_mem.cli.phrases import plural
 from muscle_mem.stores import Store
 
 NAME = "stats"
@@ -82,7 +83,10 @@ def _print(out: Output, f: dict[str, Any], where: str) -> None:
         out,
         f"Cache {where}",
         [
-            ["trajectories", f"{c['trajectories']:,} for {c['tasks']:,} tasks, {c['steps']:,} steps in all"],
+            [
+                "trajectories",
+                f"{c['trajectories']:,} for {plural(c['tasks'], 'task')}, {plural(c['steps'], 'step')} in all",
+            ],
             ["size", cache.size(c["bytes"])],
             ["hits", f"{c['hits']:,} (kept with the trajectories still stored)"],
             ["agent time saved", cache.seconds(c["saved_seconds"])],
@@ -99,7 +103,7 @@ def _print(out: Output, f: dict[str, Any], where: str) -> None:
         [
             ["calls", f"{calls:,}"],
             ["hits", f"{e['hits']:,} ({cache.share(e['hits'], calls)} hit rate)"],
-            ["misses", f"{e['misses']:,}, of which {e['partial_replays']:,} partial replays"],
+            ["misses", f"{e['misses']:,}, of which {plural(e['partial_replays'], 'partial replay')}"],
             ["agent runs", f"{e['stored']:,} stored, {e['not_stored']:,} not stored"],
             ["steps replayed", f"{e['steps_replayed']:,}"],
             [

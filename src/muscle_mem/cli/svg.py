@@ -17,13 +17,14 @@ INK = "#374151"
 
 @dataclass(frozen=True, slots=True)
 class Series:
-    """One line: (x, y) points in x order."""
+    """One line: (x, y) points in x order; ``steps`` holds each value until the next point (running totals)."""
 
     name: str
     points: Sequence[tuple[float, float]]
     color: str
     dots: bool = False
     dashed: bool = False
+    steps: bool = False
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -90,9 +91,7 @@ def line_chart(
     for s in series:
         if not s.points:
             continue
-        path = " ".join(
-            f"{'M' if i == 0 else 'L'}{px(x):.1f},{py(y):.1f}" for i, (x, y) in enumerate(s.points)
-        )
+        path = _path([(px(x), py(y)) for x, y in s.points], steps=s.steps)
         dash = ' stroke-dasharray="5 4"' if s.dashed else ""
         parts.append(f'<path d="{path}" fill="none" stroke="{s.color}" stroke-width="2"{dash}/>')
         if s.dots:
@@ -106,6 +105,14 @@ def line_chart(
         legend_x += 28 + 7 * len(s.name)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _path(points: Sequence[tuple[float, float]], *, steps: bool) -> str:
+    """SVG path data through ``points``: straight segments, or a level line then a rise for ``steps``."""
+    (x0, y0), rest = points[0], points[1:]
+    if steps:
+        return f"M{x0:.1f},{y0:.1f}" + "".join(f" H{x:.1f} V{y:.1f}" for x, y in rest)
+    return f"M{x0:.1f},{y0:.1f}" + "".join(f" L{x:.1f},{y:.1f}" for x, y in rest)
 
 
 def bar_chart(items: Sequence[tuple[str, float]], *, label: str, color: str, value_format: Format) -> str:

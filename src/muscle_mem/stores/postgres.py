@@ -38,6 +38,15 @@ _T = TypeVar("_T")
 _ROLLBACK_RETRIES = 3
 """Times a statement the server rolled back (deadlock, serialization failure) is tried again."""
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+CONNECT_TIMEOUT = 5
+"""Seconds a connection may take to open, unless the URL sets ``connect_timeout``."""
+_CONNECT_RETRY_SECONDS = 0.25
+_LASTING = re.compile(
+    r"does not exist|authentication failed|no pg_hba\.conf entry|password|permission denied|resolve host"
+    r"|invalid|SSL",
+    re.IGNORECASE,
+)
+"""Causes of a failed connection that waiting does not heal: a wrong database, role, password or host."""
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -101,7 +110,8 @@ class PostgresStore:
     ``url``: a libpq URL or conninfo (``postgresql://user@host:5432/db``); ``schema``: the schema that
     holds the tables (default ``muscle_mem``, created if missing; one schema per independent cache);
     ``pool_size``: the most connections this process opens (one per thread using the store at once);
-    ``timeout``: seconds to wait for a connection. Sessions are named ``muscle_mem:<schema>`` in
+    ``timeout``: seconds to wait for a connection (opening one waits at most :data:`CONNECT_TIMEOUT`, or
+    the URL's ``connect_timeout``; a wrong URL fails with libpq's cause). Sessions are named ``muscle_mem:<schema>`` in
     ``pg_stat_activity`` unless the URL sets ``application_name``.
     """
 
@@ -119,13 +129,14 @@ class PostgresStore:
             info = self._psycopg.conninfo.conninfo_to_dict(url)
         except self._psycopg.ProgrammingError as exc:
             raise StoreError(f"invalid PostgreSQL URL: {exc}") from exc
-        self._where = (
-            f"postgresql://{info.get('host', 'localhost')}:{info.get('port', 5432)}/"
-            f"{info.get('dbname', '')} (schema {schema})"
-        )
-        self._application_name = (
-            {} if "application_name" in info else {"application_name": f"muscle_mem:{schema}"[:63]}
-        )
+        self._address = f"{info.get('host', 'localhost')}:{info.get('port', 5432)}/{info.get('dbname', info.get('user', ''))}"
+        self._where = f"postgresql://{self._address} (schema {schema})"
+        self._connect_kwargs: dict[str, Any] = {
+            "autocommit": True,
+            **({} if "application_name" in info else {"application_name": f"muscle_mem:{schema}"[:63]}),
+            **({} if "connect_timeout" in info else {"connect_timeout": CONNECT_TIMEOUT}),
+        }
+        self._connect_timeout = _connect_timeout(info.get("connect_timeout", CONNECT_TIMEOUT))
         self._closed = False
         self._pool_lock = threading.Lock()
         self._pool: ConnectionPool[Any] | None = None
@@ -143,11 +154,12 @@ class PostgresStore:
             if self._closed:
                 raise StoreError(f"{self!r} is closed")
             if self._pool is None:
+                self._check_reachable()
                 pool = self._psycopg_pool.ConnectionPool(
                     self.url,
                     min_size=1,
                     max_size=self.pool_size,
-                    kwargs={"autocommit": True, **self._application_name},
+                    kwargs=self._connect_kwargs,
                     timeout=self.timeout,
                     name=f"muscle_mem:{self.schema}",
                     configure=_configure,
@@ -160,6 +172,26 @@ class PostgresStore:
                     raise StoreError(f"cannot connect to {self._where} within {self.timeout:g} s") from exc
                 self._pool = pool
             return self._pool
+
+    def _check_reachable(self) -> None:
+        """Open and close one connection, so that a wrong URL fails at once with its cause in one line.
+
+        A cause that waiting does not heal (an unknown database or role, a rejected password) fails at
+        the first try; others (a refused port, a server starting up) are tried again until the connect
+        timeout (or ``timeout``, if shorter) has passed.
+        """
+        psycopg = self._psycopg
+        deadline = time.monotonic() + min(self._connect_timeout, self.timeout)
+        while True:
+            try:
+                psycopg.connect(self.url, **self._connect_kwargs).close()
+                return
+            except psycopg.OperationalError as exc:
+                cause = _cause(exc)
+                if _LASTING.search(cause) or time.monotonic() + _CONNECT_RETRY_SECONDS >= deadline:
+                    raise StoreError(f"cannot connect to PostgreSQL at {self._address}: {cause}") from exc
+                log.debug("cannot connect to %s yet (%s); trying again", self._where, cause)
+                time.sleep(_CONNECT_RETRY_SECONDS)
 
     def _after_fork(self) -> None:
         """In a forked child: open a pool of its own; the parent's connections are never used here (and
@@ -224,7 +256,7 @@ class PostgresStore:
             for step in range(version, SCHEMA_VERSION):
                 for statement in MIGRATIONS[step]:
                     conn.execute(statement.format(s=f'"{self.schema}"'))
-                log.info("migrated %s to schema version %d", self._where, step + 1)
+                log.debug("migrated %s to schema version %d", self._where, step + 1)
             if version < SCHEMA_VERSION:
                 conn.execute(self._sql["set_version"], (str(SCHEMA_VERSION),))
 
@@ -455,6 +487,24 @@ _SQL = {
     + ", ".join(f"u.{c}" for c in _USAGE.split(", "))
     + " FROM {s}.trajectories t JOIN {s}.usage u ON u.id = t.id ORDER BY u.last_used DESC, t.rev DESC",
 }
+
+
+def _connect_timeout(value: object) -> float:
+    """libpq's ``connect_timeout`` in seconds: 0 or less waits for ever."""
+    try:
+        seconds = float(str(value))
+    except ValueError as exc:
+        raise StoreError(f"invalid connect_timeout {value!r} in the PostgreSQL URL") from exc
+    return seconds if seconds > 0 else float("inf")
+
+
+def _cause(exc: Exception) -> str:
+    """Why libpq could not connect, in one line: ``database "x" does not exist``, ``Connection refused``."""
+    lines = [line for line in str(exc).splitlines() if " failed: " in line]
+    if not lines:
+        return " ".join(str(exc).split()).removeprefix("connection failed: ")
+    cause = lines[-1].rpartition(" failed: ")[2].strip()
+    return " ".join(cause.removeprefix("FATAL:").split())
 
 
 def _configure(conn: Connection[Any]) -> None:

@@ -212,7 +212,7 @@ class SQLiteStore:
                 for step in range(version, SCHEMA_VERSION):
                     for statement in MIGRATIONS[step]:
                         db.execute(statement)
-                    log.info("migrated %s to schema version %d", self.path, step + 1)
+                    log.debug("migrated %s to schema version %d", self.path, step + 1)
                 if version < SCHEMA_VERSION:
                     db.execute(
                         "INSERT INTO meta VALUES ('schema_version', ?) "
