@@ -34,11 +34,10 @@ import policies_pairs
 import policies_reference as ref
 import policies_stream
 
-from muscle_mem.stores import ranking
 from muscle_mem.embed import Embedder, HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
 from muscle_mem.embed.text import analyse
 from muscle_mem.eviction import AttentionLRUCache, Bounds, Decayed, Policy, make_policy
-from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store
+from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, ranking
 from muscle_mem.trajectory import Step, Trajectory
 
 SHARES = (0.025, 0.05, 0.10, 0.20)

@@ -8,7 +8,6 @@ import threading
 import pytest
 
 from conftest import trajectory
-from muscle_mem.stores import ranking
 from muscle_mem.stores import (
     Event,
     MemoryStore,
@@ -18,6 +17,7 @@ from muscle_mem.stores import (
     Store,
     StoreError,
     _records,
+    ranking,
 )
 from muscle_mem.trajectory import Usage
 
