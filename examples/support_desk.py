@@ -3,7 +3,7 @@
 The agent's "LLM" is scripted (no network, no API key) but takes a hosted model's time per call.
 Its tools are methods of the CRM client, registered with ``engine.method`` and equality Checks on
 what decides each step (the account's status, the refund limit, the ticket's status); see
-``muscle_mem/cli/supportdesk/agent.py``. ``muscle-mem demo`` runs the same agent on a long stream.
+``muscle_mem/demo/agent.py``. ``muscle-mem demo`` runs the same agent on a long stream.
 
     python examples/support_desk.py            # about 10 s
     python examples/support_desk.py --speed 10 # faster "LLM"
@@ -16,9 +16,9 @@ import tempfile
 from pathlib import Path
 
 from muscle_mem import Engine
-from muscle_mem.cli.supportdesk.agent import SupportAgent, instrument
-from muscle_mem.cli.supportdesk.desk import Desk
-from muscle_mem.cli.supportdesk.llm import ScriptedLLM
+from muscle_mem.demo.agent import SupportAgent, instrument
+from muscle_mem.demo.desk import Desk
+from muscle_mem.demo.llm import ScriptedLLM
 
 
 def main() -> None:

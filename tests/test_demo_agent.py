@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from muscle_mem.cli.supportdesk.agent import SupportAgent
-from muscle_mem.cli.supportdesk.desk import Desk
-from muscle_mem.cli.supportdesk.llm import SYSTEM_PROMPT, TOOLS, ScriptedLLM, count_tokens
-from muscle_mem.cli.supportdesk.policy import Answer, Request, ToolCall, Transcript, UnknownRequest, decide
-from muscle_mem.cli.supportdesk.workload import Workload
+from muscle_mem.demo.agent import SupportAgent
+from muscle_mem.demo.desk import Desk
+from muscle_mem.demo.llm import SYSTEM_PROMPT, TOOLS, ScriptedLLM, count_tokens
+from muscle_mem.demo.policy import Answer, Request, ToolCall, Transcript, UnknownRequest, decide
+from muscle_mem.demo.workload import Workload
 
 
 class Recorder:

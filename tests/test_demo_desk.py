@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from muscle_mem.cli.supportdesk.desk import PLANS, Desk, DeskError, to_cents, to_dollars
+from muscle_mem.demo.desk import PLANS, Desk, DeskError, to_cents, to_dollars
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from muscle_mem import Engine, MissReason
-from muscle_mem.cli.supportdesk.agent import SupportAgent, instrument
-from muscle_mem.cli.supportdesk.desk import Desk
-from muscle_mem.cli.supportdesk.llm import ScriptedLLM
-from muscle_mem.cli.supportdesk.runner import DemoRunner, differences, reason_label
+from muscle_mem.demo.agent import SupportAgent, instrument
+from muscle_mem.demo.desk import Desk
+from muscle_mem.demo.llm import ScriptedLLM
+from muscle_mem.demo.runner import DemoRunner, differences, reason_label
 
 FAST = 1e5
 

@@ -15,7 +15,7 @@ from muscle_mem import MissReason
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural, speedup
-from muscle_mem.cli.supportdesk.runner import DemoRunner, Outcome, Tally
+from muscle_mem.demo.runner import DemoRunner, Outcome, Tally
 
 SHOW_UNSAFE = 5
 NAME = "demo"

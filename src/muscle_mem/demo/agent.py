@@ -28,9 +28,9 @@ from collections.abc import Callable
 from typing import Any
 
 from muscle_mem import Check, Engine, current_run
-from muscle_mem.cli.supportdesk.desk import Desk, to_cents
-from muscle_mem.cli.supportdesk.llm import ScriptedLLM
-from muscle_mem.cli.supportdesk.policy import Answer, Transcript
+from muscle_mem.demo.desk import Desk, to_cents
+from muscle_mem.demo.llm import ScriptedLLM
+from muscle_mem.demo.policy import Answer, Transcript
 
 
 def email_registered(desk: Desk, *args: str) -> bool:

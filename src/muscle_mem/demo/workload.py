@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from muscle_mem.cli.supportdesk.desk import PLANS, Desk, sample_people, to_dollars
+from muscle_mem.demo.desk import PLANS, Desk, sample_people, to_dollars
 
 _REASONS = (
     "the parcel arrived damaged",

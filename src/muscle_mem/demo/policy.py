@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from muscle_mem.cli.supportdesk.desk import to_cents
+from muscle_mem.demo.desk import to_cents
 
 _PATTERNS = {
     "refund": re.compile(r"Refund \$(?P<amount>\d+\.\d\d) to (?P<email>\S+@\S+): (?P<reason>.+)"),

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from muscle_mem.cli.supportdesk.desk import Desk
-from muscle_mem.cli.supportdesk.policy import Action, Answer, Request, Transcript, decide
+from muscle_mem.demo.desk import Desk
+from muscle_mem.demo.policy import Action, Answer, Request, Transcript, decide
 
 TOOLS = (
     "lookup_customer",

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from muscle_mem import Engine, MissReason, Result
-from muscle_mem.cli.supportdesk.agent import SupportAgent, instrument
-from muscle_mem.cli.supportdesk.desk import Desk
-from muscle_mem.cli.supportdesk.llm import LLMUsage, ScriptedLLM
-from muscle_mem.cli.supportdesk.workload import Task, Workload
+from muscle_mem.demo.agent import SupportAgent, instrument
+from muscle_mem.demo.desk import Desk
+from muscle_mem.demo.llm import LLMUsage, ScriptedLLM
+from muscle_mem.demo.workload import Task, Workload
 
 State = dict[str, list[tuple[Any, ...]]]
 
