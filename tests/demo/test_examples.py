@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SEEDS = os.environ.get("MUSCLE_MEM_SEEDS", str(ROOT.parent / "shared" / "seeds"))
 
 # The product brief's code sample (seed 000), verbatim, comments included.

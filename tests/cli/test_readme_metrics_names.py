@@ -7,7 +7,7 @@ from pathlib import Path
 
 from muscle_mem.metrics import Metrics
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _listed_names() -> list[str]:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _make_test_pytest_args() -> list[str]:
@@ -22,7 +22,7 @@ def _make_test_pytest_args() -> list[str]:
 def test_the_test_command_names_what_a_skip_is_missing() -> None:
     """Without ``MUSCLE_MEM_TEST_POSTGRES``, the summary names the variable, not only a skip count."""
     env = {k: v for k, v in os.environ.items() if k != "MUSCLE_MEM_TEST_POSTGRES"}
-    args = [*_make_test_pytest_args(), "-p", "no:cacheprovider", "tests/test_store_quiet_open.py"]
+    args = [*_make_test_pytest_args(), "-p", "no:cacheprovider", "tests/stores/test_store_quiet_open.py"]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *args],
         cwd=ROOT,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _load(name: str) -> ModuleType:

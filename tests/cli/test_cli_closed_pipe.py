@@ -12,7 +12,7 @@ import pytest
 from conftest import trajectory
 from muscle_mem.stores import SQLiteStore
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

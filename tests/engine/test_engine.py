@@ -17,7 +17,7 @@ import pytest
 
 from muscle_mem import Check, Engine, current_run
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass

@@ -13,7 +13,7 @@ import pytest
 from muscle_mem.cli import main
 from muscle_mem.cli.output import Output
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

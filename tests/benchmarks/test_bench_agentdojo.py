@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import agentdojo_harness as harness
 import agentdojo_perturb as perturb
