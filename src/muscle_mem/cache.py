@@ -66,8 +66,10 @@ class TrajectoryCache:
             run.relevance = self._stream.observe(run.task_key, run.task)
 
     def lookup(self, run: Run) -> TaskIndex:
-        """The stored trajectories of the run's task (or, with semantic matching, of a similar task
-        with the same tags), after applying the TTL."""
+        """The stored trajectories of the run's task, after applying the TTL.
+
+        With semantic matching, those of a similar task with the same tags when the task has none.
+        """
         self._expire()
         task = self.index.lookup(run.task_key)
         if len(task) or self._matcher is None:

@@ -45,8 +45,10 @@ class Check(Generic[T]):
 
     @classmethod
     def equal(cls, capture: Callable[..., T]) -> Check[T]:
-        """A Check that passes when the current snapshot equals the recorded one in type and value
-        (its canonical encoding: ``1``, ``1.0`` and ``True`` are three snapshots)."""
+        """A Check that passes when the current snapshot equals the recorded one in type and value.
+
+        Equality is of the canonical encoding: ``1``, ``1.0`` and ``True`` are three snapshots.
+        """
         check: Check[T] = cls(capture, operator.eq)
         check.by_key = True
         return check

@@ -63,8 +63,11 @@ class Group:
 
 
 def newest_first(source: dict[Any, _V]) -> Iterator[_V]:
-    """The values newest first; if another thread changes the mapping meanwhile, the walk goes on
-    over a copy from about where it was (an edge may then be skipped or seen twice: a miss at worst)."""
+    """The values, newest first.
+
+    If another thread changes the mapping meanwhile, the walk goes on over a copy from about where
+    it was (an edge may then be skipped or seen twice: a miss at worst).
+    """
     done = 0
     try:
         for edge in reversed(source.values()):

@@ -17,9 +17,12 @@ logger = logging.getLogger(__name__)
 
 
 class Journal:
-    """Buffers events and writes them with ``Store.log_events``: every ``batch`` events, every
-    ``interval`` seconds, on :meth:`flush`, and at interpreter exit. A write that fails is logged and
-    its events dropped (they are statistics; the cache itself is not affected)."""
+    """Buffers events and writes them with ``Store.log_events``.
+
+    It writes every ``batch`` events, every ``interval`` seconds, on :meth:`flush`, and at
+    interpreter exit. A write that fails is logged and its events dropped (they are statistics; the
+    cache itself is not affected).
+    """
 
     def __init__(self, store: CoreStore, *, batch: int = 64, interval: float = 1.0) -> None:
         self._store = store if isinstance(store, EventLog) else None

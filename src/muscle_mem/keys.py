@@ -64,8 +64,10 @@ def render(parts: Sequence[TemplatePart]) -> str:
 
 
 def params_equal_to(value: Any, params: Mapping[str, Any]) -> list[str]:
-    """The names of the params equal to ``value`` in type and value (never for None or a bool: too
-    likely a coincidence)."""
+    """The names of the params equal to ``value`` in type and value.
+
+    None and booleans match no param: too likely a coincidence.
+    """
     if value is None or isinstance(value, bool):
         return []
     return [name for name, param in params.items() if type(param) is type(value) and param == value]
@@ -145,9 +147,11 @@ def task_text(
     params: Mapping[str, Any],
     secret: frozenset[str] = frozenset(),
 ) -> str:
-    """The task as a person reads it, params shown as ``{name}``; a param that does not appear in the
-    arguments is part of the task (see :func:`task_key`), so it is shown after them with its value
-    (a ``secret`` one as ``{name}``)."""
+    """The task as a person reads it, params shown as ``{name}``.
+
+    A param that does not appear in the arguments is part of the task (see :func:`task_key`), so it
+    is shown after them with its value (a ``secret`` one as ``{name}``).
+    """
     used: set[str] = set()
     numbers = number_params(params)
     shown = [_readable(a, params, numbers, used) for a in args]
@@ -206,8 +210,11 @@ def task_key(
 
 
 def namespace_prefix(namespace: str | None) -> str:
-    """What the keys of a namespace start with: nothing for None (the keys of muscle-mem 0.2.0),
-    else ``ns:`` and the namespace's digest, so that no key of one namespace is a key of another."""
+    """What the keys of a namespace start with.
+
+    Nothing for None (the keys of muscle-mem 0.2.0), else ``ns:`` and the namespace's digest, so
+    that no key of one namespace is a key of another.
+    """
     return "" if namespace is None else f"ns:{codec.digest(namespace)}/"
 
 
@@ -230,8 +237,11 @@ _FLAT = frozenset({str, int, float, bool, type(None)})
 
 
 class TaskIdentity:
-    """Task keys and texts for one matching rule, memoised for calls made of plain scalars (the usual
-    ``engine("do the thing", params={...})``): the same call costs a dict lookup the second time."""
+    """Task keys and texts for one matching rule, memoised for calls made of plain scalars.
+
+    Such calls are the usual ``engine("do the thing", params={...})``: the same call costs a dict
+    lookup the second time.
+    """
 
     def __init__(self, match: Match = "exact", size: int = 1024, namespace: str | None = None) -> None:
         self.match: Match = "tags" if match == "tags" else "exact"
@@ -247,8 +257,11 @@ class TaskIdentity:
         params: Mapping[str, Any],
         secret: frozenset[str] = frozenset(),
     ) -> tuple[str, str]:
-        """``(task key, task text)``; raises :class:`codec.CodecError` if an argument cannot be encoded.
-        ``params`` are plain values; ``secret`` names those that were secrets (see :func:`task_key`)."""
+        """The call's ``(task key, task text)``.
+
+        Raises :class:`codec.CodecError` if an argument cannot be encoded. ``params`` are plain
+        values; ``secret`` names those that were secrets (see :func:`task_key`).
+        """
         values = (*args, *kwargs.values(), *params.values())
         if not all(type(v) in _FLAT for v in values):
             return self._compute(args, kwargs, tags, params, secret)

@@ -11,7 +11,10 @@ from muscle_mem.reasons import MissReason, NotStoredReason
 
 @dataclass
 class Metrics:
-    """What an engine has done since it was made. Safe to update from several threads."""
+    """What an engine has done since it was made.
+
+    Safe to update from several threads.
+    """
 
     hits: int = 0
     misses: int = 0

@@ -66,9 +66,12 @@ SOLE = ""
 
 @dataclass(frozen=True, slots=True)
 class Pick:
-    """An element chosen from a list: at ``depth`` in the path, the element must still be the one whose
-    other fields digest to ``identity`` and no other element may share it (or, for :data:`SOLE`, the
-    list must still hold one element)."""
+    """An element chosen from a list, bound by its position and its other fields.
+
+    At ``depth`` in the path, the element must still be the one whose other fields digest to
+    ``identity`` and no other element may share it (or, for :data:`SOLE`, the list must still hold
+    one element).
+    """
 
     depth: int
     identity: str
@@ -93,8 +96,11 @@ class Agree:
 
 @dataclass(frozen=True, slots=True)
 class Guarded:
-    """A value that replays only while the named params, and the outputs it was read from, keep the
-    values whose digests are recorded."""
+    """A value that replays only while what it depends on is unchanged.
+
+    The named params, and the outputs it was read from, must keep the values whose digests are
+    recorded.
+    """
 
     value: Arg
     params: tuple[tuple[str, str], ...] = ()
@@ -240,9 +246,11 @@ _HOLE = "\x00chosen"
 
 
 def element_identity(element: Any, rest: Sequence[PathElement]) -> str:
-    """A digest of a list element with the chosen value (at ``rest`` inside it) left out; of the
-    element itself when it is the value chosen (a text picked from a list of texts is known only by
-    its value)."""
+    """A digest of a list element with the chosen value (at ``rest`` inside it) left out.
+
+    When the element is itself the value chosen, the digest is of the element: a text picked from a
+    list of texts is known only by its value.
+    """
     return codec.digest(_plain(element, tuple(rest) if rest else None, 0))
 
 
@@ -267,8 +275,11 @@ def _plain(value: Any, hole: tuple[PathElement, ...] | None, depth: int) -> Any:
 
 
 def children(value: Any) -> Iterator[tuple[PathElement, Any]]:
-    """The values directly inside ``value`` with the path element that reaches each: the items of a
-    dict (str or int keys) or a list, the fields of a named tuple, a dataclass or a pydantic model."""
+    """The values directly inside ``value`` with the path element that reaches each.
+
+    These are the items of a dict (str or int keys) or a list, and the fields of a named tuple, a
+    dataclass or a pydantic model.
+    """
     if isinstance(value, Mapping):
         for key, item in value.items():
             if isinstance(key, str | int) and not isinstance(key, bool):

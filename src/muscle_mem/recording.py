@@ -40,16 +40,20 @@ MAX_INDEXED_PER_OUTPUT = 512
 
 
 def current_run() -> RunView | None:
-    """What the agent may read of the run in progress in this context (thread or asyncio task), or
-    None outside a run."""
+    """What the agent may read of the run in progress in this context, or None outside a run.
+
+    The context is the thread or asyncio task.
+    """
     run = CURRENT_RUN.get()
     return RunView(run) if run is not None else None
 
 
 @dataclass(frozen=True, slots=True)
 class StepView:
-    """One step of a run as the agent sees it: the tool, its arguments and output, and whether the
-    engine replayed it."""
+    """One step of a run as the agent sees it.
+
+    It holds the tool, its arguments and output, and whether the engine replayed it.
+    """
 
     tool: str
     args: tuple[Any, ...]
@@ -59,8 +63,10 @@ class StepView:
 
 
 class RunView:
-    """A read-only view of a run: the task, its tags and params, the steps done so far; the agent may
-    add the LLM tokens it spends (``current_run().tokens += n``)."""
+    """A read-only view of a run: the task, its tags and params, the steps done so far.
+
+    The agent may add the LLM tokens it spends (``current_run().tokens += n``).
+    """
 
     __slots__ = ("_run",)
 
@@ -423,10 +429,13 @@ def _shallow(value: Any) -> Any:
 
 
 def kept(output: Any) -> Any:
-    """A tool output as data-flow detection will see it: a deep copy (the agent changing a list inside
-    it later must not move or hide a reference; data flow fingerprints values three levels deep). An
-    output the codec cannot store has its lists, tuples and dicts copied two levels deep (the first
-    512 items) instead. The output returned to the agent is the original."""
+    """A tool output as data-flow detection will see it.
+
+    It is a deep copy: the agent changing a list inside it later must not move or hide a reference
+    (data flow fingerprints values three levels deep). An output the codec cannot store has its
+    lists, tuples and dicts copied two levels deep (the first 512 items) instead. The output
+    returned to the agent is the original.
+    """
     if type(output) in _SCALARS:
         return output
     try:

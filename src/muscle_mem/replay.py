@@ -65,8 +65,10 @@ class Ending:
     """On a miss, the kind of its (first) cause."""
 
     def redacted(self, run: Run) -> Ending:
-        """This ending with any secret value in its reason replaced by the param's name (an exception's
-        text may quote the secret argument it was given)."""
+        """This ending with any secret value in its reason replaced by the param's name.
+
+        An exception's text may quote the secret argument it was given.
+        """
         if self.reason is None or not run.secrets:
             return self
         return dataclasses.replace(self, reason=run.redact(self.reason))

@@ -33,9 +33,12 @@ def secret_values(params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def redact(text: str, secrets: Mapping[str, Any]) -> str:
-    """``text`` with every secret value in it (as text, its repr too) replaced by ``{name}``: anywhere
-    for a text of 4 characters or more, else (and for a number) only where it stands whole, so that
-    redacting pin 5 leaves invoice 512 alone and two different texts never become one."""
+    """``text`` with every secret value in it (as text, its repr too) replaced by ``{name}``.
+
+    A text of 4 characters or more is replaced anywhere; a shorter one, and a number, only where it
+    stands whole, so that redacting pin 5 leaves invoice 512 alone and two different texts never
+    become one.
+    """
     forms: list[tuple[str, str]] = []
     for name, value in secrets.items():
         if isinstance(value, bool) or value is None:
@@ -56,8 +59,10 @@ _MAX_DEPTH = 32
 
 
 def leaks_secret(trajectory: Trajectory, secrets: Mapping[str, Any]) -> bool:
-    """Whether a secret value appears anywhere in the trajectory's data, outside param references:
-    inside a string (in any case) or bytes, or as an equal number."""
+    """Whether a secret value appears anywhere in the trajectory's data, outside param references.
+
+    It is found inside a string (in any case) or bytes, or as an equal number.
+    """
     match = _matcher([v for v in secrets.values() if v is not None and not isinstance(v, bool)])
     return match is not None and any(match(leaf) for leaf in _leaves(trajectory))
 

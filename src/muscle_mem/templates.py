@@ -83,8 +83,11 @@ def whole_number(text: str) -> re.Pattern[str]:
 
 
 def task_number(text: str) -> re.Pattern[str]:
-    """Where the number ``text`` stands whole in a task: as :func:`whole_number`, and not a part of a
-    date, a time, a range or a number with separators (``2024-5-5``, ``10:5``, ``5,000``)."""
+    """Where the number ``text`` stands whole in a task.
+
+    It matches as :func:`whole_number`, and not as a part of a date, a time, a range or a number
+    with separators (``2024-5-5``, ``10:5``, ``5,000``).
+    """
     return re.compile(rf"(?<!\w)(?<!\d[-/.:,]){re.escape(text)}(?!\w)(?![-/.:,]\d)")
 
 

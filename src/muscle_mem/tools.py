@@ -67,9 +67,12 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
 
     def add(self, tool: Tool) -> None:
-        """Register a tool; the same name again with the same version or the same code replaces the
-        earlier callable (a wrapper made anew for each run, perhaps over other settings: trajectories
-        of the earlier version then miss), while other code under that name is refused."""
+        """Register a tool; other code under a name already taken is refused.
+
+        The same name again with the same version or the same code replaces the earlier callable (a
+        wrapper made anew for each run, perhaps over other settings: trajectories of the earlier
+        version then miss).
+        """
         existing = self._tools.get(tool.name)
         if (
             existing is not None
@@ -130,16 +133,22 @@ def make_tool(
 
 
 def stable_name(fn: Callable[..., Any]) -> str:
-    """A tool's default name: its qualified name (a partial's function's; a callable object's class's),
-    from the last ``<locals>.`` on (``reserve``, not ``_checkout.<locals>.reserve``)."""
+    """A tool's default name: its qualified name from the last ``<locals>.`` on.
+
+    That is ``reserve``, not ``_checkout.<locals>.reserve``; for a partial, its function's name; for
+    a callable object, its class's.
+    """
     target = getattr(fn, "func", fn) if not hasattr(fn, "__qualname__") else fn
     name = getattr(target, "__qualname__", None) or type(target).__qualname__
     return str(name).rsplit("<locals>.", 1)[-1]
 
 
 def checks_given(*checks: object) -> None:
-    """Checks must be Check objects or None; a function in their place is most likely a decorator used
-    without parentheses (``@engine.tool``), and the error says so."""
+    """Checks must be Check objects or None.
+
+    A function in their place is most likely a decorator used without parentheses
+    (``@engine.tool``), and the error says so.
+    """
     for check in checks:
         if check is not None and not isinstance(check, Check):
             if callable(check):

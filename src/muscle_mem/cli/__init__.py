@@ -1,6 +1,6 @@
-"""The ``muscle-mem`` command: one module per subcommand, each with ``NAME``, ``HELP``, ``add_arguments``, ``run``.
+"""The ``muscle-mem`` command, one module per subcommand.
 
-Errors are one clear line on stderr and a non-zero exit status, never a traceback (set
+Each subcommand module has ``NAME``, ``HELP``, ``add_arguments`` and ``run``. Errors are one clear line on stderr and a non-zero exit status, never a traceback (set
 ``MUSCLE_MEM_DEBUG=1`` to see one).
 """
 

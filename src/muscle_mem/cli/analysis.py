@@ -54,14 +54,18 @@ def totals(events: Sequence[Event]) -> Totals:
 
 
 def miss_reasons(events: Sequence[Event]) -> Counter[str]:
-    """Misses by the kind of their cause (a :class:`~muscle_mem.reasons.MissReason` value; events
-    written before kinds were kept count as ``unclassified``)."""
+    """Misses by the kind of their cause, a :class:`~muscle_mem.reasons.MissReason` value.
+
+    Events written before kinds were kept count as ``unclassified``.
+    """
     return Counter(e.miss_reason or UNCLASSIFIED for e in events if not e.hit)
 
 
 def not_stored_reasons(events: Sequence[Event]) -> Counter[str]:
-    """Runs of the agent that were not stored, by kind of cause (a
-    :class:`~muscle_mem.reasons.NotStoredReason` value)."""
+    """Runs of the agent that were not stored, by the kind of their cause.
+
+    The kind is a :class:`~muscle_mem.reasons.NotStoredReason` value.
+    """
     return Counter(e.not_stored_reason for e in events if not e.hit and e.not_stored_reason)
 
 
@@ -104,7 +108,10 @@ def buckets(events: Sequence[Event], count: int = 40) -> list[Bucket]:
 def cumulative(
     events: Sequence[Event], values: Sequence[float], points: int = 400
 ) -> list[tuple[float, float]]:
-    """The running sum of ``values`` (one per event, oldest first) as (time, total), at most ``points`` of them."""
+    """The running sum of ``values`` as (time, total), at most ``points`` of them.
+
+    ``values`` holds one value per event, oldest first.
+    """
     series: list[tuple[float, float]] = []
     total = 0.0
     step = max(1, math.ceil(len(events) / points))

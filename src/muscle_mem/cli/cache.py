@@ -132,7 +132,10 @@ def timestamp(when: float) -> str:
 
 
 def zoned_timestamp(when: float) -> str:
-    """A local date and time with its UTC offset, for text read later or elsewhere: ``2023-11-14 23:13:20+01:00``."""
+    """A local date and time with its UTC offset: ``2023-11-14 23:13:20+01:00``.
+
+    For text read later or elsewhere, where a relative time would be wrong.
+    """
     return datetime.fromtimestamp(when).astimezone().isoformat(sep=" ", timespec="seconds")
 
 

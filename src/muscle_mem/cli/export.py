@@ -1,4 +1,7 @@
-"""``muscle-mem export [FILE]``: the store as JSON Lines; ``--python ID``: one trajectory as a Python function."""
+"""``muscle-mem export``: the store as JSON Lines, or one trajectory as a Python function.
+
+``muscle-mem export [FILE]`` writes every trajectory; ``--python ID`` writes one as a function.
+"""
 
 from __future__ import annotations
 

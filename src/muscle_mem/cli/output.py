@@ -1,4 +1,4 @@
-"""Where the CLI prints: tables and progress bars with ``rich`` when it is installed, plain text otherwise."""
+"""Where the CLI prints: ``rich`` tables and progress bars when installed, else plain text."""
 
 from __future__ import annotations
 

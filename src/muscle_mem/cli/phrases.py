@@ -20,7 +20,10 @@ def _plural(noun: str) -> str:
 
 
 def speedup(slow: float, fast: float) -> str:
-    """How many times faster ``fast`` seconds are than ``slow``: ``3.2x``, ``45x``, ``>1000x``; empty if unknown."""
+    """How many times faster ``fast`` seconds are than ``slow``: ``3.2x``, ``45x``, ``>1000x``.
+
+    Empty when either time is unknown.
+    """
     if fast <= 0 or slow <= 0:
         return ""
     ratio = slow / fast

@@ -1,4 +1,7 @@
-"""The export file: JSON Lines, one trajectory a line (:func:`trajectory.to_record` plus its ``usage``)."""
+"""The export file: JSON Lines, one trajectory a line.
+
+Each line is :func:`trajectory.to_record` plus the trajectory's ``usage``.
+"""
 
 from __future__ import annotations
 

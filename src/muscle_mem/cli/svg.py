@@ -1,4 +1,7 @@
-"""Small inline SVG charts (line and horizontal bar), drawn by hand: the report needs nothing installed."""
+"""Small inline SVG charts (line and horizontal bar), drawn by hand.
+
+The report needs nothing installed to draw them.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +20,10 @@ INK = "#374151"
 
 @dataclass(frozen=True, slots=True)
 class Series:
-    """One line: (x, y) points in x order; ``steps`` holds each value until the next point (running totals)."""
+    """One line of a chart: (x, y) points in x order.
+
+    ``steps`` holds each value until the next point, as running totals are drawn.
+    """
 
     name: str
     points: Sequence[tuple[float, float]]

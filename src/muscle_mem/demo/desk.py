@@ -96,7 +96,10 @@ def to_dollars(cents: int) -> str:
 
 
 class Desk:
-    """A client of the support-desk database in ``path`` (one connection, safe to use from one thread at a time)."""
+    """A client of the support-desk database in ``path``.
+
+    It holds one connection, safe to use from one thread at a time.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

@@ -1,4 +1,4 @@
-"""What the scripted "LLM" decides: the next tool call, or the final answer, from the request and transcript.
+"""What the scripted "LLM" decides from the request and transcript: a tool call or the answer.
 
 The policy reads the request as text (as a model would) and looks only at the transcript of the
 tool calls made so far, so an agent resumed after a partial replay carries on from where the
@@ -85,7 +85,10 @@ class Transcript:
 
     @classmethod
     def of(cls, calls: Iterable[Any]) -> Transcript:
-        """A transcript from objects with ``tool``, ``args``, ``kwargs`` and ``output`` (an engine run's steps)."""
+        """A transcript from an engine run's steps.
+
+        Each step has ``tool``, ``args``, ``kwargs`` and ``output``.
+        """
         return cls([Call(c.tool, (*c.args, *c.kwargs.values()), c.output) for c in calls])
 
     def add(self, tool: str, args: tuple[Any, ...], output: Any) -> None:

@@ -1,4 +1,4 @@
-"""Runs a stream of support requests through an engine, and verifies every replay against the agent alone.
+"""Runs a stream of support requests through an engine and verifies every replay.
 
 Before each request the live desk is copied. When the engine replayed at least one step, the agent
 alone (no engine, no cache) handles the same request on the copy, in a worker thread; its final

@@ -17,9 +17,10 @@ _WORD = re.compile(r"\{\w+\}|\w+")
 
 
 class HashingEmbedder:
-    """Hashed bag of words (weight 1), adjacent word pairs (``pair_weight``) and the character 3- to
-    5-grams of each word (weighing ``char_weight`` per word in total), in ``dim`` signed buckets.
+    """Hashed words, word pairs and character n-grams in ``dim`` signed buckets.
 
+    A bag of words (weight 1), adjacent word pairs (``pair_weight``) and the character 3- to 5-grams
+    of each word (weighing ``char_weight`` per word in total).
     Deterministic across processes and platforms (CRC-32, not Python's salted ``hash``); needs only
     numpy. Texts sharing words and word stems come out close; synonyms do not.
     """

@@ -27,8 +27,10 @@ TIE_SPAN = 2.0**32
 
 @runtime_checkable
 class Policy(Protocol):
-    """What the engine asks of an eviction policy. ``relevance`` is in [0, 1]: the similarity of the
-    trajectory's task to the recent task stream."""
+    """What the engine asks of an eviction policy.
+
+    ``relevance`` is in [0, 1]: the similarity of the trajectory's task to the recent task stream.
+    """
 
     @property
     def name(self) -> str:

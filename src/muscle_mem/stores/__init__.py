@@ -63,7 +63,10 @@ def open_store(spec: CoreStore) -> CoreStore: ...
 
 
 def open_store(spec: CoreStore | str | None = None) -> CoreStore:
-    """A store from a store object (returned as is), a URL, or ``None`` (``$MUSCLE_MEM_STORE``, else memory)."""
+    """A store from a store object (returned as is), a URL, or ``None``.
+
+    ``None`` opens ``$MUSCLE_MEM_STORE``, else a memory store.
+    """
     if spec is None:
         spec = os.environ.get(ENV) or "memory://"
     if not isinstance(spec, str):

@@ -41,7 +41,10 @@ assert _EVENT_KINDS.keys() == _EVENT_FIELDS
 
 
 def dumps(trajectory: Trajectory) -> str:
-    """The stored JSON text (ASCII) of a trajectory (raises :class:`codec.CodecError` on unstorable values)."""
+    """The stored JSON text (ASCII) of a trajectory.
+
+    Raises :class:`codec.CodecError` on unstorable values.
+    """
     return json.dumps(to_record(trajectory), separators=(",", ":"))
 
 
@@ -75,8 +78,10 @@ class Prepared:
     nbytes: int
 
     def row(self, rev: int) -> tuple[Any, ...]:
-        """The values of a ``trajectories`` row (rev, id, task_key, task, tags, steps, created_at, nbytes,
-        record)."""
+        """The values of a ``trajectories`` row.
+
+        In order: rev, id, task_key, task, tags, steps, created_at, nbytes, record.
+        """
         t = self.trajectory
         tags = json.dumps(list(t.tags))
         return (rev, t.id, t.task_key, t.task, tags, len(t.steps), t.created_at, self.nbytes, self.text)
@@ -98,7 +103,10 @@ def prepare(items: Iterable[tuple[Trajectory, Usage | None]]) -> list[Prepared]:
 
 
 def summaries(rows: Iterable[Any], where: str) -> Iterator[Summary]:
-    """Summaries from rows (id, task, tags JSON, steps, created_at, hits, last_used, saved, priority, attention)."""
+    """Summaries from rows.
+
+    Each row is (id, task, tags JSON, steps, created_at, hits, last_used, saved, priority, attention).
+    """
     found = []
     for tid, task, tags, steps, created_at, *usage in rows:
         try:

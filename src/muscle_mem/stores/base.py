@@ -106,8 +106,10 @@ class CoreStore(Protocol):
         """Store a new trajectory (its id is new) with its initial use statistics."""
 
     def add_many(self, items: Iterable[tuple[Trajectory, Usage | None]]) -> int:
-        """Store many trajectories in one transaction (ids already stored are skipped); returns how
-        many were new."""
+        """Store many trajectories in one transaction and return how many were new.
+
+        Ids already stored are skipped.
+        """
         ...
 
     def changes(self, task_key: str, since: int) -> Changes:

@@ -37,7 +37,10 @@ def _rev(item: tuple[int, str]) -> int:
 
 
 class MemoryStore:
-    """Trajectories in this process only; forgotten when it exits. Thread-safe."""
+    """Trajectories in this process only, forgotten when it exits.
+
+    Thread-safe.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -1,4 +1,4 @@
-"""The shared store: one PostgreSQL database (one schema in it) for many agent workers on many machines.
+"""The shared store: one PostgreSQL schema for many agent workers on many machines.
 
 Needs ``pip install 'muscle-mem[postgres]'`` (psycopg 3 and psycopg_pool). The tables mirror the SQLite
 store's (see :mod:`muscle_mem.stores.sqlite`) inside the schema ``schema`` (default ``muscle_mem``),
@@ -267,8 +267,10 @@ class PostgresStore:
         self.add_many([(trajectory, usage)])
 
     def add_many(self, items: Iterable[tuple[Trajectory, Usage | None]]) -> int:
-        """Store many trajectories in one statement (ids already stored are skipped); returns how
-        many were new. Each gets its own revision, as if added one by one."""
+        """Store many trajectories in one statement and return how many were new.
+
+        Ids already stored are skipped. Each gets its own revision, as if added one by one.
+        """
         prepared = _records.prepare(items)
         unique_violation = self._psycopg.errors.UniqueViolation
 

@@ -40,10 +40,10 @@ def lowest(
     by_attention: Iterable[Row[K]],
     budget: int | None = None,
 ) -> list[K] | None:
-    """The keys of the ``count`` lowest-scored rows (ties: least recently used, then lowest rev),
-    skipping ``exclude``; None if that takes more than ``budget`` (default :data:`BUDGET`) rows of
-    each order.
+    """The keys of the ``count`` lowest-scored rows, or None past the budget.
 
+    Ties go to the least recently used, then the lowest rev; ``exclude`` is skipped. None when that
+    takes more than ``budget`` (default :data:`BUDGET`) rows of each order.
     ``score(last_used, attention)`` must grow with both arguments; ``by_recency`` and
     ``by_attention`` hold the same rows, ascending by ``(last_used, rev)`` and by ``(attention, rev)``.
     """
@@ -76,9 +76,10 @@ def lowest(
 def paged(
     fetch: Callable[[float, int, int], Sequence[Row[K]]], column: int, first_page: int
 ) -> Iterator[Row[K]]:
-    """The rows of a store's index in order, fetched in pages that double in size from ``first_page``
-    (small where a query is cheap, larger where each is a round trip to a server).
+    """The rows of a store's index in order, fetched in pages that double in size.
 
+    Pages start at ``first_page`` rows: small where a query is cheap, larger where each is a round
+    trip to a server.
     ``fetch(value, rev, limit)`` returns up to ``limit`` rows after ``(value, rev)`` in the order of
     ``column`` (:data:`RECENCY` or :data:`ATTENTION`), then rev.
     """

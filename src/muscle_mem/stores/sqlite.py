@@ -243,8 +243,10 @@ class SQLiteStore:
         self.add_many([(trajectory, usage)])
 
     def add_many(self, items: Iterable[tuple[Trajectory, Usage | None]]) -> int:
-        """Store many trajectories in one transaction (ids already stored are skipped); returns how
-        many were new. Each gets its own revision, as if added one by one."""
+        """Store many trajectories in one transaction and return how many were new.
+
+        Ids already stored are skipped. Each gets its own revision, as if added one by one.
+        """
         prepared = _records.prepare(items)
 
         def run() -> int:
