@@ -134,3 +134,11 @@ def test_multistep_example_runs(tmp_path: Path) -> None:
     assert lines[2] == "bob@example.com: hit=True invoice=1002 replayed=3"
     assert lines[3] == "eve@example.com: hit=False invoice=None replayed=1"
     assert "pre-check of tool 'Billing.create_invoice' failed" in lines[4]
+
+
+def test_the_readme_quick_start_runs_as_written() -> None:
+    """The first Python block of the README's quick start runs unchanged."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})
