@@ -104,6 +104,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _stands_in(text: str, value: Any, *, in_dates: bool = False) -> bool:
+    """Whether ``value`` stands whole in ``text``: as a number (inside a date or a time only if
+    ``in_dates``), or as a word."""
+    if _is_number(value):
+        return any(t.value == float(value) and (in_dates or not t.in_date) for t in number_tokens(text))
+    return any(True for _ in word_spans(text, str(value)))
+
+
 def _value_key(value: Any) -> Hashable | None:
     """What equal values share: the value itself, or the fingerprint of a structured value (None
     for None and booleans, which are the agent's constants: they carry no identity to follow)."""
@@ -220,12 +228,7 @@ class _ArgBuilder:
         return any(isinstance(o, Param) and o.name in self.secret for o in origins)
 
     def _in_task(self, value: Any) -> bool:
-        if not self.literal or not isinstance(value, str | int | float):
-            return False
-        text = str(value)
-        if _is_number(value):
-            return any(t.value == float(value) and not t.in_date for t in number_tokens(self.literal))
-        return any(True for _ in word_spans(self.literal, text))
+        return bool(self.literal) and isinstance(value, str | int | float) and _stands_in(self.literal, value)
 
     def _origins(self, value: Any, where: str) -> list[Arg]:
         """Every param and output ``value`` is, as it is or converted to its type."""
@@ -284,11 +287,7 @@ class _ArgBuilder:
         for text, places in self.outputs.texts.items():
             if needle == text or needle not in text:
                 continue
-            if _is_number(value):
-                inside = any(t.value == float(value) and not t.in_date for t in number_tokens(text))
-            else:
-                inside = any(True for _ in word_spans(text, needle))
-            if inside:
+            if _stands_in(text, value):
                 found += [(p.step, p.path, param_digest(text)) for p in places]
         if len(found) > MAX_ORIGINS:
             raise Unreplayable(
@@ -303,9 +302,7 @@ class _ArgBuilder:
             return set()
         names: set[str] = set()
         for name, param in self.params.items():
-            if (isinstance(param, str) and param and any(True for _ in word_spans(text, param))) or (
-                _is_number(param) and any(t.value == float(param) for t in number_tokens(text))
-            ):
+            if (isinstance(param, str) or _is_number(param)) and _stands_in(text, param, in_dates=True):
                 names.add(name)
         return names
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from muscle_mem import codec
-from muscle_mem.templates import split_parts, task_number
+from muscle_mem.templates import split_parts, task_number, whole_word
 from muscle_mem.trajectory import TemplatePart
 
 Match = Literal["exact", "tags", "semantic"]
@@ -29,16 +29,20 @@ MIN_TEMPLATE_LENGTH = 2
 def split_template(text: str, params: Mapping[str, Any]) -> tuple[TemplatePart, ...] | None:
     """``text`` as literal parts and param parts, or None if no string param occurs in it."""
     needles = sorted(
-        ((v, k) for k, v in params.items() if isinstance(v, str) and len(v) >= MIN_TEMPLATE_LENGTH),
+        (
+            (v, k, whole_word(v))
+            for k, v in params.items()
+            if isinstance(v, str) and len(v) >= MIN_TEMPLATE_LENGTH
+        ),
         key=lambda item: -len(item[0]),
     )
-    if not needles or not any(v in text for v, _ in needles):
+    if not needles or not any(v in text for v, _, _ in needles):
         return None
     parts: list[TemplatePart] = []
     literal_start = i = 0
     while i < len(text):
-        for value, name in needles:
-            if text.startswith(value, i) and _whole_word(text, i, i + len(value)):
+        for value, name, word in needles:
+            if text.startswith(value, i) and word.match(text, i):
                 if literal_start < i:
                     parts.append(("text", text[literal_start:i]))
                 parts.append(("param", name))
@@ -52,10 +56,6 @@ def split_template(text: str, params: Mapping[str, Any]) -> tuple[TemplatePart, 
     if literal_start < len(text):
         parts.append(("text", text[literal_start:]))
     return tuple(parts)
-
-
-def _whole_word(text: str, start: int, end: int) -> bool:
-    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
 
 
 def render(parts: Sequence[TemplatePart]) -> str:

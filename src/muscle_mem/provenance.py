@@ -156,9 +156,7 @@ def evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> Any
         if type(arg) is Const and type(arg.value) in _SCALAR_TYPES:  # the common cases first: a hit's cost
             return arg.value
         if type(arg) is Output and not arg.picks:
-            value = outputs[arg.step]
-            for step_kind, key in arg.path:
-                value = getattr(value, key) if step_kind == "attr" else value[key]
+            value = walk(outputs[arg.step], arg.path)
             return value if arg.form is SAME else arg.form.render(value)
         return _evaluate(arg, params, outputs)
     except (KeyError, IndexError, AttributeError, TypeError, FormError) as exc:
