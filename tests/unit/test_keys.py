@@ -93,10 +93,12 @@ def test_match_must_be_known() -> None:
         Engine(match="fuzzy")  # type: ignore[arg-type]
 
 
-def test_a_bool_param_outside_the_task_text_is_part_of_the_task() -> None:
-    """A bool param that is not in the agent's arguments is part of the task: ``force=True`` and
-    ``force=False`` are two tasks, and the second call never replays ``force=True``."""
-    engine = Engine()
+@pytest.mark.parametrize("match", ["exact", "semantic"])
+def test_a_bool_param_outside_the_task_text_is_part_of_the_task(match: str) -> None:
+    """A bool param that is not in the agent's arguments is part of the task, with exact and semantic
+    matching alike: ``force=True`` and ``force=False`` are two tasks, and the second call never
+    replays ``force=True``."""
+    engine = Engine(match=match)  # type: ignore[arg-type]
     calls: list[Any] = []
 
     @engine.tool()

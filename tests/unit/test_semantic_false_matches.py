@@ -7,11 +7,9 @@ differs; each group's comment says why.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from muscle_mem import Check, Engine, current_run
+from muscle_mem import Check, Engine
 from muscle_mem.embed import HashingEmbedder, SentenceEmbedder, TaskMatcher
 
 # --- pairs close for the DEFAULT configuration (hashing embedder, similarity 0.9) ----------------
@@ -235,29 +233,6 @@ def test_the_engine_never_replays_a_moved_negation() -> None:
     calls.clear()
     result = engine("delete the draft, don't archive it")
     assert calls == ["delete draft"], (result.hit, calls)
-
-
-def test_semantic_matching_keeps_params_outside_the_text_apart() -> None:
-    """Semantic matching keeps ``params={"force": True}`` and ``{"force": False}`` apart as exact matching
-    does: a param absent from the task text is part of the task by value."""
-    engine = Engine(match="semantic")
-    calls: list[Any] = []
-
-    @engine.tool()
-    def delete_branch(name: str, force: bool) -> str:
-        calls.append((name, force))
-        return "deleted"
-
-    def agent(task: str) -> str:
-        run = current_run()
-        assert run is not None
-        return delete_branch("feature-login", force=run.params["force"])
-
-    engine.set_agent(agent)
-    engine("clean up the feature branch", params={"force": True})
-    calls.clear()
-    result = engine("clean up the feature branch", params={"force": False})
-    assert calls == [("feature-login", False)], (result.hit, calls)
 
 
 def test_the_engine_never_replays_swapped_pronouns() -> None:
