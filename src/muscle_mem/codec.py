@@ -225,6 +225,8 @@ def _enc_object(v: Any) -> Any:
     np = sys.modules.get("numpy")
     if np is not None and (cls is np.ndarray or isinstance(v, np.generic)):
         return _enc_numpy(v, np)
+    if isinstance(v, str):
+        return str(v)  # another str subclass (LangChain's TextAccessor): the text it holds
     raise _Fail(f"cannot encode {cls}")
 
 

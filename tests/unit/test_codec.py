@@ -326,12 +326,19 @@ def test_encode_error_names_type_and_path() -> None:
         encode(loop)
 
 
-def test_unknown_subclasses_of_builtins_are_refused() -> None:
+def test_str_subclasses_are_stored_as_the_text_they_hold() -> None:
     class Name(str):
         pass
 
-    with pytest.raises(CodecError, match="Name"):
-        encode(Name("x"))
+    assert encode(Name("x")) == "x" and type(decode(encode({"k": Name("x")}))["k"]) is str
+
+
+def test_unknown_subclasses_of_other_builtins_are_refused() -> None:
+    class Count(int):
+        pass
+
+    with pytest.raises(CodecError, match="Count"):
+        encode(Count(3))
 
 
 def test_decode_errors_name_the_path() -> None:
