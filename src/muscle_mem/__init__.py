@@ -11,9 +11,11 @@ from muscle_mem.codec import CodecError, Secret
 from muscle_mem.engine import Engine
 from muscle_mem.errors import MuscleMemError
 from muscle_mem.reasons import MissReason, NotStoredReason
-from muscle_mem.recording import RunView, StepView, current_run
-from muscle_mem.result import Result
+from muscle_mem.recording import RunView, current_run
+from muscle_mem.result import Result, StepView
+from muscle_mem.session import Session, SessionAbandoned
 from muscle_mem.stores.base import StoreError
+from muscle_mem.tools import source_version
 from muscle_mem.trajectory import RecordError
 
 __all__ = [
@@ -27,9 +29,12 @@ __all__ = [
     "Result",
     "RunView",
     "Secret",
+    "Session",
+    "SessionAbandoned",
     "StepView",
     "StoreError",
     "current_run",
+    "source_version",
 ]
 
 logging.getLogger("muscle_mem").addHandler(logging.NullHandler())  # the library never prints

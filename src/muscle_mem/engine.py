@@ -26,6 +26,7 @@ from muscle_mem.recording import CURRENT_RUN, Run, instrument, note_sub_task
 from muscle_mem.replay import ActiveReplays, Ending, Replayer, drive, drive_async
 from muscle_mem.result import Result
 from muscle_mem.secrecy import plain_params, redact, secret_values
+from muscle_mem.session import Session
 from muscle_mem.stores import CoreStore, open_store
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 
@@ -108,11 +109,16 @@ class Engine:
         return self
 
     def finalize(self) -> Engine:
-        """Check that the engine has what it needs; raises ValueError saying what is missing."""
+        """Check that the engine has what it needs; raises ValueError saying what is missing.
+
+        Tools may come later: registered between calls, or during a call before the agent uses
+        them (frameworks that discover their tools at run time).
+        """
         if self._agent is None:
             raise ValueError("the engine has no agent to fall back to: call engine.set_agent(your_agent)")
-        if not len(self._registry):
-            raise ValueError("the engine has no tool: decorate tools with @engine.tool() or @engine.method()")
+        return self._ready()
+
+    def _ready(self) -> Engine:
         if self._context is _UNSET and self._registry.has_methods():
             raise ValueError(
                 "the engine has method tools but no context to inject as self: call engine.set_context(obj)"
@@ -166,9 +172,16 @@ class Engine:
         version: str | None = None,
         pre_check: Check[Any] | None = None,
         post_check: Check[Any] | None = None,
+        output_view: Callable[[Any], Any] | None = None,
     ) -> F:
-        """Instrument a callable made at run time (for example another framework's tool)."""
-        return self._register(fn, name, version, pre_check, post_check, is_method=False)  # type: ignore[return-value]
+        """Instrument a callable made at run time (for example another framework's tool).
+
+        ``output_view(output)`` is what data flow sees of the tool's output, where the caller gets
+        the output itself: JSON held as text parsed into the values that later steps reuse, say.
+        """
+        return self._register(  # type: ignore[return-value]
+            fn, name, version, pre_check, post_check, is_method=False, output_view=output_view
+        )
 
     def _register(
         self,
@@ -179,8 +192,11 @@ class Engine:
         post_check: Check[Any] | None,
         *,
         is_method: bool,
+        output_view: Callable[[Any], Any] | None = None,
     ) -> Callable[..., Any]:
-        tool = make_tool(fn, name, version, pre_check, post_check, is_method=is_method)
+        tool = make_tool(
+            fn, name, version, pre_check, post_check, is_method=is_method, output_view=output_view
+        )
         self._registry.add(tool)
         self._finalized = False
         return instrument(tool, self, self._outcomes.stray_call, self._active.runs)
@@ -219,11 +235,37 @@ class Engine:
         **kwargs: Any,
     ) -> Result:
         """:meth:`__call__` for async agents and async tools."""
-        with self._running(args, kwargs, tags, params) as call:
+        return await self._arun(args, kwargs, tags, params, self._agent)
+
+    def session(
+        self,
+        *args: Any,
+        tags: Sequence[str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Session:
+        """A task solved by an agent outside this process (or outside the engine's reach).
+
+        ``async with engine.session(task, params=...) as s:`` (arguments as for ``engine(...)``) replays the task if it can; if
+        ``s.result`` is then None, the caller does the work through ``await s.call(tool, ...)``
+        (recorded into the run, from any task) and ends it with ``s.end(answer)``.
+        """
+        return Session(self, args, kwargs, tags, params)
+
+    async def _arun(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        tags: Sequence[str] | None,
+        params: Mapping[str, Any] | None,
+        agent: Callable[..., Any] | None,
+    ) -> Result:
+        """One async engine call; ``agent`` solves the task if it cannot be replayed."""
+        with self._running(args, kwargs, tags, params, needs_agent=agent is None) as call:
             ending = (await drive_async(call.replay) if call.replay else call.ending).redacted(call.run)
             if ending.trajectory is not None:
                 return self._outcomes.hit(call, ending)
-            agent = self._start_agent(call)
+            agent = self._start_agent(call, agent)
             try:
                 output = agent(*args, **kwargs)
                 if inspect.isawaitable(output):
@@ -240,9 +282,13 @@ class Engine:
         kwargs: dict[str, Any],
         tags: Sequence[str] | None,
         params: Mapping[str, Any] | None,
+        *,
+        needs_agent: bool = True,
     ) -> Iterator[Call]:
         """The scope of one engine call: the run is current in this context while it lasts."""
         started = time.perf_counter()
+        if not self._finalized or (needs_agent and self._agent is None):
+            self.finalize() if needs_agent else self._ready()
         run, replayer, task, ending = self._begin(args, kwargs, tags, params)
         token = CURRENT_RUN.set(run)
         try:
@@ -251,11 +297,12 @@ class Engine:
             CURRENT_RUN.reset(token)
             self._end(run)
 
-    def _start_agent(self, call: Call) -> Callable[..., Any]:
-        assert self._agent is not None
+    def _start_agent(self, call: Call, agent: Callable[..., Any] | None = None) -> Callable[..., Any]:
+        agent = agent or self._agent
+        assert agent is not None  # checked by finalize() before the call began
         call.run.recording = True
         call.agent_started = time.perf_counter()
-        return self._agent
+        return agent
 
     def _begin(
         self,
@@ -265,8 +312,6 @@ class Engine:
         params: Mapping[str, Any] | None,
     ) -> tuple[Run, Replayer, TaskIndex | None, Ending]:
         """The run, its replayer and the task index to replay, or None and the ending that says why not."""
-        if not self._finalized:
-            self.finalize()
         tag_tuple = checked_tags(tags)
         check_params(params)
         plain = plain_params(params)

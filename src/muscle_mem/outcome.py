@@ -57,7 +57,12 @@ class Outcomes:
             logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
         logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
         return Result(
-            hit=True, output=ending.answer, steps_replayed=steps, trajectory_id=trajectory.id, elapsed=elapsed
+            hit=True,
+            output=ending.answer,
+            steps_replayed=steps,
+            trajectory_id=trajectory.id,
+            elapsed=elapsed,
+            calls=run.step_views(),
         )
 
     def agent_raised(self, call: Call, ending: Ending) -> None:
@@ -109,6 +114,7 @@ class Outcomes:
             not_stored_reason=refused.kind if refused is not None else None,
             miss_reason=ending.kind,
             miss_tool=ending.tool,
+            calls=run.step_views(),
         )
 
     def _store(self, run: Run, output: Any, seconds: float) -> tuple[str | None, Problem | None]:

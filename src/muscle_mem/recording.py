@@ -23,6 +23,7 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.reasons import NotStoredReason, Problem
+from muscle_mem.result import StepView
 from muscle_mem.secrecy import redact, secret_values
 from muscle_mem.tools import Tool
 from muscle_mem.trajectory import Step
@@ -46,20 +47,6 @@ def current_run() -> RunView | None:
     """
     run = CURRENT_RUN.get()
     return RunView(run) if run is not None else None
-
-
-@dataclass(frozen=True, slots=True)
-class StepView:
-    """One step of a run as the agent sees it.
-
-    It holds the tool, its arguments and output, and whether the engine replayed it.
-    """
-
-    tool: str
-    args: tuple[Any, ...]
-    kwargs: Mapping[str, Any]
-    output: Any
-    replayed: bool
 
 
 class RunView:
@@ -90,10 +77,7 @@ class RunView:
     @property
     def steps(self) -> tuple[StepView, ...]:
         """The steps done so far, replayed ones included, in order."""
-        return tuple(
-            StepView(c.tool, c.args, types.MappingProxyType(c.kwargs), c.output, c.replayed)
-            for c in self._run.calls
-        )
+        return self._run.step_views()
 
     @property
     def engine(self) -> object:
@@ -130,6 +114,8 @@ class Call:
     tool_ref: Tool | None = field(default=None, repr=False)
     order: int = field(default=0, repr=False)
     """When the call started, among the agent's calls of the run (0 for a replayed call)."""
+    returned: Any = field(default=None, repr=False)
+    """The output as the caller got it (``output`` is what data flow sees: the tool's ``output_view``)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -264,6 +250,13 @@ class Run:
         """The steps done so far, replayed ones included."""
         return list(self.calls)
 
+    def step_views(self) -> tuple[StepView, ...]:
+        """The steps done so far as the agent and the caller see them, in order."""
+        return tuple(
+            StepView(c.tool, c.args, types.MappingProxyType(c.kwargs), c.returned, c.replayed)
+            for c in self.calls
+        )
+
     def _kept_snapshot(self, tool: Tool, which: str, value: Any) -> Any:
         """A frozen copy of what a Check captured (NOT_CAPTURED, the problem noted, if unstorable)."""
         try:
@@ -348,6 +341,21 @@ class Run:
                     break
             return recorded, kwargs
 
+    def _seen(self, tool: Tool, out: Any) -> Any:
+        """The output as data flow sees it: a frozen copy of the tool's ``output_view`` of it."""
+        if tool.output_view is None:
+            return kept(out)
+        try:
+            return kept(tool.output_view(out))
+        except Exception as exc:
+            self.problems.append(
+                Problem(
+                    NotStoredReason.UNSTORABLE_VALUE,
+                    self.redact(f"output_view of tool {tool.name!r} raised {exc!r}"),
+                )
+            )
+            return kept(out)
+
     def record(self, tool: Tool, flight: Flight, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a tool on the agent's behalf and record the call (a call that raises is not recorded)."""
         call = None
@@ -361,8 +369,17 @@ class Run:
             seconds = time.perf_counter() - start
             post = self._capture(tool, "post", args, kwargs)
             call = Call(
-                tool.name, call_args, call_kwargs, kept(out), False, seconds, pre, post, tool_ref=tool
+                tool.name,
+                call_args,
+                call_kwargs,
+                self._seen(tool, out),
+                False,
+                seconds,
+                pre,
+                post,
+                tool_ref=tool,
             )
+            call.returned = out if tool.output_view is not None else call.output
             return out
         finally:
             IN_TOOL.reset(tool_token)
@@ -385,8 +402,17 @@ class Run:
             seconds = time.perf_counter() - start
             post = await self._capture_async(tool, "post", args, kwargs)
             call = Call(
-                tool.name, call_args, call_kwargs, kept(out), False, seconds, pre, post, tool_ref=tool
+                tool.name,
+                call_args,
+                call_kwargs,
+                self._seen(tool, out),
+                False,
+                seconds,
+                pre,
+                post,
+                tool_ref=tool,
             )
+            call.returned = out if tool.output_view is not None else call.output
             return out
         finally:
             IN_TOOL.reset(tool_token)
@@ -410,6 +436,8 @@ def frozen(value: Any) -> Any:
     if type(value) in _SCALARS:
         return value
     data = codec.encode(value)
+    if type(data) is str:
+        return data  # a str subclass the codec stores as text (LangChain's TextAccessor)
     try:
         return copy.deepcopy(value)
     except Exception:

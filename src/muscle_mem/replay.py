@@ -164,7 +164,14 @@ class Replayer:
                 edge, post = attempt.first, NOT_CAPTURED
             else:
                 edge, post = yield from self._post_check(attempt, attempt.tool.post_check)
-            output = kept(outcome.value)  # as at the call, like the recording: later calls may change it
+            try:
+                output = _seen(attempt.tool, outcome.value)  # as at the call: later calls may change it
+            except Exception as exc:
+                return Ending(
+                    reason=f"output_view of tool {attempt.tool.name!r} raised {exc!r} at step {step_no}",
+                    tool=attempt.tool.name,
+                    kind=MissReason.TOOL_RAISED,
+                )
             self.outputs.append(output)
             self.run.calls.append(
                 Call(
@@ -177,6 +184,7 @@ class Replayer:
                     post=_frozen_snapshot(post),
                     step=attempt.step,
                     tool_ref=attempt.tool,
+                    returned=outcome.value if attempt.tool.output_view is not None else output,
                 )
             )
             if edge is None:
@@ -331,6 +339,11 @@ class Replayer:
                     "post-check compare of tool %r raised %s", attempt.tool.name, self.run.redact(repr(exc))
                 )
         return None, current
+
+
+def _seen(tool: Tool, value: Any) -> Any:
+    """A replayed output as data flow sees it, as at recording: a frozen copy of its view."""
+    return kept(tool.output_view(value) if tool.output_view is not None else value)
 
 
 def _frozen_snapshot(value: Any) -> Any:

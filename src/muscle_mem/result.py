@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem.reasons import MissReason, NotStoredReason
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    """One tool call of a run: the tool, its arguments, its output, and whether it was replayed.
+
+    ``output`` is what the caller of the tool got (for a tool registered with ``output_view``, the
+    output itself, not the view).
+    """
+
+    tool: str
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any]
+    output: Any
+    replayed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +59,8 @@ class Result:
     """The kind of ``reason`` (the first cause, if there were several); None on a hit."""
     miss_tool: str | None = None
     """On a miss, the tool to blame: the first whose step was not safe, failed its post-check or raised."""
+    calls: tuple[StepView, ...] = ()
+    """The tool calls of the run in order: replayed by the engine, then (on a miss) made by the agent."""
 
     def __bool__(self) -> bool:
         return self.hit

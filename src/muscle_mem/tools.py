@@ -22,6 +22,8 @@ class Tool:
     is_method: bool = False
     pre_check: Check[Any] | None = None
     post_check: Check[Any] | None = None
+    output_view: Callable[[Any], Any] | None = None
+    """What data flow sees of an output (the caller gets the output itself); None: the output."""
     is_async: bool = field(init=False)
     _signature: inspect.Signature | None = field(default=None, init=False, repr=False)
     foreign_call_noted: bool = field(default=False, init=False, repr=False)
@@ -47,6 +49,9 @@ class Tool:
 
 def source_version(fn: Callable[..., Any]) -> str:
     """The version a tool registered without ``version=`` gets: a fingerprint of what it runs.
+
+    Public: a wrapper shared by many tools (a framework integration's shim) passes
+    ``version=source_version(the_wrapped_callable)`` so each tool keeps the version of its own code.
 
     The fingerprint covers the normalised code (reformatting and comments do not count), the
     signature with its defaults, the docstring, the values of closure cells and the plain
@@ -110,10 +115,13 @@ def make_tool(
     post_check: Check[Any] | None,
     *,
     is_method: bool,
+    output_view: Callable[[Any], Any] | None = None,
 ) -> Tool:
     """A tool for ``fn``; raises TypeError for what could never be recorded or replayed."""
     if not callable(fn):
         raise TypeError(f"a tool must be callable, got {type(fn).__name__}")
+    if output_view is not None and not callable(output_view):
+        raise TypeError(f"output_view must be callable, got {type(output_view).__name__}")
     checks_given(pre_check, post_check)
     if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
         raise TypeError(
@@ -121,7 +129,7 @@ def make_tool(
             "return its values (a list) instead"
         )
     tool_name = name or stable_name(fn)
-    tool = Tool(tool_name, fn, version or source_version(fn), is_method, pre_check, post_check)
+    tool = Tool(tool_name, fn, version or source_version(fn), is_method, pre_check, post_check, output_view)
     if not tool.is_async and any(
         c is not None and inspect.iscoroutinefunction(c.capture) for c in (pre_check, post_check)
     ):
