@@ -1,0 +1,62 @@
+"""What every framework integration shares: check maps, fresh call ids, schema versions, missing extras."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from muscle_mem.check import Check
+
+logger = logging.getLogger(__name__)
+
+Checks = Mapping[str, "Check[Any] | tuple[Check[Any] | None, Check[Any] | None]"]
+"""Per tool name: a pre-check, or a ``(pre_check, post_check)`` pair."""
+
+
+def checks_for(checks: Checks | None, name: str) -> tuple[Check[Any] | None, Check[Any] | None]:
+    """The ``(pre_check, post_check)`` of tool ``name`` in a ``checks=`` map (a lone Check is a pre-check)."""
+    if not checks or name not in checks:
+        return None, None
+    given = checks[name]
+    if isinstance(given, Check):
+        return given, None
+    if isinstance(given, tuple) and len(given) == 2:
+        return given
+    raise TypeError(f"checks[{name!r}] must be a Check or a (pre_check, post_check) pair, got {given!r}")
+
+
+def unknown_checks(checks: Checks | None, names: set[str]) -> None:
+    """Refuse a ``checks=`` map naming a tool the agent does not have (a typo would leave a tool unguarded)."""
+    extra = sorted(set(checks or ()) - names)
+    if extra:
+        raise ValueError(f"checks name tools the agent does not have: {', '.join(map(repr, extra))}")
+
+
+def fresh_call_id() -> str:
+    """A tool-call id for a replayed call: unique, and telling it was replayed (``mm_<hex>``)."""
+    return f"mm_{uuid.uuid4().hex[:24]}"
+
+
+def schema_version(name: str, description: str | None, schema: Any) -> str:
+    """A tool version for a tool with no Python callable to fingerprint: its name, description and schema."""
+    text = json.dumps([name, description or "", schema], sort_keys=True, default=str)
+    return "schema:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def missing_extra(framework: str, extra: str) -> ImportError:
+    """The ImportError raised when an integration's framework is not installed."""
+    return ImportError(f"muscle_mem.integrations needs {framework}: pip install 'muscle-mem[{extra}]'")
+
+
+def note_followup_bypass(framework: str, task: str) -> None:
+    """Log that a run carrying earlier conversation is solved uncached (``cache_followups=True`` opts in)."""
+    logger.info(
+        "%s run of %r carries earlier conversation: solved by the agent, uncached (a follow-up is a different "
+        "task; pass cache_followups=True to cache it)",
+        framework,
+        task,
+    )
