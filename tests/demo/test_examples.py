@@ -142,3 +142,13 @@ def test_the_readme_quick_start_runs_as_written() -> None:
     section = readme.split("## Quick start", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_smolagents_example_runs_offline(tmp_path: Path) -> None:
+    pytest.importorskip("smolagents")
+    done = run_python([str(ROOT / "examples" / "smolagents_agent.py")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "ada@example.com: hit=False replayed=0 model calls=4 -> reset sent to usr_ada (T-100)",
+        "bob@example.com: hit=True replayed=3 model calls=4 -> reset sent to usr_bob (T-101)",
+    ]
