@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +153,18 @@ def test_smolagents_example_runs_offline(tmp_path: Path) -> None:
         "ada@example.com: hit=False replayed=0 model calls=4 -> reset sent to usr_ada (T-100)",
         "bob@example.com: hit=True replayed=3 model calls=4 -> reset sent to usr_bob (T-101)",
     ]
+
+
+def test_playwright_example_runs_offline(tmp_path: Path) -> None:
+    pytest.importorskip("playwright")
+    if shutil.which("chromium") is None:
+        pytest.skip("needs Debian's chromium (apt-get install chromium)")
+    done = run_python([str(ROOT / "examples" / "playwright_checks.py")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if not line.startswith("  (the agent")]
+    assert lines[:3] == [
+        "Ada: hit=False replayed=0 -> sent Ada",
+        "Bob: hit=True replayed=2 -> sent Bob",
+        "Cy: hit=False replayed=1 -> sent Cy",
+    ]
+    assert "pre-check of tool 'click' failed" in lines[3]
