@@ -62,7 +62,7 @@ class Outcomes:
             steps_replayed=steps,
             trajectory_id=trajectory.id,
             elapsed=elapsed,
-            calls=run.step_views(),
+            steps=tuple(run.calls),
         )
 
     def agent_raised(self, call: Call, ending: Ending) -> None:
@@ -114,7 +114,7 @@ class Outcomes:
             not_stored_reason=refused.kind if refused is not None else None,
             miss_reason=ending.kind,
             miss_tool=ending.tool,
-            calls=run.step_views(),
+            steps=tuple(run.calls),
         )
 
     def _store(self, run: Run, output: Any, seconds: float) -> tuple[str | None, Problem | None]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.reasons import NotStoredReason, Problem
-from muscle_mem.result import StepView
+from muscle_mem.result import StepView, step_views
 from muscle_mem.secrecy import redact, secret_values
 from muscle_mem.tools import Tool
 from muscle_mem.trajectory import Step
@@ -252,10 +252,7 @@ class Run:
 
     def step_views(self) -> tuple[StepView, ...]:
         """The steps done so far as the agent and the caller see them, in order."""
-        return tuple(
-            StepView(c.tool, c.args, types.MappingProxyType(c.kwargs), c.returned, c.replayed)
-            for c in self.calls
-        )
+        return step_views(self.calls)
 
     def _kept_snapshot(self, tool: Tool, which: str, value: Any) -> Any:
         """A frozen copy of what a Check captured (NOT_CAPTURED, the problem noted, if unstorable)."""

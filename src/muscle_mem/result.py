@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from muscle_mem.reasons import MissReason, NotStoredReason
@@ -22,6 +23,11 @@ class StepView:
     kwargs: Mapping[str, Any]
     output: Any
     replayed: bool
+
+
+def step_views(calls: Sequence[Any]) -> tuple[StepView, ...]:
+    """The views of a run's calls (:class:`muscle_mem.recording.Call`), read-only."""
+    return tuple(StepView(c.tool, c.args, MappingProxyType(c.kwargs), c.returned, c.replayed) for c in calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +65,13 @@ class Result:
     """The kind of ``reason`` (the first cause, if there were several); None on a hit."""
     miss_tool: str | None = None
     """On a miss, the tool to blame: the first whose step was not safe, failed its post-check or raised."""
-    calls: tuple[StepView, ...] = ()
-    """The tool calls of the run in order: replayed by the engine, then (on a miss) made by the agent."""
+    steps: Sequence[Any] = field(default=(), repr=False, compare=False)
+    """The run's calls as the engine keeps them; read :attr:`calls`."""
+
+    @property
+    def calls(self) -> tuple[StepView, ...]:
+        """The tool calls of the run in order: replayed by the engine, then (on a miss) made by the agent."""
+        return step_views(self.steps)
 
     def __bool__(self) -> bool:
         return self.hit
