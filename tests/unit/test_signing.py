@@ -109,7 +109,7 @@ def test_the_first_key_signs_and_every_key_verifies() -> None:
 def test_signing_is_stable_over_values_of_every_kind() -> None:
     """A record with odd texts, floats and nested values verifies after being parsed again."""
     signer = Signer(KEY)
-    t = refund_trajectory(task="Ünïcode \u2028 \x00 \"quoted\" {x}", agent_seconds=1e-320, created_at=1e16)
+    t = refund_trajectory(task='Ünïcode \u2028 \x00 "quoted" {x}', agent_seconds=1e-320, created_at=1e16)
     record = to_record(t)
     text = signer.stamp(t.task_key, record)
     assert signer.verdict(_parsed(text), t.task_key, t.id) is Verdict.SIGNED
