@@ -77,9 +77,8 @@ class Engine:
         matcher = TaskMatcher(task_embedder, similarity) if task_embedder and match == "semantic" else None
         self.metrics = Metrics()
         signer = signer_from(signing_key, on_refused=functools.partial(self.metrics.add, "rejected_records"))
-        self.store: CoreStore = open_store(
-            store, signer=signer
-        )  # last: every option is valid, nothing is left open
+        # last: every option is valid (the keys too), nothing is left open
+        self.store: CoreStore = open_store(store, signer=signer)
         self.journal = Journal(self.store)
         self._active = ActiveReplays()
         self._cache = TrajectoryCache(
