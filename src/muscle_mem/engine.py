@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import time
@@ -28,6 +29,7 @@ from muscle_mem.result import Result
 from muscle_mem.secrecy import plain_params, redact, secret_values
 from muscle_mem.session import Session
 from muscle_mem.stores import CoreStore, open_store
+from muscle_mem.stores.signing import Keys, signer_from
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 
 logger = logging.getLogger(__name__)
@@ -47,6 +49,9 @@ class Engine:
     >>> engine.set_agent(my_agent)
     >>> result = engine("book a room for Ada", params={"name": "Ada"})  # one task for every name
     >>> result.hit, result.output, result.reason
+
+    ``signing_key`` (else ``$MUSCLE_MEM_SIGNING_KEY``): the key, or keys (the first signs, all verify),
+    of the HMAC every stored record carries; a record not signed with one of them is never replayed.
     """
 
     def __init__(
@@ -61,6 +66,7 @@ class Engine:
         ttl: float | None = None,
         embedder: str | Embedder | None = None,
         namespace: str | None = None,
+        signing_key: Keys | None = None,
     ) -> None:
         check_matching(match, similarity, namespace)
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
@@ -70,8 +76,10 @@ class Engine:
         task_embedder = get_embedder(embedder) if embedder or semantic_policy or match == "semantic" else None
         stream = TaskStream(task_embedder) if task_embedder is not None else None
         matcher = TaskMatcher(task_embedder, similarity) if task_embedder and match == "semantic" else None
-        self.store: CoreStore = open_store(store)  # last: every option is valid, nothing is left open
         self.metrics = Metrics()
+        signer = signer_from(signing_key, on_refused=functools.partial(self.metrics.add, "rejected_records"))
+        # last: every option is valid (the keys too), nothing is left open
+        self.store: CoreStore = open_store(store, signer=signer)
         self.journal = Journal(self.store)
         self._active = ActiveReplays()
         self._cache = TrajectoryCache(

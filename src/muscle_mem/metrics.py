@@ -31,6 +31,8 @@ class Metrics:
     """LLM tokens avoided by hits: what the replayed trajectories cost when recorded."""
     stored: int = 0
     store_errors: int = 0
+    rejected_records: int = 0
+    """Stored trajectories refused at load: not signed with a key of the engine (each counted once)."""
     evicted: int = 0
     misses_by_reason: Counter[MissReason] = field(default_factory=Counter)
     """Misses by the kind of their (first) cause."""

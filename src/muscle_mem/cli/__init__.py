@@ -15,11 +15,23 @@ from importlib import metadata
 from types import ModuleType
 from typing import NoReturn
 
-from muscle_mem.cli import clear, export, importing, ls, report, rm, show, stats
+from muscle_mem.cli import clear, export, importing, ls, report, rm, show, sign, stats, verify
 from muscle_mem.cli import demo as demo
 from muscle_mem.cli.common import DEFAULT_STORE, STORE_ENV, UsageError
 
-COMMANDS: tuple[ModuleType, ...] = (demo, ls, show, stats, rm, clear, export, importing, report)
+COMMANDS: tuple[ModuleType, ...] = (
+    demo,
+    ls,
+    show,
+    stats,
+    rm,
+    clear,
+    export,
+    importing,
+    report,
+    verify,
+    sign,
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -9,7 +9,10 @@
   a ``schema`` query parameter picks the PostgreSQL schema (default ``muscle_mem``), for example
   ``postgresql://app@db:5432/agents?schema=team_a``.
 
-Without a URL, the environment variable ``MUSCLE_MEM_STORE`` is used, else memory.
+Without a URL, the environment variable ``MUSCLE_MEM_STORE`` is used, else memory. With a
+:class:`~muscle_mem.stores.signing.Signer`, a durable store signs its records and loads only those
+signed for where they are filed; a memory store keeps its trajectories as objects, never reads them
+back from text, and has nothing to sign.
 """
 
 from __future__ import annotations
@@ -26,12 +29,15 @@ from muscle_mem.stores.base import (
     Event,
     EventLog,
     Rank,
+    Signable,
     Store,
+    StoredRecord,
     StoreError,
     Summary,
 )
 from muscle_mem.stores.memory import MemoryStore
 from muscle_mem.stores.postgres import PostgresStore
+from muscle_mem.stores.signing import Signer
 from muscle_mem.stores.sqlite import SQLiteStore
 
 ENV = "MUSCLE_MEM_STORE"
@@ -47,32 +53,43 @@ __all__ = [
     "PostgresStore",
     "Rank",
     "SQLiteStore",
+    "Signable",
+    "Signer",
     "Store",
     "StoreError",
+    "StoredRecord",
     "Summary",
     "open_store",
 ]
 
 
 @overload
-def open_store(spec: str | None = None) -> Store: ...
+def open_store(spec: str | None = None, *, signer: Signer | None = None) -> Store: ...
 
 
 @overload
-def open_store(spec: CoreStore) -> CoreStore: ...
+def open_store(spec: CoreStore, *, signer: Signer | None = None) -> CoreStore: ...
 
 
-def open_store(spec: CoreStore | str | None = None) -> CoreStore:
+def open_store(spec: CoreStore | str | None = None, *, signer: Signer | None = None) -> CoreStore:
     """A store from a store object (returned as is), a URL, or ``None``.
 
-    ``None`` opens ``$MUSCLE_MEM_STORE``, else a memory store.
+    ``None`` opens ``$MUSCLE_MEM_STORE``, else a memory store. A ``signer`` is given to the store (a
+    store object that cannot sign is refused with :class:`StoreError`).
     """
     if spec is None:
         spec = os.environ.get(ENV) or "memory://"
     if not isinstance(spec, str):
-        if isinstance(spec, CoreStore):
-            return spec
-        raise StoreError(f"expected a Store or a store URL, got {type(spec).__name__}")
+        if not isinstance(spec, CoreStore):
+            raise StoreError(f"expected a Store or a store URL, got {type(spec).__name__}")
+        if signer is not None and not isinstance(spec, MemoryStore):
+            if not isinstance(spec, Signable):
+                raise StoreError(
+                    f"{type(spec).__name__} cannot sign its records: use a muscle-mem store "
+                    "(sqlite:// or postgresql://), or no signing key"
+                )
+            spec.signer = signer
+        return spec
     scheme, sep, rest = spec.partition("://")
     scheme = scheme.lower()
     if not sep:
@@ -84,10 +101,12 @@ def open_store(spec: CoreStore | str | None = None) -> CoreStore:
             raise StoreError(f"memory:// takes nothing after the scheme, got {spec!r}")
         return MemoryStore()
     if scheme == "sqlite":
-        return SQLiteStore(_sqlite_path(spec, rest))
+        return SQLiteStore(_sqlite_path(spec, rest), signer=signer)
     if scheme in ("postgresql", "postgres"):
         url, schema = _postgres_url(spec)
-        return PostgresStore(url, schema=schema) if schema else PostgresStore(url)
+        return (
+            PostgresStore(url, schema=schema, signer=signer) if schema else PostgresStore(url, signer=signer)
+        )
     raise StoreError(
         f"unknown store scheme {scheme!r} in {spec!r}: use memory://, sqlite:///path/to/cache.db "
         "or postgresql://user@host:port/db"

@@ -1,4 +1,8 @@
-"""Trajectories and events as JSON text, shared by the stores; undecodable rows are logged and skipped."""
+"""Trajectories and events as JSON text, shared by the stores; undecodable rows are logged and skipped.
+
+With a :class:`~muscle_mem.stores.signing.Signer`, records are written signed and a record not
+signed for where it is filed is refused before it is decoded.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.stores.base import Event, Summary
+from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import RecordError, Trajectory, Usage, from_record, to_record
 
 log = logging.getLogger(__name__)
@@ -40,23 +45,31 @@ _EVENT_KINDS: dict[str, tuple[type, ...]] = {
 assert _EVENT_KINDS.keys() == _EVENT_FIELDS
 
 
-def dumps(trajectory: Trajectory) -> str:
-    """The stored JSON text (ASCII) of a trajectory.
+def dumps(trajectory: Trajectory, signer: Signer | None = None) -> str:
+    """The stored JSON text (ASCII) of a trajectory, signed if there is a signer.
 
     Raises :class:`codec.CodecError` on unstorable values.
     """
-    return json.dumps(to_record(trajectory), separators=(",", ":"))
+    record = to_record(trajectory)
+    if signer is not None:
+        return signer.stamp(trajectory.task_key, record)
+    return json.dumps(record, separators=(",", ":"))
 
 
-def loads(text: str | bytes, row_id: str, where: str) -> Trajectory | None:
-    """The trajectory stored as ``text``, or None (with a warning naming the row) if it cannot be read.
+def loads(
+    text: str | bytes, row_id: str, task_key: str, where: str, signer: Signer | None = None
+) -> Trajectory | None:
+    """The trajectory stored as ``text`` in row ``row_id`` under ``task_key``, or None if it cannot be read.
 
-    Only JSON parsing and :func:`from_record` run on stored data: nothing is unpickled or evaluated.
+    A record the signer refuses, or one that cannot be decoded, is named in a warning. Only JSON
+    parsing and :func:`from_record` run on stored data: nothing is unpickled or evaluated.
     """
     try:
         data = json.loads(text)
         if not isinstance(data, dict):
             raise RecordError(f"expected a JSON object, found {type(data).__name__}")
+        if signer is not None and not signer.accepts(data, task_key, row_id, where):
+            return None
         return from_record(data)
     except (ValueError, RecordError, codec.CodecError, RecursionError) as exc:
         log.warning("skipping trajectory %s in %s: it cannot be decoded (%s)", row_id, where, exc)
@@ -92,12 +105,15 @@ class Prepared:
         return (self.trajectory.id, rev, u.hits, u.last_used, u.saved_seconds, u.priority, u.attention)
 
 
-def prepare(items: Iterable[tuple[Trajectory, Usage | None]]) -> list[Prepared]:
-    """Serialise trajectories to add (the first of repeated ids wins); raises ``CodecError`` early."""
+def prepare(items: Iterable[tuple[Trajectory, Usage | None]], signer: Signer | None = None) -> list[Prepared]:
+    """Serialise trajectories to add, signed if there is a signer (the first of repeated ids wins).
+
+    Raises ``CodecError`` early.
+    """
     found: dict[str, Prepared] = {}
     for trajectory, usage in items:
         if trajectory.id not in found:
-            text = dumps(trajectory)
+            text = dumps(trajectory, signer)
             found[trajectory.id] = Prepared(trajectory, initial_usage(trajectory, usage), text, len(text))
     return list(found.values())
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from muscle_mem.errors import MuscleMemError
+from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
 
 
@@ -185,6 +186,37 @@ class Browsable(Protocol):
 
     def summaries(self) -> Iterator[Summary]:
         """Every stored trajectory, briefly, most recently used first."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """A trajectory's record as stored: its row's id and task key, and its JSON text."""
+
+    id: str
+    task_key: str
+    text: str
+
+
+@runtime_checkable
+class Signable(Protocol):
+    """The optional part of a durable store that signs its records (the CLI's ``verify`` and ``sign``).
+
+    With a ``signer``, records are written signed and a record not signed for where it is filed is
+    never loaded (see :mod:`muscle_mem.stores.signing`).
+    """
+
+    signer: Signer | None
+
+    def records(self) -> Iterator[StoredRecord]:
+        """Every stored record, undecoded."""
+        ...
+
+    def replace_records(self, replacements: Sequence[tuple[StoredRecord, str]]) -> int:
+        """Rewrite records with new texts (same trajectory, signed); returns how many were rewritten.
+
+        A record whose text changed meanwhile is left as it is.
+        """
         ...
 
 

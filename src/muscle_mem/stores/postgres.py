@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from muscle_mem.stores import _records, ranking
-from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
+from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, Summary
+from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
 
 if TYPE_CHECKING:
@@ -112,12 +113,21 @@ class PostgresStore:
     ``pool_size``: the most connections this process opens (one per thread using the store at once);
     ``timeout``: seconds to wait for a connection (opening one waits at most :data:`CONNECT_TIMEOUT`, or
     the URL's ``connect_timeout``; a wrong URL fails with libpq's cause). Sessions are named ``muscle_mem:<schema>`` in
-    ``pg_stat_activity`` unless the URL sets ``application_name``.
+    ``pg_stat_activity`` unless the URL sets ``application_name``. With a ``signer``, records are
+    written signed and only records signed for where they are filed are loaded (see
+    :mod:`muscle_mem.stores.signing`).
     """
 
     def __init__(
-        self, url: str, *, schema: str = "muscle_mem", pool_size: int = 8, timeout: float = 30.0
+        self,
+        url: str,
+        *,
+        schema: str = "muscle_mem",
+        pool_size: int = 8,
+        timeout: float = 30.0,
+        signer: Signer | None = None,
     ) -> None:
+        self.signer = signer
         self._psycopg, self._psycopg_pool = _drivers()
         if not _SCHEMA_NAME.fullmatch(schema):
             raise StoreError(f"invalid PostgreSQL schema name {schema!r} (letters, digits and _ only)")
@@ -271,7 +281,7 @@ class PostgresStore:
 
         Ids already stored are skipped. Each gets its own revision, as if added one by one.
         """
-        prepared = _records.prepare(items)
+        prepared = _records.prepare(items, self.signer)
         unique_violation = self._psycopg.errors.UniqueViolation
 
         def work(conn: Connection[Any]) -> int:
@@ -359,7 +369,7 @@ class PostgresStore:
             if kind == 1:
                 removed.add(tid)
             elif kind == 0:
-                trajectory = _records.loads(record, tid, self._where)
+                trajectory = _records.loads(record, tid, task_key, self._where, self.signer)
                 if trajectory is not None:
                     added.append((rev, trajectory))
                     if used is not None:
@@ -370,7 +380,30 @@ class PostgresStore:
 
     def get(self, trajectory_id: str) -> Trajectory | None:
         row = self._run(lambda conn: conn.execute(self._sql["get"], (trajectory_id,)).fetchone())
-        return None if row is None else _records.loads(row[0], trajectory_id, self._where)
+        return (
+            None if row is None else _records.loads(row[1], trajectory_id, row[0], self._where, self.signer)
+        )
+
+    def records(self) -> Iterator[StoredRecord]:
+        """Every stored record, undecoded, oldest first."""
+        rows = self._run(lambda conn: conn.execute(self._sql["records"]).fetchall())
+        return (StoredRecord(*row) for row in rows)
+
+    def replace_records(self, replacements: Sequence[tuple[StoredRecord, str]]) -> int:
+        """Rewrite records with new texts; a record whose text changed meanwhile is left as it is."""
+        args = {
+            "ids": [old.id for old, _ in replacements],
+            "old": [old.text for old, _ in replacements],
+            "new": [text for _, text in replacements],
+        }
+
+        def work(conn: Connection[Any]) -> int:
+            with conn.transaction():
+                conn.execute(self._sql["lock_state"])
+                row = conn.execute(self._sql["replace"], args).fetchone()
+                return int(row[0]) if row is not None else 0
+
+        return self._run(work) if replacements else 0
 
     def usage(self, trajectory_id: str) -> Usage | None:
         row = self._run(lambda conn: conn.execute(self._sql["usage"], (trajectory_id,)).fetchone())
@@ -470,7 +503,14 @@ _SQL = {
     "WHERE b.task_key = %(key)s "
     "AND b.rev > (SELECT CASE WHEN since < floor OR since > revision THEN NULL ELSE since END FROM q) "
     "UNION ALL SELECT 2, NULL, NULL, 0, q.revision, q.floor, NULL FROM q",
-    "get": "SELECT record FROM {s}.trajectories WHERE id = %s",
+    "get": "SELECT task_key, record FROM {s}.trajectories WHERE id = %s",
+    "records": "SELECT id, task_key, record FROM {s}.trajectories ORDER BY rev",
+    "lock_state": "SELECT FROM {s}.state FOR UPDATE",
+    "replace": """WITH r AS (SELECT * FROM unnest(%(ids)s::text[], %(old)s::text[], %(new)s::text[]) AS r(id, old, new)),
+    t AS (UPDATE {s}.trajectories t SET record = r.new, nbytes = length(r.new) FROM r
+        WHERE t.id = r.id AND t.record = r.old RETURNING length(r.new) - length(r.old) AS grown),
+    s AS (UPDATE {s}.state SET nbytes = nbytes + (SELECT coalesce(sum(grown), 0) FROM t))
+    SELECT count(*) FROM t""",
     "usage": f"SELECT {_USAGE} FROM {{s}}.usage WHERE id = %s",
     "victims_priority": "SELECT id FROM {s}.usage ORDER BY priority, rev LIMIT %s",
     "by_last_used": "SELECT id, last_used, attention, rev FROM {s}.usage "

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from muscle_mem.stores import _records, ranking
-from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
+from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, Summary
+from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
 
 log = logging.getLogger("muscle_mem.stores.sqlite")
@@ -99,11 +100,18 @@ class _Conn:
 
 
 class SQLiteStore:
-    """Trajectories in one SQLite file, visible to every thread and process that opens it."""
+    """Trajectories in one SQLite file, visible to every thread and process that opens it.
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+    With a ``signer``, records are written signed and only records signed for where they are filed
+    are loaded (see :mod:`muscle_mem.stores.signing`).
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, timeout: float = 30.0, signer: Signer | None = None
+    ) -> None:
         self.path = Path(path)
         self.timeout = timeout
+        self.signer = signer
         self._closed = False
         self._local = threading.local()
         self._conns: weakref.WeakSet[_Conn] = weakref.WeakSet()
@@ -247,7 +255,7 @@ class SQLiteStore:
 
         Ids already stored are skipped. Each gets its own revision, as if added one by one.
         """
-        prepared = _records.prepare(items)
+        prepared = _records.prepare(items, self.signer)
 
         def run() -> int:
             with self._write() as db:
@@ -411,7 +419,9 @@ class SQLiteStore:
                         )
                     )
                 )
-            added = (_records.loads(record, tid, str(self.path)) for tid, record, _ in rows)
+            added = (
+                _records.loads(record, tid, task_key, str(self.path), self.signer) for tid, record, _ in rows
+            )
             last_used = {tid: used for tid, _, used in rows if used is not None}
             return Changes(revision, tuple(t for t in added if t is not None), removed, reset, last_used)
 
@@ -421,11 +431,43 @@ class SQLiteStore:
         row = self._guard(
             lambda: (
                 self._conn()
-                .db.execute("SELECT record FROM trajectories WHERE id = ?", (trajectory_id,))
+                .db.execute("SELECT task_key, record FROM trajectories WHERE id = ?", (trajectory_id,))
                 .fetchone()
             )
         )
-        return None if row is None else _records.loads(row[0], trajectory_id, str(self.path))
+        if row is None:
+            return None
+        return _records.loads(row[1], trajectory_id, row[0], str(self.path), self.signer)
+
+    def records(self) -> Iterator[StoredRecord]:
+        """Every stored record, undecoded, oldest first."""
+        rows = self._guard(
+            lambda: (
+                self._conn()
+                .db.execute("SELECT id, task_key, record FROM trajectories ORDER BY rev")
+                .fetchall()
+            )
+        )
+        return (StoredRecord(*row) for row in rows)
+
+    def replace_records(self, replacements: Sequence[tuple[StoredRecord, str]]) -> int:
+        """Rewrite records with new texts; a record whose text changed meanwhile is left as it is."""
+
+        def run() -> int:
+            with self._write() as db:
+                grown = done = 0
+                for old, text in replacements:
+                    cursor = db.execute(
+                        "UPDATE trajectories SET record = ?, nbytes = ? WHERE id = ? AND record = ?",
+                        (text, len(text), old.id, old.text),
+                    )
+                    if cursor.rowcount:
+                        done += 1
+                        grown += len(text) - len(old.text)
+                db.execute("UPDATE state SET nbytes = nbytes + ?", (grown,))
+                return done
+
+        return self._guard(run) if replacements else 0
 
     def usage(self, trajectory_id: str) -> Usage | None:
         row = self._guard(
