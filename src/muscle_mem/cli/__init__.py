@@ -15,11 +15,11 @@ from importlib import metadata
 from types import ModuleType
 from typing import NoReturn
 
-from muscle_mem.cli import clear, export, importing, ls, report, rm, show, stats
+from muscle_mem.cli import clear, export, importing, ls, mcp_proxy, report, rm, show, stats
 from muscle_mem.cli import demo as demo
 from muscle_mem.cli.common import DEFAULT_STORE, STORE_ENV, UsageError
 
-COMMANDS: tuple[ModuleType, ...] = (demo, ls, show, stats, rm, clear, export, importing, report)
+COMMANDS: tuple[ModuleType, ...] = (demo, ls, show, stats, rm, clear, export, importing, report, mcp_proxy)
 
 
 class _Parser(argparse.ArgumentParser):

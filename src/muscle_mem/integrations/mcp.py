@@ -128,7 +128,9 @@ class CachedSession:
         self._register(result.tools)
         return result
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **kw: Any) -> Any:
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **kw: Any
+    ) -> CallToolResult:
         """The session's ``call_tool``, recorded inside an engine run; returns the ``CallToolResult``.
 
         ``kw`` (``read_timeout_seconds``, ``progress_callback``, ``meta``…) goes to the session
@@ -137,19 +139,23 @@ class CachedSession:
         shim = await self._shim(name)
         token = _CALL_OPTIONS.set(kw)
         try:
-            return await shim(**_arguments(arguments))
+            result: CallToolResult = await shim(**_arguments(arguments))
         except _ToolFailed as failed:
-            return failed.result
+            result = failed.result
         finally:
             _CALL_OPTIONS.reset(token)
+        return result
 
-    async def call_tool_in(self, session: Session, name: str, arguments: Mapping[str, Any] | None) -> Any:
+    async def call_tool_in(
+        self, session: Session, name: str, arguments: Mapping[str, Any] | None
+    ) -> CallToolResult:
         """``call_tool`` inside ``session``'s run, from whichever asyncio task (the MCP proxy's way)."""
         shim = await self._shim(name)
         try:
-            return await session.call(shim, **_arguments(arguments))
+            result: CallToolResult = await session.call(shim, **_arguments(arguments))
         except _ToolFailed as failed:
-            return failed.result
+            result = failed.result
+        return result
 
     async def _list_page(self, cursor: str | None) -> ListToolsResult:
         list_tools = self._session.list_tools
