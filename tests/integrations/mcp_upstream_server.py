@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 def build(log: Path | str, *, welcome_text: str = "Send the welcome mail to a user.") -> MCPServer:
     """The desk: create_user (JSON text), send_welcome (async), tag_user (structured), export_user (progress)."""
-    server = MCPServer("desk")
+    server = MCPServer("desk", log_level="WARNING")
     users: set[str] = set()
 
     def served(tool: str, arguments: dict[str, Any]) -> None:
