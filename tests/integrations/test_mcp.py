@@ -14,7 +14,15 @@ import pytest
 pytest.importorskip("mcp")
 
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
+from mcp.server.lowlevel import Server
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+)
 from mcp_upstream_server import build, served_calls
 
 from muscle_mem import Check, Engine, MissReason, current_run
@@ -47,10 +55,14 @@ def onboarding(name: str) -> ScriptedModel:
     )
 
 
-def _id(result: CallToolResult) -> str:
+def text_of(result: CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, TextContent)
-    return str(json.loads(block.text)["id"])
+    return block.text
+
+
+def _id(result: CallToolResult) -> str:
+    return str(json.loads(text_of(result))["id"])
 
 
 def agent_over(session: CachedSession, models: dict[str, ScriptedModel]) -> Callable[..., Any]:
@@ -310,3 +322,22 @@ def test_result_view_reads_structured_content_json_text_and_mcp_1_field_names() 
     assert result_view(text) == {"id": "usr_1"} and result_view(plain) == "NaN"
     assert result_view(several) == ["a", [1]] and result_view(structured) == {"id": "usr_2"}
     assert result_view(legacy) == {"id": "usr_3"}  # type: ignore[arg-type]
+
+
+async def test_refresh_tools_reads_every_page_of_the_listing_through_client_or_client_session() -> None:
+    pages = {None: (["first"], "page-2"), "page-2": (["second"], None)}
+
+    async def list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
+        names, next_cursor = pages[params.cursor if params else None]
+        tools = [Tool(name=n, input_schema={"type": "object"}) for n in names]
+        return ListToolsResult(tools=tools, next_cursor=next_cursor)
+
+    async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=f"ran {params.name}")])
+
+    server = Server("paged", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with Client(server) as client:
+        for session in (CachedSession(Engine(), client), CachedSession(Engine(), client.session)):
+            await session.refresh_tools()
+            assert [t.name for t in session.tools] == ["first", "second"]
+            assert text_of(await session.call_tool("second")) == "ran second"

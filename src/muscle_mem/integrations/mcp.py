@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from muscle_mem.integrations._common import Checks, checks_for, missing_extra, schema_version, unknown_checks
 
 try:
-    from mcp.types import CallToolResult, ListToolsResult, PaginatedRequestParams, Tool
+    import mcp.types as mcp_types
+    from mcp.types import CallToolResult, ListToolsResult, Tool
 except ImportError as exc:  # pragma: no cover - the extra is installed where the tests run
     raise missing_extra("mcp", "mcp") from exc
 
@@ -164,7 +165,7 @@ class CachedSession:
         elif "cursor" in inspect.signature(list_tools).parameters:  # mcp.Client; ClientSession in 1.x
             page = await list_tools(cursor=cursor)
         else:  # ClientSession in 2.x
-            page = await list_tools(params=PaginatedRequestParams(cursor=cursor))
+            page = await list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor))
         return page
 
     async def _shim(self, name: str) -> Callable[..., Awaitable[Any]]:
