@@ -190,3 +190,15 @@ async def test_the_proxy_over_real_stdio_records_a_task_then_replays_it_in_one_b
     assert text(replayed) == f"done by replay: welcome sent to {bob_id} (2 steps)"
     assert text(later) == f"done by replay: welcome sent to {cy_id} (2 steps)"
     assert "Traceback" not in errors.read_text()
+
+
+async def test_begin_tags_keep_tasks_apart(tmp_path: Path) -> None:
+    async with proxied(Engine(), tmp_path / "log") as (client, _proxy):
+        await call(client, BEGIN, task="onboard Ada", params={"name": "Ada"}, tags=["eu"])
+        await onboard(client, "Ada")
+        other_tags = await call(client, BEGIN, task="onboard Bob", params={"name": "Bob"}, tags=["us"])
+        await call(client, END, answer="left to the model")
+        same_tags = await call(client, BEGIN, task="onboard Cy", params={"name": "Cy"}, tags=["eu"])
+        bad_tags = await call(client, BEGIN, task="onboard Di", params={"name": "Di"}, tags="eu")
+    assert text(other_tags).startswith("no recording") and text(same_tags).startswith("done by replay")
+    assert bad_tags.is_error and "tags must be a sequence of strings" in text(bad_tags)

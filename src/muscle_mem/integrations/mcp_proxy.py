@@ -3,18 +3,20 @@
 Any MCP client (Claude Desktop, Cursor, an agent) talks to the proxy as to the upstream server: the
 same tools, forwarded unchanged. Two tools more frame a task:
 
-- ``muscle_mem_begin(task, params)``: the task in words and the values that vary between such
-  tasks. A task seen before is replayed at once against the upstream (the answer comes back as
-  ``done by replay: …``); a task partly replayed lists the steps done; else the client works.
+- ``muscle_mem_begin(task, params, tags)``: the task in words, the values that vary between such
+  tasks, and optional tags (a task replays only for the same tags). A task seen before is replayed
+  at once against the upstream (the answer comes back as ``done by replay: …``); a task partly
+  replayed lists the steps done; else the client works.
 - ``muscle_mem_end(answer)``: the client's final answer; its calls since begin are stored as the
   task's trajectory.
 
 Built on :meth:`Engine.session`: the calls forwarded between begin and end arrive in request tasks
 of their own and are recorded into the task's run through :meth:`Session.call`. One task is open at
-a time per client connection; a call outside a task is forwarded unrecorded. A proxy cannot skip
-the model (it never sees it): a hit saves the task's tool-call turns. The server runs on mcp 2.x
-(``mcp.server.lowlevel.Server``); the command ``muscle-mem mcp-proxy -- <upstream command…>``
-serves it over stdio (:func:`serve_stdio`).
+a time per client connection; a call outside a task is forwarded unrecorded. The proxy sees no
+conversation, so it cannot tell a follow-up from a new task: the model frames each task itself. It
+cannot skip the model either (it never sees it): a hit saves the task's tool-call turns. The server
+runs on mcp 2.x (``mcp.server.lowlevel.Server``); the command
+``muscle-mem mcp-proxy -- <upstream command…>`` serves it over stdio (:func:`serve_stdio`).
 """
 
 from __future__ import annotations
@@ -162,7 +164,9 @@ class CachingProxy:
             return _error(f"{BEGIN}: params must be an object of names to values")
         if state.task is not None:
             return _error(f"a task is open already: call {END}(answer) to finish it first")
-        open_task = state.task = _OpenTask(self._engine.session(task, params=dict(task_params)))
+        tags = arguments.get("tags")
+        session = self._engine.session(task, params=dict(task_params), tags=tags)
+        open_task = state.task = _OpenTask(session)
         try:
             result = await open_task.session.begin()
         except (MuscleMemError, TypeError, ValueError) as exc:
@@ -172,7 +176,7 @@ class CachingProxy:
             open_task.begun.set()
         if result is not None:
             state.task, self.last_result = None, result
-            logger.info("task %r done by replay in %d steps", task, result.steps_replayed)
+            logger.info("a task was done by replay in %s", _steps(result.steps_replayed))
             return _text(f"done by replay: {_shown(result.output)} ({_steps(result.steps_replayed)})")
         done = open_task.session.steps
         if not done:
@@ -283,6 +287,11 @@ def _begin_tool() -> Tool:
                     "type": "object",
                     "description": "the values that change between such tasks, by name",
                     "additionalProperties": {"type": ["string", "number", "integer", "boolean"]},
+                },
+                "tags": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "optional: tasks with other tags are never replayed for these",
                 },
             },
             "required": ["task"],
