@@ -137,6 +137,19 @@ def test_multistep_example_runs(tmp_path: Path) -> None:
     assert "pre-check of tool 'Billing.create_invoice' failed" in lines[4]
 
 
+def test_mcp_example_runs_offline(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    done = run_python([str(ROOT / "examples" / "mcp_agent.py")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "CachedSession, onboard Ada: hit=False replayed=0 model calls=3 -> welcome sent to usr_1001",
+        "CachedSession, onboard Bob: hit=True replayed=2 model calls=0 -> welcome sent to usr_1002",
+        "proxy, onboard Ada: no recording; proceed, and call muscle_mem_end(answer) when the task is done",
+        "proxy, end: stored: the next task like this one is done by replay",
+        "proxy, onboard Bob: done by replay: welcome sent to usr_1004 (2 steps)",
+    ]
+
+
 def test_the_readme_quick_start_runs_as_written() -> None:
     """The first Python block of the README's quick start runs unchanged."""
     readme = (ROOT / "README.md").read_text()

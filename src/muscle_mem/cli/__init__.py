@@ -15,7 +15,7 @@ from importlib import metadata
 from types import ModuleType
 from typing import NoReturn
 
-from muscle_mem.cli import clear, export, importing, ls, report, rm, show, sign, stats, verify
+from muscle_mem.cli import clear, export, importing, ls, mcp_proxy, report, rm, show, sign, stats, verify
 from muscle_mem.cli import demo as demo
 from muscle_mem.cli.common import DEFAULT_STORE, STORE_ENV, UsageError
 
@@ -31,6 +31,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     report,
     verify,
     sign,
+    mcp_proxy,
 )
 
 
