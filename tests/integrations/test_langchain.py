@@ -17,14 +17,14 @@ from typing import Annotated, Any
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, InjectedToolCallId, ToolException, tool
+from langchain_core.tools import BaseTool, InjectedToolCallId, Tool, ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from muscle_mem import Check, Engine, MissReason, NotStoredReason
+from muscle_mem import Check, Engine, MissReason, NotStoredReason, Secret
 from muscle_mem.integrations.langchain import CachedAgent, wrap_tool, wrap_tools
 
 
@@ -333,6 +333,16 @@ def test_earlier_conversation_in_the_input_runs_uncached_and_says_so(
     assert "carries earlier conversation" in caplog.text
 
 
+def test_the_follow_up_log_line_shows_no_secret_param(desk: Desk, caplog: pytest.LogCaptureFixture) -> None:
+    """The bypass is logged with the request, a secret param's value replaced by its name."""
+    model = scripted(AIMessage("Done."))
+    agent = CachedAgent(Engine(), create_agent(model, desk.tools()))
+    history = {"messages": [HumanMessage("hi"), AIMessage("hello"), HumanMessage("use pin 48151623")]}
+    with caplog.at_level(logging.INFO, logger="muscle_mem"):
+        agent.invoke(history, params={"pin": Secret("48151623")})
+    assert "carries earlier conversation" in caplog.text and "48151623" not in caplog.text
+
+
 def test_a_thread_with_earlier_messages_runs_uncached_unless_followups_are_cached(desk: Desk) -> None:
     """A checkpointer thread that holds messages makes a follow-up; ``cache_followups=True`` caches it."""
     script = [*ticket_script("ada@x.io", "usr_ada", "T1"), *ticket_script("bob@x.io", "usr_bob", "T2")]
@@ -536,6 +546,22 @@ def test_a_class_based_tool_is_wrapped_recorded_and_replayed(desk: Desk) -> None
     assert state["messages"][-1].text == "Ticket T2 for usr_bob is assigned."
 
 
+def test_a_single_input_tool_replays_with_its_argument_named_as_langchain_names_it() -> None:
+    """A ``Tool`` gets its input as one positional argument; a hit's tool call names it ``__arg1``."""
+
+    def shout(text: str) -> str:
+        return text.upper()
+
+    model = scripted(turn(call("shout", "c1", __arg1="ada")), AIMessage("ADA"))
+    agent = CachedAgent(Engine(), create_agent(model, [Tool(name="shout", func=shout, description="Shout.")]))
+    agent.invoke("shout ada", params={"name": "ada"})
+    assert agent.last_result is not None and agent.last_result.calls[0].args == ("ada",)
+    state = agent.invoke("shout bob", params={"name": "bob"})
+    assert agent.last_result is not None and agent.last_result.hit
+    assert state["messages"][1].tool_calls[0]["args"] == {"__arg1": "bob"}
+    assert [m.content for m in state["messages"][2:]] == ["BOB", "BOB"]
+
+
 def test_tools_wrapped_beforehand_are_used_as_they_are(desk: Desk) -> None:
     """``wrap_tools`` gives new tools (the user's stay unchanged) that CachedAgent does not wrap again."""
     engine = Engine()
@@ -545,6 +571,14 @@ def test_tools_wrapped_beforehand_are_used_as_they_are(desk: Desk) -> None:
     assert tools[0].invoke({"email": "ada@x.io"}) == {"id": "usr_ada"}  # outside a run: just the tool
     agent = CachedAgent(engine, create_agent(scripted(), wrapped))
     assert [agent.tools[t.name] for t in wrapped] == wrapped
+
+
+def test_a_graph_whose_tools_record_into_another_engine_is_refused(desk: Desk) -> None:
+    """One graph's tools record into one engine: a second engine would take them over unseen."""
+    graph = create_agent(scripted(), desk.tools())
+    CachedAgent(Engine(), graph)
+    with pytest.raises(ValueError, match="another engine"):
+        CachedAgent(Engine(), graph)
 
 
 def test_checks_for_a_tool_the_graph_does_not_have_are_refused(desk: Desk) -> None:

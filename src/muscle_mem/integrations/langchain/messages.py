@@ -91,7 +91,8 @@ def replayed_messages(calls: Sequence[StepView], ids: CallIds) -> list[BaseMessa
     out: list[BaseMessage] = []
     for call in calls:
         note = ids.take(call.tool)
-        args = to_jsonable_python(dict(call.kwargs), fallback=str)
+        named = {f"__arg{i}": value for i, value in enumerate(call.args, 1)}  # a single-input Tool's
+        args = to_jsonable_python({**named, **call.kwargs}, fallback=str)
         out.append(AIMessage("", tool_calls=[ToolCall(name=call.tool, args=args, id=note.call_id)]))
         out.append(_tool_message(call, note))
     return out
