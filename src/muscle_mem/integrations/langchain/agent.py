@@ -1,6 +1,6 @@
-"""``CachedAgent``: a compiled LangGraph graph (``create_agent``, a ``StateGraph`` with a ``ToolNode``) with muscle memory.
+"""``CachedAgent``: a compiled LangGraph graph with muscle memory.
 
-A new task (the input's last user message, with ``params`` and ``tags``) is replayed without the
+The graph is ``langchain.agents.create_agent(...)`` or a ``StateGraph`` with a ``ToolNode``. A new task (the input's last user message, with ``params`` and ``tags``) is replayed without the
 graph when the engine can; the caller gets the state a run would have returned, and with a
 checkpointer the thread holds what a run would have left. Otherwise the graph runs, from where the
 replay stopped, and its run is recorded.
@@ -288,10 +288,9 @@ def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dic
             "wrap_tools(engine, tools, checks=...) before building the graph"
         )
     unknown_checks(checks, names)
-    found: dict[str, BaseTool] = {}
+    wrapped: list[tuple[dict[str, BaseTool], str, BaseTool]] = []
     for tool_node in tool_nodes:
-        by_name = tool_node.tools_by_name
-        for name, tool in list(by_name.items()):
+        for name, tool in tool_node.tools_by_name.items():
             wrapping = wrapping_of(tool)
             pre, post = checks_for(checks, name)
             if wrapping is not None and wrapping.engine is not engine:
@@ -299,9 +298,11 @@ def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dic
                     f"tool {name!r} of this graph records into another engine already: one graph, one engine"
                 )
             if wrapping is None or pre or post:
-                by_name[name] = wrap_tool(engine, tool, pre_check=pre, post_check=post)
-            found[name] = by_name[name]
-    return found
+                tool = wrap_tool(engine, tool, pre_check=pre, post_check=post)
+            wrapped.append((tool_node.tools_by_name, name, tool))
+    for by_name, name, tool in wrapped:  # all or nothing: a tool that cannot be wrapped raised above
+        by_name[name] = tool
+    return {name: tool for _, name, tool in wrapped}
 
 
 def _thread_of(config: Any) -> bool:

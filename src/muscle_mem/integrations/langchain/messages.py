@@ -47,7 +47,7 @@ def read_task(graph_input: Any) -> Task | str:
         return "the input is not a str or a dict with messages (a resume, a command)"
     raw = graph_input["messages"]
     try:
-        messages = convert_to_messages([raw] if isinstance(raw, str | BaseMessage) else raw)
+        messages = convert_to_messages(raw if isinstance(raw, list) else [raw])  # as add_messages reads it
     except (TypeError, ValueError, NotImplementedError) as exc:
         return f"the input's messages cannot be read: {exc}"
     if not messages or not isinstance(messages[-1], HumanMessage):

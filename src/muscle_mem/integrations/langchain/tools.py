@@ -147,7 +147,7 @@ def _wrap_function(
         instrumented = engine.register(
             shim, name=spec.name, version=version, pre_check=pre_check, post_check=post_check
         )
-        facing = spec.facing(original.func, instrumented)
+        facing = spec.facing(original.func, instrumented, shim)
         update: dict[str, Any] = {"func": facing, "coroutine": None}
     else:
         assert original.coroutine is not None
@@ -155,7 +155,7 @@ def _wrap_function(
         instrumented = engine.register(
             ashim, name=spec.name, version=version, pre_check=pre_check, post_check=post_check
         )
-        facing = spec.afacing(original.coroutine, instrumented)
+        facing = spec.afacing(original.coroutine, instrumented, ashim)
         update = {"func": None, "coroutine": facing}
     setattr(facing, _MARK, _Wrapping(engine, original))
     return original.model_copy(update=update)
@@ -198,10 +198,11 @@ def _wrap_class(
         + "+"
         + schema_version(original.name, original.description, original.args)
     )
+    shim = spec.shim(run_tool)
     instrumented = engine.register(
-        spec.shim(run_tool), name=spec.name, version=version, pre_check=pre_check, post_check=post_check
+        shim, name=spec.name, version=version, pre_check=pre_check, post_check=post_check
     )
-    facing = spec.facing(run_tool, instrumented)
+    facing = spec.facing(run_tool, instrumented, shim)
     setattr(facing, _MARK, _Wrapping(engine, original))
     return StructuredTool(
         name=original.name,
@@ -262,9 +263,10 @@ class _Spec:
 
         return ashim
 
-    def facing(self, fn: Callable[..., Any], instrumented: Callable[..., Any]) -> Callable[..., Any]:
+    def facing(
+        self, fn: Callable[..., Any], instrumented: Callable[..., Any], shim: object
+    ) -> Callable[..., Any]:
         """What LangChain calls: the model's arguments go through the engine, the injected ones around it."""
-        shim = instrumented.__wrapped__  # type: ignore[attr-defined]
 
         @functools.wraps(fn)
         def facing(*args: Any, **kwargs: Any) -> Any:
@@ -281,9 +283,10 @@ class _Spec:
 
         return facing
 
-    def afacing(self, fn: Callable[..., Any], instrumented: Callable[..., Any]) -> Callable[..., Any]:
+    def afacing(
+        self, fn: Callable[..., Any], instrumented: Callable[..., Any], shim: object
+    ) -> Callable[..., Any]:
         """:meth:`facing` for a coroutine function."""
-        shim = instrumented.__wrapped__  # type: ignore[attr-defined]
 
         @functools.wraps(fn)
         async def afacing(*args: Any, **kwargs: Any) -> Any:
