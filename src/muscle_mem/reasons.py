@@ -69,6 +69,8 @@ class NotStoredReason(str, Enum):
     """The agent raised: the call returned no Result, and nothing was stored."""
     RUN_PROBLEM = "run_problem"
     """Another problem noted while recording (the text says what)."""
+    REFUSED = "refused"
+    """The agent or an integration kept the run out of the store (``current_run().refuse(why)``)."""
 
 
 class Problem(str):

@@ -93,6 +93,15 @@ class RunView:
     def tokens(self, value: int) -> None:
         self._run.tokens = value
 
+    def refuse(self, why: str) -> None:
+        """Keep this run out of the store, saying why (a step it made cannot be replayed, say).
+
+        It applies to what the agent records; a replayed step is already stored.
+        """
+        run = self._run
+        if run.recording and not run.ended:
+            run.problems.append(Problem(NotStoredReason.REFUSED, run.redact(why)))
+
     def __repr__(self) -> str:
         return f"RunView(task={self.task!r}, tags={self.tags!r}, steps={len(self._run.calls)})"
 

@@ -150,6 +150,18 @@ def test_mcp_example_runs_offline(tmp_path: Path) -> None:
     ]
 
 
+def test_langchain_agent_example_runs(tmp_path: Path) -> None:
+    """The LangChain example records ada's request, replays bob's, and hands cy's over after two calls."""
+    pytest.importorskip("langchain")
+    done = run_python([str(ROOT / "examples" / "langchain_agent.py")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "ada@example.com: hit=False replayed=0 answer='Ticket T1 for usr_ada is assigned.'",
+        "bob@example.com: hit=True replayed=3 answer='Ticket T2 for usr_bob is assigned.'",
+        "cy@example.com: hit=False replayed=2 answer='The queue is closed: ticket T3 for usr_cy is escalated.'",
+    ]
+
+
 def test_the_readme_quick_start_runs_as_written() -> None:
     """The first Python block of the README's quick start runs unchanged."""
     readme = (ROOT / "README.md").read_text()

@@ -1,0 +1,315 @@
+"""``CachedAgent``: a compiled LangGraph graph with muscle memory.
+
+The graph is ``langchain.agents.create_agent(...)`` or a ``StateGraph`` with a ``ToolNode``. A new task (the input's last user message, with ``params`` and ``tags``) is replayed without the
+graph when the engine can; the caller gets the state a run would have returned, and with a
+checkpointer the thread holds what a run would have left. Otherwise the graph runs, from where the
+replay stopped, and its run is recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.prebuilt import ToolNode
+from langgraph.pregel import Pregel
+
+from muscle_mem.engine import Engine
+from muscle_mem.integrations._common import Checks, checks_for, note_followup_bypass, unknown_checks
+from muscle_mem.integrations.langchain.messages import (
+    CallIds,
+    Task,
+    answer_messages,
+    final_answer,
+    graph_input,
+    read_task,
+    replayed_messages,
+)
+from muscle_mem.integrations.langchain.tools import (
+    REPLAYED,
+    Replayed,
+    is_async_only,
+    refuse_run,
+    wrap_tool,
+    wrapping_of,
+)
+from muscle_mem.recording import current_run
+from muscle_mem.result import Result
+from muscle_mem.secrecy import redact, secret_values
+
+logger = logging.getLogger(__name__)
+
+FRAMEWORK = "LangGraph"
+
+
+@dataclass(slots=True)
+class _Call:
+    """One front-end call: the graph, its input and options, and what the graph returned."""
+
+    agent: CachedAgent
+    task: Task
+    config: Any
+    kwargs: dict[str, Any]
+    is_async: bool
+    replayed: list[Replayed] = field(default_factory=list)
+    state: Any = None
+    """The state the graph returned (on a miss)."""
+
+
+_CALL: ContextVar[_Call | None] = ContextVar("muscle_mem_langchain_call", default=None)
+
+
+Graph = Pregel[Any, Any, Any, Any]
+"""A compiled graph."""
+
+
+class CachedAgent:
+    """A compiled LangGraph graph whose tool calls an engine records and replays.
+
+    >>> agent = CachedAgent(engine, create_agent(model, tools))
+    >>> state = agent.invoke({"messages": [("user", "reset ada@x.io")]}, params={"email": "ada@x.io"})
+    >>> agent.last_result.hit, state["messages"][-1].text
+
+    The graph's ``ToolNode`` tools are wrapped in place (:func:`wrap_tool`; ``checks`` maps a tool
+    name to a Check or a ``(pre, post)`` pair); tools wrapped beforehand with :func:`wrap_tools`
+    stay as they are. The engine's agent becomes this module's graph runner (one engine can serve
+    several CachedAgents). A run that carries earlier conversation (in the input or in the
+    checkpointer's thread) is a different task: it runs uncached unless ``cache_followups=True``.
+    """
+
+    def __init__(
+        self, engine: Engine, graph: Graph, *, checks: Checks | None = None, cache_followups: bool = False
+    ) -> None:
+        if not isinstance(graph, Pregel):
+            raise TypeError(f"CachedAgent needs a compiled LangGraph graph, got {type(graph).__name__}")
+        self.engine = engine
+        self.graph = graph
+        self.cache_followups = cache_followups
+        self.last_result: Result | None = None
+        """The engine's Result of the last call (None when the call ran uncached)."""
+        self.tools = _wrap_tool_nodes(engine, graph, checks)
+        """The graph's tools found in its ToolNodes, by name, as wrapped."""
+        self._end_node: str | None = None
+        engine.set_agent(_run_graph)
+
+    # the front end
+
+    def invoke(
+        self,
+        input: Any,
+        config: Any = None,
+        *,
+        params: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """``graph.invoke``, replayed when the engine can: the state a run returns."""
+        call = self._call(input, config, kwargs, params, is_async=False)
+        if call is not None and self._threaded(config):
+            call = self._in_thread(call, self.graph.get_state(config), params)
+        if call is None:
+            self.last_result = None
+            return self.graph.invoke(_as_graph_input(input), config, **kwargs)
+        async_only = sorted(name for name, tool in self.tools.items() if is_async_only(tool))
+        if async_only:
+            raise TypeError(
+                f"the graph has async tools ({', '.join(async_only)}): use `await agent.ainvoke(...)`"
+            )
+        with _scope(call):
+            result = self.engine(call.task.request, params=params, tags=tags, **call.task.extra, **kwargs)
+        self.last_result = result
+        if not result.hit:
+            return call.state
+        state = self._hit_state(call, result)
+        if not self._threaded(config):
+            return state
+        self.graph.update_state(config, state, as_node=self._last_node())
+        return self.graph.get_state(config).values
+
+    async def ainvoke(
+        self,
+        input: Any,
+        config: Any = None,
+        *,
+        params: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """``graph.ainvoke``, replayed when the engine can: the state a run returns."""
+        call = self._call(input, config, kwargs, params, is_async=True)
+        if call is not None and self._threaded(config):
+            call = self._in_thread(call, await self.graph.aget_state(config), params)
+        if call is None:
+            self.last_result = None
+            return await self.graph.ainvoke(_as_graph_input(input), config, **kwargs)
+        with _scope(call):
+            result = await self.engine.arun(
+                call.task.request, params=params, tags=tags, **call.task.extra, **kwargs
+            )
+        self.last_result = result
+        if not result.hit:
+            return call.state
+        state = self._hit_state(call, result)
+        if not self._threaded(config):
+            return state
+        await self.graph.aupdate_state(config, state, as_node=self._last_node())
+        return (await self.graph.aget_state(config)).values
+
+    # one call
+
+    def _call(
+        self,
+        input: Any,
+        config: Any,
+        kwargs: dict[str, Any],
+        params: Mapping[str, Any] | None,
+        *,
+        is_async: bool,
+    ) -> _Call | None:
+        """The state of one call, or None when it runs uncached (logged)."""
+        task = read_task(input)
+        if isinstance(task, str):
+            logger.info("%s run uncached: %s", FRAMEWORK, task)
+            return None
+        if self._has_checkpointer() and not _thread_of(config):
+            logger.info(
+                "%s run uncached: the graph has a checkpointer and the config names no thread", FRAMEWORK
+            )
+            return None
+        if self._threaded(config) and self._last_node() is None:
+            logger.info(
+                "%s run uncached: no single node ends the graph, so a replay could not be written to the thread",
+                FRAMEWORK,
+            )
+            return None
+        call = _Call(self, task, config, kwargs, is_async)
+        return self._followup(call, params) if task.history else call
+
+    def _in_thread(self, call: _Call, snapshot: Any, params: Mapping[str, Any] | None) -> _Call | None:
+        """The call, unless the checkpointer's thread makes it a follow-up or a resume."""
+        if snapshot.next:
+            logger.info("%s run uncached: the thread is waiting to be resumed", FRAMEWORK)
+            return None
+        values = snapshot.values
+        if isinstance(values, Mapping) and values.get("messages"):
+            return self._followup(call, params)
+        return call
+
+    def _followup(self, call: _Call, params: Mapping[str, Any] | None) -> _Call | None:
+        """A call that carries earlier conversation: cached only with ``cache_followups``."""
+        if self.cache_followups:
+            return call
+        note_followup_bypass(FRAMEWORK, redact(str(call.task.request), secret_values(params)))
+        return None
+
+    @staticmethod
+    def _hit_state(call: _Call, result: Result) -> dict[str, Any]:
+        """The state of a hit: the input's messages, a turn per replayed call, the final answer."""
+        final, others = answer_messages(result.output)
+        messages = [*call.task.messages, *replayed_messages(result.calls, CallIds(call.replayed)), final]
+        return {**call.task.state, **others, "messages": messages}
+
+    # the graph's checkpointer
+
+    def _has_checkpointer(self) -> bool:
+        return isinstance(self.graph.checkpointer, BaseCheckpointSaver)
+
+    def _threaded(self, config: Any) -> bool:
+        return self._has_checkpointer() and _thread_of(config)
+
+    def _last_node(self) -> str | None:
+        """The node a finished run's last update comes from: the one before the end that is no ToolNode."""
+        if self._end_node is None:
+            drawn = self.graph.get_graph()
+            tool_nodes = {name for name, node in self.graph.nodes.items() if isinstance(node.bound, ToolNode)}
+            ends = sorted({e.source for e in drawn.edges if e.target == "__end__"} - tool_nodes)
+            self._end_node = ends[0] if len(ends) == 1 else ""
+        return self._end_node or None
+
+
+@contextmanager
+def _scope(call: _Call) -> Iterator[None]:
+    """The front-end call in progress in this context, and where its replayed calls are noted."""
+    call_token = _CALL.set(call)
+    notes_token = REPLAYED.set(call.replayed)
+    try:
+        yield
+    finally:
+        REPLAYED.reset(notes_token)
+        _CALL.reset(call_token)
+
+
+def _run_graph(*_args: Any, **_kwargs: Any) -> Any:
+    """The engine's agent: runs the graph of the front-end call in progress, from where the replay stopped."""
+    call = _CALL.get()
+    if call is None:
+        raise RuntimeError("this engine's agent runs LangGraph graphs: call it through CachedAgent.invoke")
+    run = current_run()
+    done = run.steps if run is not None else ()
+    history = replayed_messages(done, CallIds(call.replayed)) if done else []
+    graph_in = graph_input(call.task, history)
+    engine = call.agent.engine
+    if call.is_async:
+        return _finish_async(call, engine, graph_in)
+    call.state = call.agent.graph.invoke(graph_in, call.config, **call.kwargs)
+    return _answer(engine, call.state)
+
+
+async def _finish_async(call: _Call, engine: Engine, graph_in: dict[str, Any]) -> Any:
+    call.state = await call.agent.graph.ainvoke(graph_in, call.config, **call.kwargs)
+    return _answer(engine, call.state)
+
+
+def _answer(engine: Engine, state: Any) -> Any:
+    """The storable answer of a finished run (a run without one is kept out of the store)."""
+    if not isinstance(state, Mapping):
+        refuse_run(engine, f"the graph returned {type(state).__name__}, not a state dict")
+        return None
+    answer, problem = final_answer(state)
+    if problem is not None:
+        refuse_run(engine, f"{problem}: the run is not stored")
+    return answer
+
+
+def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dict[str, BaseTool]:
+    """Wrap the tools of the graph's ToolNodes (subgraphs included) in place; the tools by name."""
+    graphs = [graph, *(sub for _, sub in graph.get_subgraphs(recurse=True) if isinstance(sub, Pregel))]
+    tool_nodes = [n.bound for g in graphs for n in g.nodes.values() if isinstance(n.bound, ToolNode)]
+    names = {name for tool_node in tool_nodes for name in tool_node.tools_by_name}
+    if checks and not tool_nodes:
+        raise ValueError(
+            "checks were given but the graph has no ToolNode to find its tools in: wrap the tools with "
+            "wrap_tools(engine, tools, checks=...) before building the graph"
+        )
+    unknown_checks(checks, names)
+    wrapped: list[tuple[dict[str, BaseTool], str, BaseTool]] = []
+    for tool_node in tool_nodes:
+        for name, tool in tool_node.tools_by_name.items():
+            wrapping = wrapping_of(tool)
+            pre, post = checks_for(checks, name)
+            if wrapping is not None and wrapping.engine is not engine:
+                raise ValueError(
+                    f"tool {name!r} of this graph records into another engine already: one graph, one engine"
+                )
+            if wrapping is None or pre or post:
+                tool = wrap_tool(engine, tool, pre_check=pre, post_check=post)
+            wrapped.append((tool_node.tools_by_name, name, tool))
+    for by_name, name, tool in wrapped:  # all or nothing: a tool that cannot be wrapped raised above
+        by_name[name] = tool
+    return {name: tool for _, name, tool in wrapped}
+
+
+def _thread_of(config: Any) -> bool:
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    return isinstance(configurable, Mapping) and configurable.get("thread_id") is not None
+
+
+def _as_graph_input(graph_in: Any) -> Any:
+    """A str input as the graph takes it (a user message); any other input as given."""
+    return {"messages": [("user", graph_in)]} if isinstance(graph_in, str) else graph_in
