@@ -13,7 +13,7 @@ No origin: a constant. One origin: the value is bound to it, whatever its size (
 all are kept (:class:`~muscle_mem.provenance.Agree`) and the replay goes on only while they give the
 same value. A few values are both a possible origin and a plausible constant, and are bound to both:
 booleans and None, a plain word of an output met in the agent's own prose (``Thanks for your
-business``), a param that is a common short word (``it``), a number inside a date or a time. An
+business``) unless it is a param's value there, a param that is a common short word (``it``), a number inside a date or a time. An
 element chosen from a list of several is bound by position and by identity
 (:class:`~muscle_mem.provenance.Pick`), and by the params its value contains. Texts are matched only
 at word and number boundaries. A run a replay could not repeat faithfully is refused
@@ -335,9 +335,11 @@ class _ArgBuilder:
                 continue
             plain = _plain_word(found)
             for span in word_spans(text, found):
-                spans.setdefault(span, []).extend(self._output(p, SAME, where) for p in places)
-                if plain or any(True for _ in word_spans(self.literal, found)):
-                    spans[span].append(Const(found))
+                options = spans.setdefault(span, [])
+                prose = plain and not any(isinstance(o, Param) for o in options)  # a param's value is no prose
+                options.extend(self._output(p, SAME, where) for p in places)
+                if prose or any(True for _ in word_spans(self.literal, found)):
+                    options.append(Const(found))
         if not spans:
             return None
         parts: list[Text | Arg] = []

@@ -341,3 +341,21 @@ def test_an_output_reference_is_not_shadowed_by_a_param_template() -> None:
     assert second.hit
     assert activated == ["John-17", "Jane-18"], "the replay must pass create_user's fresh output"
     assert second.output == "Jane-18"
+
+
+def test_a_name_param_echoed_by_a_tool_and_repeated_in_the_answer_replays_for_the_next_name() -> None:
+    engine = Engine()
+    ids = iter(["usr_1", "usr_2"])
+
+    @engine.tool()
+    def onboard(name: str) -> dict[str, str]:
+        return {"id": next(ids), "name": name}
+
+    def agent(task: str, name: str) -> str:
+        user = onboard(name)
+        return f"onboarded {user['name']} as {user['id']}"
+
+    engine.set_agent(agent)
+    assert engine("onboard Ada", "Ada", params={"name": "Ada"}).stored
+    hit = engine("onboard Bob", "Bob", params={"name": "Bob"})
+    assert hit.hit and hit.output == "onboarded Bob as usr_2"

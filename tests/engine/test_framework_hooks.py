@@ -243,24 +243,3 @@ async def test_a_session_whose_replay_stops_hands_over_with_the_replayed_steps_a
     assert second.result is not None and second.result.steps_replayed == 1
     assert second.result.reason is not None and "pre-check of tool 'click'" in second.result.reason
     assert second.result.stored
-
-
-def test_an_agent_may_keep_its_run_out_of_the_store_saying_why() -> None:
-    from muscle_mem import NotStoredReason, current_run
-
-    engine = Engine()
-
-    @engine.tool()
-    def step(n: int) -> int:
-        return n
-
-    def agent(task: str) -> int:
-        run = current_run()
-        assert run is not None
-        run.refuse("a step used a live handle the replay cannot rebuild")
-        return step(1)
-
-    engine.set_agent(agent)
-    result = engine("do it")
-    assert not result.stored and result.not_stored_reason is NotStoredReason.REFUSED
-    assert result.not_stored == "a step used a live handle the replay cannot rebuild"

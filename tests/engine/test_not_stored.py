@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cli_support import run_cli
-from muscle_mem import Check, Engine, NotStoredReason, Result, Secret
+from muscle_mem import Check, Engine, NotStoredReason, Result, Secret, current_run
 
 NOT_PRODUCED = {NotStoredReason.RUN_PROBLEM}
 """The kind of a problem noted as plain text, which the engine itself never notes."""
@@ -226,6 +226,25 @@ def test_an_agent_that_raises_is_counted_as_not_stored() -> None:
     assert engine.store.events()[-1].not_stored_reason == NotStoredReason.AGENT_RAISED.value
 
 
+def test_an_agent_may_keep_its_run_out_of_the_store_saying_why() -> None:
+    engine = Engine()
+
+    @engine.tool()
+    def step(n: int) -> int:
+        return n
+
+    def agent(task: str) -> int:
+        run = current_run()
+        assert run is not None
+        run.refuse("a step used a live handle the replay cannot rebuild")
+        return step(1)
+
+    engine.set_agent(agent)
+    result = engine("do it")
+    check_refused(engine, result, NotStoredReason.REFUSED)
+    assert result.not_stored == "a step used a live handle the replay cannot rebuild"
+
+
 def test_every_kind_is_produced_by_some_run() -> None:
     """The tests above cover every member but the one the engine never notes itself (a call after the
     run ended: test_async_runs)."""
@@ -243,6 +262,7 @@ def test_every_kind_is_produced_by_some_run() -> None:
         NotStoredReason.STORE_ERROR,
         NotStoredReason.AGENT_RAISED,
         NotStoredReason.CALLED_AFTER_RUN,
+        NotStoredReason.REFUSED,
     }
     assert covered | NOT_PRODUCED == set(NotStoredReason)
 
