@@ -482,7 +482,34 @@ async def test_run_sync_inside_an_event_loop_is_refused() -> None:
         runner.run_sync(task("ada@x.io"))
 
 
-async def test_a_tool_that_needs_approval_is_not_stored_or_replayed_on_its_own() -> None:
+async def test_a_replayed_call_that_needs_approval_now_goes_to_the_agent_not_the_tool() -> None:
+    refunds: list[tuple[str, int]] = []
+
+    async def large(ctx: RunContextWrapper[Any], arguments: dict[str, Any], call_id: str) -> bool:
+        return bool(arguments["amount"] > 100)
+
+    @function_tool(needs_approval=large)
+    def refund(order: str, amount: int) -> str:
+        """Refund an amount of an order."""
+        refunds.append((order, amount))
+        return f"refunded {amount} on {order}"
+
+    model = ScriptedModel(
+        [
+            [function_call("refund", {"order": "A1", "amount": 50}, call_id="c1")],
+            [assistant_message("Refunded 50 on A1")],
+            [function_call("refund", {"order": "A1", "amount": 500}, call_id="c2")],
+        ]
+    )
+    runner = CachedRunner(Engine(), Agent(name="desk", model=model, tools=[refund]))
+    await runner.run("refund 50 on order A1", params={"amount": 50})
+    assert runner.last_result is not None and runner.last_result.stored
+    result = await runner.run("refund 500 on order A1", params={"amount": 500})
+    assert refunds == [("A1", 50)]  # neither the replay nor the agent refunded 500 unapproved
+    assert result.interruptions and runner.last_result is None and len(model.calls) == 3
+
+
+async def test_a_tool_that_needs_approval_is_not_stored() -> None:
     @function_tool(needs_approval=True)
     def delete_user(user_id: str) -> str:
         """Delete a user."""
