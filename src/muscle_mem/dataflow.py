@@ -336,7 +336,9 @@ class _ArgBuilder:
             plain = _plain_word(found)
             for span in word_spans(text, found):
                 options = spans.setdefault(span, [])
-                prose = plain and not any(isinstance(o, Param) for o in options)  # a param's value is no prose
+                prose = plain and not any(
+                    isinstance(o, Param) for o in options
+                )  # a param's value is no prose
                 options.extend(self._output(p, SAME, where) for p in places)
                 if prose or any(True for _ in word_spans(self.literal, found)):
                     options.append(Const(found))

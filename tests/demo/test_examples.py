@@ -193,3 +193,15 @@ def test_playwright_example_runs_offline(tmp_path: Path) -> None:
         "Cy: hit=False replayed=1 -> sent Cy",
     ]
     assert "pre-check of tool 'click' failed" in lines[3]
+
+
+def test_openai_agents_example_misses_then_replays_without_the_model(tmp_path: Path) -> None:
+    pytest.importorskip("agents")
+    done = run_python([str(ROOT / "examples" / "openai_agents_agent.py")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "ada@example.com: hit=False replayed=0 model_calls=4"
+    assert lines[1] == "  Reset link sent to ada@example.com (ticket T-1)."
+    assert lines[5] == "bob@example.com: hit=True replayed=3 model_calls=4"
+    assert lines[6] == "  Reset link sent to bob@example.com (ticket T-2)."
+    assert all(line.startswith("  mm_") for line in lines[7:10])

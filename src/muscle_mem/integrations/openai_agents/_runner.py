@@ -1,0 +1,304 @@
+"""``CachedRunner``: ``Runner.run`` through a muscle-mem engine, and the streamed result of a hit."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, Literal
+
+from agents import (
+    Agent,
+    AgentUpdatedStreamEvent,
+    RunItem,
+    RunItemStreamEvent,
+    Runner,
+    RunResult,
+    RunResultStreaming,
+    RunState,
+    StreamEvent,
+    TResponseInputItem,
+)
+
+from muscle_mem import Engine, Result
+from muscle_mem.integrations._common import Checks, note_followup_bypass
+from muscle_mem.integrations.openai_agents._items import answer, history, hit_result, unrecordable
+from muscle_mem.integrations.openai_agents._tools import CALL, AgentGraph, CallState
+from muscle_mem.secrecy import redact, secret_values
+
+logger = logging.getLogger(__name__)
+
+_EVENTS: dict[str, Literal["tool_called", "tool_output", "message_output_created"]] = {
+    "tool_call_item": "tool_called",
+    "tool_call_output_item": "tool_output",
+    "message_output_item": "message_output_created",
+}
+_HISTORY_KWARGS = ("session", "previous_response_id", "conversation_id")
+
+
+class CachedRunner:
+    """Runs an Agents SDK agent through an engine: a task seen before is replayed without the model.
+
+    >>> runner = CachedRunner(engine, agent)
+    >>> result = await runner.run(f"reset the password of {email}", params={"email": email})
+    >>> result.final_output, runner.last_result.hit
+
+    A hit returns a real ``RunResult`` (``final_output``, ``new_items``, ``to_input_list()``);
+    a miss returns the SDK's own. ``runner_kwargs`` go to ``Runner.run`` unchanged.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        agent: Agent[Any],
+        *,
+        checks: Checks | None = None,
+        cache_followups: bool = False,
+    ) -> None:
+        self.engine = engine
+        self._graph = AgentGraph(engine, agent, checks)
+        self.agent = self._graph.start
+        """The wrapped agent the runner runs (its function tools are recorded)."""
+        self.cache_followups = cache_followups
+        self.last_result: Result | None = None
+        """The engine's Result of the last call; None when it ran uncached (a follow-up, a resumed
+        run) or its run could not be stored (a hosted or MCP tool, an approval, a tripped guardrail)."""
+
+    async def run(
+        self,
+        input: str | list[TResponseInputItem] | RunState[Any],
+        *,
+        params: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        context: Any = None,
+        **runner_kwargs: Any,
+    ) -> RunResult:
+        """``Runner.run`` with muscle memory: replayed if it can be, else run and recorded."""
+        task = self._task(input, params, runner_kwargs)
+        if task is None or isinstance(input, RunState):
+            self.last_result = None
+            with _calling(CallState(context, None)):
+                return await Runner.run(self.agent, input, context=context, **runner_kwargs)
+        state = CallState(context, self.engine.session(task, params=params, tags=tags))
+        with _calling(state):  # the tools the run calls find their session here
+            hit, resumed = await self._begin(state, input, runner_kwargs)
+            if hit is not None:
+                return hit
+            async with _abandoned_if_raised(state):
+                result = await Runner.run(self.agent, resumed, context=context, **runner_kwargs)
+        self.last_result = await _finish(self._graph, state, result)
+        return result
+
+    def run_sync(
+        self,
+        input: str | list[TResponseInputItem] | RunState[Any],
+        *,
+        params: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        context: Any = None,
+        **runner_kwargs: Any,
+    ) -> RunResult:
+        """:meth:`run` from synchronous code (not inside a running event loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(input, params=params, tags=tags, context=context, **runner_kwargs))
+        raise RuntimeError("run_sync() cannot be called inside an event loop: await runner.run(...)")
+
+    async def run_streamed(
+        self,
+        input: str | list[TResponseInputItem] | RunState[Any],
+        *,
+        params: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        context: Any = None,
+        **runner_kwargs: Any,
+    ) -> RunResultStreaming | CachedStreamingResult:
+        """``Runner.run_streamed`` with muscle memory (awaited: a hit is known before the stream starts).
+
+        A miss returns the SDK's ``RunResultStreaming``, recorded when its run ends (``last_result``
+        is set once ``stream_events()`` is done); a hit returns a :class:`CachedStreamingResult`.
+        """
+        task = self._task(input, params, runner_kwargs)
+        if task is None or isinstance(input, RunState):
+            self.last_result = None
+            with _calling(CallState(context, None)):
+                return Runner.run_streamed(self.agent, input, context=context, **runner_kwargs)
+        state = CallState(context, self.engine.session(task, params=params, tags=tags))
+        with _calling(state):  # the stream's run task starts in this context, and keeps it
+            hit, resumed = await self._begin(state, input, runner_kwargs)
+            if hit is not None:
+                return CachedStreamingResult(hit, self.agent)
+            async with _abandoned_if_raised(state):
+                streamed = Runner.run_streamed(self.agent, resumed, context=context, **runner_kwargs)
+        self._record_when_done(state, streamed)
+        return streamed
+
+    async def _begin(
+        self, state: CallState, given: str | list[TResponseInputItem], runner_kwargs: Mapping[str, Any]
+    ) -> tuple[RunResult | None, str | list[TResponseInputItem]]:
+        """Replay what is safe: the RunResult of a full hit, or the input the agent resumes from.
+
+        On a hit, the result is added to the agents Session (when one is given) as a run would add it.
+        """
+        session = state.session
+        assert session is not None
+        hit = await session.begin()
+        if hit is None:
+            return None, history(self._graph, given, session.steps, state.replay_ids)
+        self.last_result = hit
+        result = hit_result(self._graph, given, hit.output, hit.calls, state.replay_ids, state.context)
+        memory = runner_kwargs.get("session")
+        if memory is not None:
+            await memory.add_items(result.to_input_list())
+        return result, given
+
+    def _record_when_done(self, state: CallState, streamed: RunResultStreaming) -> None:
+        """Store the streamed run once it ends: before its run task (which ``stream_events`` awaits) ends."""
+        run = streamed.run_loop_task
+        if run is None:  # pragma: no cover - the SDK always starts one
+            raise RuntimeError("the streamed run has no run task to record")
+
+        async def recorded() -> Any:
+            try:
+                value = await run
+            except BaseException:
+                await _abandon(state, "the streamed run failed")
+                raise
+            self.last_result = await _finish(self._graph, state, streamed)
+            return value
+
+        def cancel_run(task: asyncio.Task[Any]) -> None:
+            if task.cancelled() and not run.done():
+                run.cancel()
+
+        wrapper = asyncio.create_task(recorded())
+        wrapper.add_done_callback(cancel_run)
+        streamed.run_loop_task = wrapper
+
+    def _task(
+        self, given: Any, params: Mapping[str, Any] | None, runner_kwargs: Mapping[str, Any]
+    ) -> str | None:
+        """The task text to key the call on, or None (logged) when the call runs uncached."""
+        if isinstance(given, RunState):
+            logger.info("a run resumed from a RunState is not a new task: solved by the agent, uncached")
+            return None
+        text, alone = _user_text(given)
+        if text is None:
+            logger.info("the input has no user text to key the task on: solved by the agent, uncached")
+            return None
+        follow_up = not alone or any(runner_kwargs.get(name) for name in _HISTORY_KWARGS)
+        if follow_up and not self.cache_followups:
+            secrets = secret_values(params)
+            note_followup_bypass("OpenAI Agents", redact(text, secrets) if secrets else text)
+            return None
+        return text
+
+
+class CachedStreamingResult:
+    """The streamed result of a hit: complete at once, its events the replayed items in order."""
+
+    is_complete = True
+
+    def __init__(self, result: RunResult, start: Agent[Any]) -> None:
+        self.run_result = result
+        """The hit's ``RunResult``."""
+        self.input = result.input
+        self.new_items: list[RunItem] = result.new_items
+        self.final_output: Any = result.final_output
+        self.raw_responses = result.raw_responses
+        self.context_wrapper = result.context_wrapper
+        self.current_agent = result.last_agent
+        self._start = start
+
+    @property
+    def last_agent(self) -> Agent[Any]:
+        return self.run_result.last_agent
+
+    def to_input_list(
+        self, *, mode: Literal["preserve_all", "normalized"] = "preserve_all"
+    ) -> list[TResponseInputItem]:
+        """The input, then the replayed calls and the answer, as input items for a next turn."""
+        return self.run_result.to_input_list(mode=mode)
+
+    async def stream_events(self) -> AsyncIterator[StreamEvent]:
+        """The run's events: the starting agent, each tool call and output, the final message."""
+        yield AgentUpdatedStreamEvent(new_agent=self._start)
+        for item in self.new_items:
+            if item.type == "message_output_item" and self.last_agent is not self._start:
+                yield AgentUpdatedStreamEvent(new_agent=self.last_agent)
+            yield RunItemStreamEvent(name=_EVENTS[item.type], item=item)
+
+    def cancel(self, mode: Literal["immediate", "after_turn"] = "immediate") -> None:
+        """Nothing runs: there is nothing to cancel."""
+
+
+@contextmanager
+def _calling(state: CallState) -> Iterator[None]:
+    token = CALL.set(state)
+    try:
+        yield
+    finally:
+        CALL.reset(token)
+
+
+async def _finish(
+    graph: AgentGraph, state: CallState, result: RunResult | RunResultStreaming
+) -> Result | None:
+    """End the session with the run's answer; a run a replay could not repeat is not stored (None)."""
+    session = state.session
+    assert session is not None
+    why = unrecordable(graph, result, sum(not step.replayed for step in session.steps))
+    if why is not None:
+        logger.warning("the agent's run is not stored: %s", why)
+        await _abandon(state, why)
+        return None
+    session.end(answer(result))
+    return await session.wait()
+
+
+@asynccontextmanager
+async def _abandoned_if_raised(state: CallState) -> AsyncIterator[None]:
+    """The session abandoned (nothing stored) if the agent raises."""
+    try:
+        yield
+    except BaseException:
+        await _abandon(state, "the agent raised")
+        raise
+
+
+async def _abandon(state: CallState, why: str) -> None:
+    """Nothing is stored for the call (nothing to do if its engine call ended: cancelled with the loop)."""
+    session = state.session
+    assert session is not None
+    try:
+        session.abandon(why)
+    except RuntimeError:
+        return
+    await session.wait()
+
+
+def _user_text(given: str | list[TResponseInputItem]) -> tuple[str | None, bool]:
+    """The text of the last user message, and whether the input is that message alone."""
+    if isinstance(given, str):
+        return given, True
+    for item in reversed(given):
+        if isinstance(item, Mapping) and item.get("role") == "user":
+            return _text(item.get("content")), len(given) == 1
+    return None, False
+
+
+def _text(content: Any) -> str | None:
+    """A message's text; None if it holds more than text (an image, a file)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    texts = [
+        part.get("text") if isinstance(part, Mapping) and part.get("type") == "input_text" else None
+        for part in content
+    ]
+    if not texts or not all(isinstance(text, str) for text in texts):
+        return None
+    return "\n".join(str(text) for text in texts)
