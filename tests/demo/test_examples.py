@@ -142,3 +142,16 @@ def test_the_readme_quick_start_runs_as_written() -> None:
     section = readme.split("## Quick start", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_pydantic_ai_example_runs(tmp_path: Path) -> None:
+    """The pydantic-ai example misses, replays without the model, then resumes after a failed check."""
+    pytest.importorskip("pydantic_ai")
+    done = run_python([str(ROOT / "examples" / "pydantic_ai_agent.py")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "ada@example.com: hit=False replayed=0 model calls=4"
+    assert lines[3] == "bob@example.com: hit=True replayed=3 model calls=0"
+    assert lines[4] == "  Done: password of usr_42 reset under T-1002 (via smtp)."
+    assert lines[5] == "eve@example.com: hit=False replayed=2 model calls=2"
+    assert "pre-check of tool 'reset_password' failed" in lines[7]
