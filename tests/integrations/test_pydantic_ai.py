@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 import logging
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -625,3 +627,19 @@ async def test_checks_naming_a_tool_the_agent_lacks_are_refused(setup: Setup) ->
         await support_agent(desk, model, typo).run(task("ada@x.io"))
     with pytest.raises(TypeError, match=r"muscle_mem\.Engine"):
         MuscleMem("sqlite:///x.db")  # type: ignore[arg-type]
+
+
+async def test_the_engine_is_the_agents_and_a_missing_extra_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine's agent is the pydantic-ai run (called alone, it says so); without pydantic-ai, the import says what to install."""
+    engine = Engine()
+    MuscleMem(engine)
+    with pytest.raises(RuntimeError, match=r"call agent\.run"):
+        await engine.arun("reset the password of ada@x.io")
+
+    monkeypatch.setitem(sys.modules, "pydantic_ai", None)  # as if not installed
+    for name in ("muscle_mem.integrations.pydantic_ai", "muscle_mem.integrations._pydantic_ai_run"):
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(ImportError, match=r"pip install 'muscle-mem\[pydantic-ai\]'"):
+        importlib.import_module("muscle_mem.integrations.pydantic_ai")

@@ -30,7 +30,7 @@ try:
     from pydantic_ai.tools import DeferredToolRequests
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
     from pydantic_core import to_jsonable_python
-except ImportError as exc:  # pragma: no cover - exercised without the extra installed
+except ImportError as exc:  # pragma: no cover - pydantic_ai.py imports the framework first
     raise missing_extra("pydantic-ai", "pydantic-ai") from exc
 
 logger = logging.getLogger(__name__)

@@ -60,7 +60,7 @@ try:
         shim,
         solve,
     )
-except ImportError as exc:  # pragma: no cover - exercised without the extra installed
+except ImportError as exc:
     raise missing_extra("pydantic-ai", "pydantic-ai") from exc
 
 __all__ = ["MuscleMem"]
