@@ -34,7 +34,8 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import DeferredToolRequests, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from muscle_mem import Check, Engine, MissReason
+from muscle_mem import Check, Engine, MissReason, Secret
+from muscle_mem.integrations._pydantic_ai_run import answer_parts
 from muscle_mem.integrations.pydantic_ai import MuscleMem
 
 
@@ -643,3 +644,27 @@ async def test_the_engine_is_the_agents_and_a_missing_extra_says_what_to_install
         monkeypatch.delitem(sys.modules, name)
     with pytest.raises(ImportError, match=r"pip install 'muscle-mem\[pydantic-ai\]'"):
         importlib.import_module("muscle_mem.integrations.pydantic_ai")
+
+
+async def test_a_secret_param_replays_and_stays_out_of_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    """A Secret param replays like any param, and a bypassed follow-up logs its prompt with the secret redacted."""
+    engine, desk, model = Engine(), Desk(), Support()
+    capability = MuscleMem(engine, params=lambda ctx: {"email": Secret(ctx.metadata["email"])})
+    agent = support_agent(desk, model, capability)
+    first = await agent.run(task("ada@x.io"), metadata=meta("ada@x.io"))
+    assert capability.last_result is not None and capability.last_result.stored
+    with caplog.at_level(logging.DEBUG, logger="muscle_mem"):
+        hit = await agent.run(task("bob@x.io"), metadata=meta("bob@x.io"))
+        assert capability.last_result is not None and capability.last_result.hit
+        await agent.run(task("eve@x.io"), metadata=meta("eve@x.io"), message_history=first.all_messages())
+    assert hit.output == "Reset usr_42 under T-1002."
+    assert "reset the password of {email}" in caplog.text
+    assert "bob@x.io" not in caplog.text and "eve@x.io" not in caplog.text
+
+
+def test_a_stored_answer_that_calls_a_function_tool_is_not_scripted() -> None:
+    """A stored answer naming a function tool is not a model turn: only the checked replay runs tools."""
+    tools = {"reset_password"}
+    assert answer_parts([{"tool": "final_result", "args": {"ticket": "T-1"}}], tools) is not None
+    assert answer_parts([{"tool": "reset_password", "args": {"user_id": "usr_41"}}], tools) is None
+    assert answer_parts([{"text": "done", "extra": 1}], tools) is None and answer_parts("done", tools) is None

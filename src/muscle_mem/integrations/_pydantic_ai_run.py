@@ -110,7 +110,7 @@ class RunState:
 
     def script_answer(self, answer: Any) -> None:
         """Script the recorded last turn (left to the model if the stored answer is not one)."""
-        parts = answer_parts(answer)
+        parts = answer_parts(answer, set(self.tools))
         if parts is None:
             logger.warning("the recorded answer is not a model turn; the model ends this run")
             return
@@ -219,8 +219,11 @@ def answer_of(result: AgentRunResult[Any], function_tools: set[str]) -> list[dic
     return parts
 
 
-def answer_parts(answer: Any) -> list[ModelResponsePart] | None:
-    """The model turn a stored answer describes (None if it is not one: the store was changed)."""
+def answer_parts(answer: Any, function_tools: set[str]) -> list[ModelResponsePart] | None:
+    """The model turn a stored answer describes, or None if it is not one (the store was changed).
+
+    A call of a function tool is not an answer: only the engine's replay, with its checks, runs those.
+    """
     if not isinstance(answer, list) or not answer:
         return None
     parts: list[ModelResponsePart] = []
@@ -231,6 +234,7 @@ def answer_parts(answer: Any) -> list[ModelResponsePart] | None:
             isinstance(item, dict)
             and item.keys() == {"tool", "args"}
             and isinstance(item["tool"], str)
+            and item["tool"] not in function_tools
             and isinstance(item["args"], dict)
         ):
             parts.append(ToolCallPart(item["tool"], dict(item["args"]), tool_call_id=fresh_call_id()))

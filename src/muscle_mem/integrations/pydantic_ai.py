@@ -40,6 +40,7 @@ from muscle_mem.integrations._common import (
     unknown_checks,
 )
 from muscle_mem.result import Result
+from muscle_mem.secrecy import redact, secret_values
 from muscle_mem.tools import source_version
 
 try:
@@ -123,18 +124,17 @@ class MuscleMem(AbstractCapability[Any]):
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         state = self._state
         self._origin.last_result = None
-        task = self._task(ctx, state)
+        params, tags = _given(self.params, ctx), _given(self.tags, ctx)
+        task = self._task(ctx, state, params)
         if task is None:
             return await handler()
         state.ctx, state.handler = ctx, handler
         state.tools = await self._register(ctx, state)
         live, run = LIVE.set(None), RUN.set(state)
         try:
-            result = await self.engine.arun(
-                task, params=_given(self.params, ctx), tags=_given(self.tags, ctx)
-            )
+            result = await self.engine.arun(task, params=params, tags=tags)
         except Unfinished as why:
-            logger.info("the run of %r is not stored: %s", task, why)
+            logger.info("the run of %r is not stored: %s", _shown(task, params), why)
             assert state.result is not None
             return state.result
         finally:
@@ -155,13 +155,13 @@ class MuscleMem(AbstractCapability[Any]):
         turn = self._state.next_turn()
         return turn if turn is not None else await handler(request_context)
 
-    def _task(self, ctx: RunContext[Any], state: RunState) -> str | None:
+    def _task(self, ctx: RunContext[Any], state: RunState, params: Any) -> str | None:
         """The run's task text, or None when the run is solved uncached (and the log says why)."""
         if not isinstance(ctx.prompt, str):
             logger.info("a pydantic-ai run without a text prompt is solved uncached")
             return None
         if ctx.messages and not self.cache_followups:
-            note_followup_bypass("pydantic-ai", ctx.prompt)
+            note_followup_bypass("pydantic-ai", _shown(ctx.prompt, params))
             return None
         if state.toolset is None:
             logger.warning("the run's toolset was not wrapped by MuscleMem; it is solved uncached")
@@ -209,6 +209,11 @@ class MuscleMem(AbstractCapability[Any]):
 def _given(option: Any, ctx: RunContext[Any]) -> Any:
     """A ``params=``/``tags=`` option for this run: the value, or what the callable says of the run."""
     return option(ctx) if callable(option) else option
+
+
+def _shown(prompt: str, params: Any) -> str:
+    """The prompt as the log shows it: the values of secret params replaced by their names."""
+    return redact(prompt, secret_values(params)) if isinstance(params, Mapping) else prompt
 
 
 def _function_of(tool: ToolsetTool[Any]) -> Callable[..., Any] | None:
