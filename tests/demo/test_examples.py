@@ -205,3 +205,16 @@ def test_openai_agents_example_misses_then_replays_without_the_model(tmp_path: P
     assert lines[5] == "bob@example.com: hit=True replayed=3 model_calls=4"
     assert lines[6] == "  Reset link sent to bob@example.com (ticket T-2)."
     assert all(line.startswith("  mm_") for line in lines[7:10])
+
+
+def test_pydantic_ai_example_runs(tmp_path: Path) -> None:
+    """The pydantic-ai example misses, replays without the model, then resumes after a failed check."""
+    pytest.importorskip("pydantic_ai")
+    done = run_python([str(ROOT / "examples" / "pydantic_ai_agent.py")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "ada@example.com: hit=False replayed=0 model calls=4"
+    assert lines[3] == "bob@example.com: hit=True replayed=3 model calls=0"
+    assert lines[4] == "  Done: password of usr_42 reset under T-1002 (via smtp)."
+    assert lines[5] == "eve@example.com: hit=False replayed=2 model calls=2"
+    assert "pre-check of tool 'reset_password' failed" in lines[7]

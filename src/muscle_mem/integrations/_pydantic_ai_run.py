@@ -1,0 +1,243 @@
+"""One pydantic-ai run through the engine: its wrapper toolset, its replayed calls, its scripted turns.
+
+The engine records and replays a shim per tool (:func:`shim`). In the run, the wrapper toolset calls
+the instrumented shim with the call's JSON arguments and the call itself in a context variable, so
+the shim makes the framework's own call. In a replay (no call in progress) the shim runs the
+recorded call through the run's :class:`RunState`. The replayed calls then become scripted model
+turns, answered with the outputs the replay got, so the framework builds the run's history itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from muscle_mem.integrations._common import fresh_call_id, missing_extra
+from muscle_mem.recording import current_run
+from muscle_mem.result import StepView
+
+try:
+    from pydantic_ai import RunContext
+    from pydantic_ai.capabilities import WrapRunHandler
+    from pydantic_ai.messages import ModelResponse, ModelResponsePart, TextPart, ToolCallPart
+    from pydantic_ai.run import AgentRunResult
+    from pydantic_ai.tools import DeferredToolRequests
+    from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
+    from pydantic_core import to_jsonable_python
+except ImportError as exc:  # pragma: no cover - pydantic_ai.py imports the framework first
+    raise missing_extra("pydantic-ai", "pydantic-ai") from exc
+
+logger = logging.getLogger(__name__)
+
+SCRIPTED_MODEL = "muscle-mem"
+"""The ``model_name`` of the turns a replay scripts (a hit's history says no model answered them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveCall:
+    """A tool call the framework is making: what the shim hands to the wrapped toolset."""
+
+    name: str
+    args: dict[str, Any]
+    ctx: RunContext[Any]
+    tool: ToolsetTool[Any]
+    toolset: AbstractToolset[Any]
+
+
+LIVE: ContextVar[LiveCall | None] = ContextVar("muscle_mem_pydantic_ai_call", default=None)
+"""The framework's tool call in progress in this context (set by the wrapper toolset)."""
+
+
+class Unfinished(Exception):
+    """A run that ended without a final answer (deferred tool calls): not a solved task to store."""
+
+
+@dataclass(eq=False)
+class RunState:
+    """What one agent run shares between its hooks: the toolset, the replay, the scripted turns."""
+
+    toolset: CachedToolset | None = None
+    ctx: RunContext[Any] | None = None
+    handler: WrapRunHandler | None = None
+    tools: dict[str, ToolsetTool[Any]] = field(default_factory=dict)
+    script: deque[list[ModelResponsePart]] = field(default_factory=deque)
+    """The model turns to answer with, in order, before the model is asked."""
+    outputs: dict[str, Any] = field(default_factory=dict)
+    """Per scripted call id, the output the replay got (the wrapper toolset answers with it)."""
+    stack: AsyncExitStack = field(default_factory=AsyncExitStack)
+    entered: bool = False
+    answer_scripted: bool = False
+    result: AgentRunResult[Any] | None = None
+    """The framework's result of a run the engine's agent made."""
+
+    async def replay(self, name: str, kwargs: dict[str, Any]) -> Any:
+        """Run one recorded call for the engine's replay, as the framework would (arguments validated)."""
+        assert self.toolset is not None and self.ctx is not None
+        tool = self.tools.get(name)
+        if tool is None:
+            raise LookupError(f"tool {name!r} is not offered to this run")
+        inner, ctx = self.toolset.wrapped, self.ctx
+        if not self.entered:  # as the framework does before the run's first step
+            await self.stack.enter_async_context(inner)
+            self.entered = True
+        args = tool.args_validator.validate_python(kwargs, context=ctx.validation_context)
+        call_ctx = replace(
+            ctx, tool_name=name, tool_call_id=fresh_call_id(), retry=0, max_retries=tool.max_retries
+        )
+        if tool.args_validator_func is not None:
+            checked = tool.args_validator_func(call_ctx, **args)
+            if inspect.isawaitable(checked):
+                await checked
+        return await inner.call_tool(name, args, call_ctx, tool)
+
+    async def leave(self) -> None:
+        """Exit the toolset the replay entered, if it did."""
+        self.entered = False
+        await self.stack.aclose()
+
+    def script_steps(self, steps: Sequence[StepView]) -> None:
+        """Script one model turn per replayed step, answered with the output the replay got."""
+        for step in steps:
+            call_id = fresh_call_id()
+            self.outputs[call_id] = step.output
+            self.script.append([ToolCallPart(step.tool, dict(step.kwargs), tool_call_id=call_id)])
+
+    def script_answer(self, answer: Any) -> None:
+        """Script the recorded last turn (left to the model if the stored answer is not one)."""
+        parts = answer_parts(answer, set(self.tools))
+        if parts is None:
+            logger.warning("the recorded answer is not a model turn; the model ends this run")
+            return
+        self.script.append(parts)
+        self.answer_scripted = True
+
+    def next_turn(self) -> ModelResponse | None:
+        """The next scripted model turn, or None when the model is to be asked."""
+        if self.script:
+            return ModelResponse(parts=self.script.popleft(), model_name=SCRIPTED_MODEL)
+        if self.answer_scripted:
+            self.answer_scripted = False
+            logger.warning(
+                "the recorded answer did not end this run (its output type refused it?): the model does"
+            )
+        return None
+
+    async def solve(self) -> Any:
+        """The engine's agent: run the framework (after the replayed steps) and return its last turn."""
+        assert self.handler is not None
+        run = current_run()
+        await self.leave()  # the framework enters the toolset itself
+        self.script_steps([s for s in run.steps if s.replayed] if run is not None else [])
+        self.result = await self.handler()
+        return answer_of(self.result, set(self.tools))
+
+
+RUN: ContextVar[RunState | None] = ContextVar("muscle_mem_pydantic_ai_run", default=None)
+"""The run whose engine call is in progress in this context (its replay calls tools through it)."""
+
+
+async def solve(*_args: Any, **_kwargs: Any) -> Any:
+    """The agent of an engine a MuscleMem capability drives: the pydantic-ai run in progress."""
+    state = RUN.get()
+    if state is None:
+        raise RuntimeError("this engine's agent is a pydantic-ai agent: call agent.run(...)")
+    return await state.solve()
+
+
+def shim(name: str) -> Callable[..., Any]:
+    """The callable the engine records for tool ``name``: the framework's call, or a replayed one."""
+
+    async def call(**kwargs: Any) -> Any:
+        live = LIVE.get()
+        if live is not None and live.name == name:
+            return await live.toolset.call_tool(name, live.args, live.ctx, live.tool)
+        state = RUN.get()
+        if state is None:
+            raise RuntimeError(f"tool {name!r} of a pydantic-ai agent was called outside an agent run")
+        return await state.replay(name, kwargs)
+
+    return call
+
+
+def jsonable(value: Any) -> Any:
+    """What the engine records of a value: JSON data (a model's fields, a date as text)."""
+    return to_jsonable_python(value)
+
+
+@dataclass
+class CachedToolset(WrapperToolset[Any]):
+    """The run's toolset, seen through the capability: function tool calls go through the engine."""
+
+    instrumented: Callable[[str, ToolsetTool[Any]], Callable[..., Any]] = field(repr=False)
+    """The engine-instrumented shim of a tool (registered on first sight)."""
+    state: RunState = field(repr=False)
+
+    async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
+        toolset = await super().for_run(ctx)
+        assert isinstance(toolset, CachedToolset)
+        self.state.toolset = toolset
+        return toolset
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        scripted = self.state.outputs
+        if ctx.tool_call_id is not None and ctx.tool_call_id in scripted:
+            return scripted[ctx.tool_call_id]  # a replayed step: it ran in the replay
+        if tool.tool_def.kind != "function":
+            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        instrumented = self.instrumented(name, tool)
+        try:
+            kwargs = jsonable(tool_args)
+        except Exception:  # recorded as given: the engine says whether it can store them
+            kwargs = tool_args
+        token = LIVE.set(LiveCall(name, tool_args, ctx, tool, self.wrapped))
+        try:
+            return await instrumented(**kwargs)
+        finally:
+            LIVE.reset(token)
+
+
+def answer_of(result: AgentRunResult[Any], function_tools: set[str]) -> list[dict[str, Any]]:
+    """The model's last turn as the engine stores it: its texts and its output tool calls."""
+    if isinstance(result.output, DeferredToolRequests):
+        raise Unfinished("it ended waiting on deferred tool calls")
+    parts: list[dict[str, Any]] = []
+    for part in result.response.parts:
+        if isinstance(part, TextPart):
+            parts.append({"text": part.content})
+        elif isinstance(part, ToolCallPart) and part.tool_name not in function_tools:
+            parts.append({"tool": part.tool_name, "args": part.args_as_dict()})
+    if not parts:
+        raise Unfinished("its last model turn holds no text and no output tool call")
+    return parts
+
+
+def answer_parts(answer: Any, function_tools: set[str]) -> list[ModelResponsePart] | None:
+    """The model turn a stored answer describes, or None if it is not one (the store was changed).
+
+    A call of a function tool is not an answer: only the engine's replay, with its checks, runs those.
+    """
+    if not isinstance(answer, list) or not answer:
+        return None
+    parts: list[ModelResponsePart] = []
+    for item in answer:
+        if isinstance(item, dict) and item.keys() == {"text"} and isinstance(item["text"], str):
+            parts.append(TextPart(item["text"]))
+        elif (
+            isinstance(item, dict)
+            and item.keys() == {"tool", "args"}
+            and isinstance(item["tool"], str)
+            and item["tool"] not in function_tools
+            and isinstance(item["args"], dict)
+        ):
+            parts.append(ToolCallPart(item["tool"], dict(item["args"]), tool_call_id=fresh_call_id()))
+        else:
+            return None
+    return parts
