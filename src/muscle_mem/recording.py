@@ -8,6 +8,7 @@ has said it can store them), and the top two levels of lists and dicts of each o
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import functools
 import inspect
@@ -225,18 +226,11 @@ class Run:
             self.sealed = True
             return len(self.in_flight)
 
-    def ambiguous(self, tool: str, runs: int) -> None:
-        """A call from a thread without a run in its context, while ``runs`` runs were in progress."""
+    def unattributable(self, why: str) -> None:
+        """A call made outside the run's context that may be the agent's: the run cannot be stored."""
         with self._lock:
             if self.recording and not self.sealed and not self.ended:
-                self.problems.append(
-                    Problem(
-                        NotStoredReason.CALL_OUTSIDE_RUN,
-                        f"tool {tool!r} was called from a thread without a run in its context while {runs} "
-                        "runs of the engine were in progress: which one made it cannot be told, so none "
-                        "records it (submit it with contextvars.copy_context().run to record it)",
-                    )
-                )
+                self.problems.append(Problem(NotStoredReason.CALL_OUTSIDE_RUN, why))
 
     def _land(self, flight: Flight, call: Call | None) -> None:
         """A call ends: recorded (``call``) in the order calls started, or not (it raised)."""
@@ -555,10 +549,22 @@ def _recording(
 
 
 def _adopted(tool: Tool, stray: Callable[[str, Run], None], runs: list[Run]) -> tuple[Run, Flight] | None:
-    """The run a call from a thread without a run in its context belongs to: the only one in progress."""
-    if len(runs) != 1:
+    """The run a call from a thread without a run in its context belongs to: the only one in progress.
+
+    A call from an asyncio task is never adopted: a task made inside the run would carry its
+    context, so this one was made outside it, and may or may not work for the agent.
+    """
+    if not runs:
+        return None
+    if len(runs) > 1 or _in_asyncio_task():
+        where = "an asyncio task" if _in_asyncio_task() else "a thread"
         for run in runs:
-            run.ambiguous(tool.name, len(runs))
+            run.unattributable(
+                f"tool {tool.name!r} was called from {where} without a run in its context while "
+                f"{_runs(len(runs))} of the engine were in progress: whether it is this run's cannot be told, so it is not "
+                "recorded and the run is not stored (make the call in the run's context: create the task "
+                "inside the run, or submit it with contextvars.copy_context().run)"
+            )
         return None
     run = runs[0]
     flight = run.adopt(tool.name)
@@ -567,6 +573,17 @@ def _adopted(tool: Tool, stray: Callable[[str, Run], None], runs: list[Run]) -> 
             stray(tool.name, run)
         return None
     return run, flight
+
+
+def _runs(count: int) -> str:
+    return "1 run" if count == 1 else f"{count} runs"
+
+
+def _in_asyncio_task() -> bool:
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no event loop runs in this thread
+        return False
 
 
 def _outer_misses(run: Run, owner: object, tool: Tool) -> None:

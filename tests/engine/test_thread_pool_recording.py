@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Check, Engine, current_run
+from muscle_mem import Check, Engine, NotStoredReason, current_run
 from muscle_mem.stores import MemoryStore
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -457,3 +457,32 @@ def test_worker_thread_calls_in_a_copied_context_are_recorded() -> None:
     refunded.clear()
     result = engine("refund the two orders")
     assert result.hit and sorted(refunded) == ["ord_1001", "ord_1002"]
+
+
+async def test_a_call_from_an_asyncio_task_made_outside_the_run_is_not_adopted_and_the_run_is_not_stored() -> (
+    None
+):
+    engine = Engine()
+    released = asyncio.Event()
+
+    @engine.tool()
+    async def note(text: str) -> str:
+        return text
+
+    async def bystander() -> None:  # made before the run: it does not carry the run's context
+        await released.wait()
+        await note("from elsewhere")
+
+    task = asyncio.create_task(bystander())
+
+    async def agent(task_text: str) -> str:
+        released.set()
+        await asyncio.sleep(0.01)  # the bystander calls the tool while the run is in progress
+        return await note("mine")
+
+    engine.set_agent(agent)
+    result = await engine.arun("write a note")
+    await task
+    assert [c.kwargs or c.args for c in result.calls] == [("mine",)]  # the bystander's call is not the run's
+    assert not result.stored and result.not_stored_reason is NotStoredReason.CALL_OUTSIDE_RUN
+    assert result.not_stored is not None and "from an asyncio task" in result.not_stored
