@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from muscle_mem.check import Check
+from muscle_mem.secrecy import redact, secret_values
 
 logger = logging.getLogger(__name__)
 
@@ -52,8 +53,13 @@ def missing_extra(framework: str, extra: str) -> ImportError:
     return ImportError(f"muscle_mem.integrations needs {framework}: pip install 'muscle-mem[{extra}]'")
 
 
-def note_followup_bypass(framework: str, task: str) -> None:
-    """Log that a run carrying earlier conversation is solved uncached (``cache_followups=True`` opts in)."""
+def note_followup_bypass(framework: str, task: str, params: Mapping[str, Any] | None = None) -> None:
+    """Log that a run carrying earlier conversation is solved uncached (``cache_followups=True`` opts in).
+
+    The values of secret ``params`` are shown by their names.
+    """
+    secrets = secret_values(params) if isinstance(params, Mapping) else {}
+    task = redact(task, secrets) if secrets else task
     logger.info(
         "%s run of %r carries earlier conversation: solved by the agent, uncached (a follow-up is a different "
         "task; pass cache_followups=True to cache it)",

@@ -161,7 +161,7 @@ class MuscleMem(AbstractCapability[Any]):
             logger.info("a pydantic-ai run without a text prompt is solved uncached")
             return None
         if ctx.messages and not self.cache_followups:
-            note_followup_bypass("pydantic-ai", _shown(ctx.prompt, params))
+            note_followup_bypass("pydantic-ai", ctx.prompt, params)
             return None
         if state.toolset is None:
             logger.warning("the run's toolset was not wrapped by MuscleMem; it is solved uncached")

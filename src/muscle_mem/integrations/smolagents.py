@@ -187,10 +187,10 @@ class CachedAgent:
         **run_kwargs: Any,
     ) -> Any:
         """Run the task: replayed when it is known and safe, else by the agent (and recorded)."""
-        passthrough = self._uncached_because(stream, reset)
+        passthrough = self._uncached_because(task, params, stream, reset)
         if passthrough is not None:
             self.last_result = None
-            logger.info("smolagents run of %r passes through uncached: %s", task, passthrough)
+            logger.info("a smolagents run passes through uncached: %s", passthrough)
             return self.agent.run(
                 task, stream=stream, reset=reset, return_full_result=return_full_result, **run_kwargs
             )
@@ -216,13 +216,15 @@ class CachedAgent:
             timing=Timing(start_time=started, end_time=time.time()),
         )
 
-    def _uncached_because(self, stream: bool, reset: bool) -> str | None:
+    def _uncached_because(
+        self, task: str, params: Mapping[str, Any] | None, stream: bool, reset: bool
+    ) -> str | None:
         if stream:
             return "streaming runs are not cached"
         if self.agent.managed_agents:
             return "the agent has managed agents, whose work a replay could not redo"
         if not reset and self.agent.memory.steps and not self.cache_followups:
-            note_followup_bypass("smolagents", getattr(self.agent, "task", ""))
+            note_followup_bypass("smolagents", task, params)
             return "a follow-up (reset=False)"
         return None
 

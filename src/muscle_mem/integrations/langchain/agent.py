@@ -41,7 +41,6 @@ from muscle_mem.integrations.langchain.tools import (
 )
 from muscle_mem.recording import current_run
 from muscle_mem.result import Result
-from muscle_mem.secrecy import redact, secret_values
 
 logger = logging.getLogger(__name__)
 
@@ -205,7 +204,7 @@ class CachedAgent:
         """A call that carries earlier conversation: cached only with ``cache_followups``."""
         if self.cache_followups:
             return call
-        note_followup_bypass(FRAMEWORK, redact(str(call.task.request), secret_values(params)))
+        note_followup_bypass(FRAMEWORK, str(call.task.request), params)
         return None
 
     @staticmethod

@@ -25,7 +25,6 @@ from muscle_mem import Engine, Result
 from muscle_mem.integrations._common import Checks, note_followup_bypass
 from muscle_mem.integrations.openai_agents._items import answer, history, hit_result, unrecordable
 from muscle_mem.integrations.openai_agents._tools import CALL, AgentGraph, CallState
-from muscle_mem.secrecy import redact, secret_values
 
 logger = logging.getLogger(__name__)
 
@@ -190,8 +189,7 @@ class CachedRunner:
             return None
         follow_up = not alone or any(runner_kwargs.get(name) for name in _HISTORY_KWARGS)
         if follow_up and not self.cache_followups:
-            secrets = secret_values(params)
-            note_followup_bypass("OpenAI Agents", redact(text, secrets) if secrets else text)
+            note_followup_bypass("OpenAI Agents", text, params)
             return None
         return text
 
