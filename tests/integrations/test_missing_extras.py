@@ -1,0 +1,53 @@
+"""Each integration without its framework: one ImportError naming the extra to install."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CASES = [
+    ("muscle_mem.integrations.langchain", "langchain_core", "langchain"),
+    ("muscle_mem.integrations.openai_agents", "agents", "openai-agents"),
+    ("muscle_mem.integrations.pydantic_ai", "pydantic_ai", "pydantic-ai"),
+    ("muscle_mem.integrations.mcp", "mcp", "mcp"),
+    ("muscle_mem.integrations.mcp_proxy", "mcp", "mcp"),
+    ("muscle_mem.integrations.smolagents", "smolagents", "smolagents"),
+    ("muscle_mem.integrations.playwright", "playwright", "playwright"),
+]
+
+
+@pytest.mark.parametrize(("module", "framework", "extra"), CASES)
+def test_an_integration_without_its_framework_says_which_extra_to_install(
+    module: str, framework: str, extra: str
+) -> None:
+    hide = f"import sys; sys.modules[{framework!r}] = None\n"  # an import of it now raises ImportError
+    probe = hide + f"try:\n    import {module}\nexcept ImportError as exc:\n    print(exc)\n"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PYTHONPATH": str(ROOT / "src")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"pip install 'muscle-mem[{extra}]'" in done.stdout
+
+
+def test_the_integrations_package_imports_no_framework() -> None:
+    probe = "import sys, muscle_mem.integrations\nprint(sorted(m for m in ('langchain_core', 'agents', 'pydantic_ai', 'mcp', 'smolagents', 'playwright') if m in sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PYTHONPATH": str(ROOT / "src")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
