@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from muscle_mem import codec
+from muscle_mem.breaker import Breaker, check_seconds
 from muscle_mem.cache import TrajectoryCache
 from muscle_mem.check import Check
 from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
@@ -26,7 +27,7 @@ from muscle_mem.recording import CURRENT_RUN, Run, instrument, note_sub_task
 from muscle_mem.replay import ActiveReplays, Ending, Replayer, drive, drive_async
 from muscle_mem.result import Result
 from muscle_mem.secrecy import plain_params, redact, secret_values
-from muscle_mem.stores import CoreStore, open_store
+from muscle_mem.stores import CoreStore, StoreUnavailable, budget, open_store
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 
 logger = logging.getLogger(__name__)
@@ -60,8 +61,12 @@ class Engine:
         ttl: float | None = None,
         embedder: str | Embedder | None = None,
         namespace: str | None = None,
+        store_timeout: float = 5.0,
+        store_retry: float = 2.0,
     ) -> None:
         check_matching(match, similarity, namespace)
+        check_seconds("store_timeout", store_timeout)
+        check_seconds("store_retry", store_retry)
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
         self.match: Match = match
@@ -69,9 +74,17 @@ class Engine:
         task_embedder = get_embedder(embedder) if embedder or semantic_policy or match == "semantic" else None
         stream = TaskStream(task_embedder) if task_embedder is not None else None
         matcher = TaskMatcher(task_embedder, similarity) if task_embedder and match == "semantic" else None
-        self.store: CoreStore = open_store(store)  # last: every option is valid, nothing is left open
+        # last: every option is valid, nothing is left open; a server that is down is an outage, not an error
+        self.store: CoreStore = open_store(store, timeout=store_timeout, connect=False)
         self.metrics = Metrics()
-        self.journal = Journal(self.store)
+        self._breaker = Breaker(self.store, self.metrics, timeout=store_timeout, retry=store_retry)
+        if not isinstance(store, CoreStore):  # opened here: read it once, so a wrong URL fails now
+            try:
+                self._breaker.start()
+            except BaseException:
+                self.store.close()
+                raise
+        self.journal = Journal(self.store, breaker=self._breaker)
         self._active = ActiveReplays()
         self._cache = TrajectoryCache(
             self.store,
@@ -79,6 +92,7 @@ class Engine:
             self.bounds,
             self.metrics,
             self._active.protected,
+            self._breaker,
             stream=stream,
             matcher=matcher,
             namespace=namespace,
@@ -241,15 +255,22 @@ class Engine:
         tags: Sequence[str] | None,
         params: Mapping[str, Any] | None,
     ) -> Iterator[Call]:
-        """The scope of one engine call: the run is current in this context while it lasts."""
+        """The scope of one engine call: the run is current in this context while it lasts.
+
+        Its store operations wait ``store_timeout`` seconds at most, in total.
+        """
         started = time.perf_counter()
-        run, replayer, task, ending = self._begin(args, kwargs, tags, params)
-        token = CURRENT_RUN.set(run)
+        spending = budget.start(self._breaker.timeout)
         try:
-            yield Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
+            run, replayer, task, ending = self._begin(args, kwargs, tags, params)
+            token = CURRENT_RUN.set(run)
+            try:
+                yield Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
+            finally:
+                CURRENT_RUN.reset(token)
+                self._end(run)
         finally:
-            CURRENT_RUN.reset(token)
-            self._end(run)
+            budget.stop(spending)
 
     def _start_agent(self, call: Call) -> Callable[..., Any]:
         assert self._agent is not None
@@ -282,6 +303,9 @@ class Engine:
         self._cache.observe(run)
         try:
             return run, replayer, self._cache.lookup(run), Ending()
+        except StoreUnavailable as exc:  # logged once per outage, by the breaker
+            why = f"the store is unavailable: {exc}"
+            return run, replayer, None, Ending(reason=why, kind=MissReason.STORE_UNAVAILABLE)
         except Exception as exc:
             self.metrics.add("store_errors")
             logger.exception("store lookup failed; the agent handles this task")
@@ -308,6 +332,11 @@ class Engine:
     def _end(self, run: Run) -> None:
         run.ended = True
         self._active.remove(run)
+
+    @property
+    def store_available(self) -> bool:
+        """False while the store is unavailable (an outage): calls are then served by the agent, uncached."""
+        return self._breaker.available
 
     def close(self) -> None:
         """Write pending events and close the store."""

@@ -9,7 +9,9 @@
   a ``schema`` query parameter picks the PostgreSQL schema (default ``muscle_mem``), for example
   ``postgresql://app@db:5432/agents?schema=team_a``.
 
-Without a URL, the environment variable ``MUSCLE_MEM_STORE`` is used, else memory.
+A PostgreSQL URL may also set ``connect_timeout`` (seconds, per connection attempt) and
+``statement_timeout`` (milliseconds, or with a unit: ``2s``). Without a URL, the environment variable
+``MUSCLE_MEM_STORE`` is used, else memory.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from muscle_mem.stores.base import (
     Rank,
     Store,
     StoreError,
+    StoreUnavailable,
     Summary,
 )
 from muscle_mem.stores.memory import MemoryStore
@@ -49,23 +52,28 @@ __all__ = [
     "SQLiteStore",
     "Store",
     "StoreError",
+    "StoreUnavailable",
     "Summary",
     "open_store",
 ]
 
 
 @overload
-def open_store(spec: str | None = None) -> Store: ...
+def open_store(spec: str | None = None, *, timeout: float | None = None, connect: bool = True) -> Store: ...
 
 
 @overload
-def open_store(spec: CoreStore) -> CoreStore: ...
+def open_store(spec: CoreStore, *, timeout: float | None = None, connect: bool = True) -> CoreStore: ...
 
 
-def open_store(spec: CoreStore | str | None = None) -> CoreStore:
+def open_store(
+    spec: CoreStore | str | None = None, *, timeout: float | None = None, connect: bool = True
+) -> CoreStore:
     """A store from a store object (returned as is), a URL, or ``None``.
 
-    ``None`` opens ``$MUSCLE_MEM_STORE``, else a memory store.
+    ``None`` opens ``$MUSCLE_MEM_STORE``, else a memory store. ``timeout``: the most seconds one
+    operation of a durable store waits (its default otherwise); ``connect=False``: a PostgreSQL store
+    connects at its first operation instead of now.
     """
     if spec is None:
         spec = os.environ.get(ENV) or "memory://"
@@ -84,10 +92,16 @@ def open_store(spec: CoreStore | str | None = None) -> CoreStore:
             raise StoreError(f"memory:// takes nothing after the scheme, got {spec!r}")
         return MemoryStore()
     if scheme == "sqlite":
-        return SQLiteStore(_sqlite_path(spec, rest))
+        path = _sqlite_path(spec, rest)
+        return SQLiteStore(path) if timeout is None else SQLiteStore(path, timeout=timeout)
     if scheme in ("postgresql", "postgres"):
         url, schema = _postgres_url(spec)
-        return PostgresStore(url, schema=schema) if schema else PostgresStore(url)
+        return PostgresStore(
+            url,
+            schema=schema or "muscle_mem",
+            timeout=30.0 if timeout is None else timeout,
+            connect=connect,
+        )
     raise StoreError(
         f"unknown store scheme {scheme!r} in {spec!r}: use memory://, sqlite:///path/to/cache.db "
         "or postgresql://user@host:port/db"

@@ -232,7 +232,7 @@ class PostgresStore:
         :class:`StoreUnavailable`, at once or (``patient``) when the connect timeout has passed.
         """
         psycopg = self._psycopg
-        give_up = min(deadline, time.monotonic() + self._connect_timeout) if patient else deadline
+        give_up = min(deadline, time.monotonic() + self._connect_timeout) if patient else 0.0
 
         def connect() -> None:
             self._connection_class.connect(self.url, **self._connect_kwargs).close()
@@ -332,7 +332,7 @@ class PostgresStore:
                 if reconnected or self._closed or time.monotonic() >= deadline:
                     raise StoreUnavailable(f"{self!r}: {_first_line(exc)}") from exc
                 reconnected = True
-                log.warning("lost a connection to %s (%s); reconnecting", self._where, _first_line(exc))
+                log.info("lost a connection to %s (%s); reconnecting", self._where, _first_line(exc))
                 continue
             except psycopg.Error as exc:
                 pool.putconn(conn)
