@@ -34,16 +34,17 @@ def open_spec(spec: StoreSpec) -> Store:
 class OutageStore(MemoryStore):
     """A memory store whose server can be down: while ``down``, every operation raises StoreUnavailable."""
 
+    OPERATIONS = frozenset(
+        "add add_many changes revision get touch victims expire tasks nbytes usage remove clear "
+        "log_events events summaries".split()
+    )
+
     def __init__(self) -> None:
         super().__init__()
         self.down = False
 
     def __getattribute__(self, name: str) -> Any:
-        if (
-            not name.startswith("_")
-            and name not in ("down", "close")
-            and object.__getattribute__(self, "down")
-        ):
+        if name in OutageStore.OPERATIONS and object.__getattribute__(self, "down"):
             raise StoreUnavailable("cannot connect to the test server: Connection refused")
         return object.__getattribute__(self, name)
 
