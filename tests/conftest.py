@@ -35,8 +35,24 @@ class OutageStore(MemoryStore):
     """A memory store whose server can be down: while ``down``, every operation raises StoreUnavailable."""
 
     OPERATIONS = frozenset(
-        "add add_many changes revision get touch victims expire tasks nbytes usage remove clear "
-        "log_events events summaries".split()
+        [
+            "add",
+            "add_many",
+            "changes",
+            "revision",
+            "get",
+            "touch",
+            "victims",
+            "expire",
+            "tasks",
+            "nbytes",
+            "usage",
+            "remove",
+            "clear",
+            "log_events",
+            "events",
+            "summaries",
+        ]
     )
 
     def __init__(self) -> None:

@@ -16,6 +16,7 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from types import TracebackType
 
 from muscle_mem.metrics import Metrics
@@ -28,7 +29,8 @@ class Breaker:
     """Whether an engine's store is available, and the probe that finds out when it is back.
 
     Used as a context manager around store operations: entering raises :class:`StoreUnavailable` at
-    once while the breaker is open; a :class:`StoreUnavailable` raised inside opens it.
+    once while the breaker is open; a :class:`StoreUnavailable` raised inside opens it. The hit path
+    does the same inline (``if breaker.cause is not None: breaker.refuse()``, then :meth:`trip`).
     """
 
     def __init__(self, store: CoreStore, metrics: Metrics, *, timeout: float, retry: float) -> None:
@@ -38,8 +40,10 @@ class Breaker:
         self.retry = float(retry)
         """The fewest seconds between two probes of an unavailable store."""
         self._metrics = metrics
-        self._cause: StoreUnavailable | None = None
-        """Why the store is unavailable; None while it is available."""
+        self.before_resuming: list[Callable[[], None]] = []
+        """Run by a probe that read the store, before the breaker closes; one that raises keeps it open."""
+        self.cause: StoreUnavailable | None = None
+        """Why the store is unavailable; None while it is available (read it, never set it)."""
         self._since = 0.0
         self._next_probe = 0.0
         self._probe: threading.Thread | None = None
@@ -59,13 +63,17 @@ class Breaker:
     @property
     def available(self) -> bool:
         """False from the start of an outage until a probe reads the store again."""
-        return self._cause is None
+        return self.cause is None
 
     def __enter__(self) -> None:
-        cause = self._cause
-        if cause is not None:
-            self._maybe_probe()
-            raise StoreUnavailable(str(cause))
+        if self.cause is not None:
+            self.refuse()
+
+    def refuse(self) -> None:
+        """Raise :class:`StoreUnavailable` for the outage in progress (starting a probe if one is due)."""
+        cause = self.cause
+        self._maybe_probe()
+        raise StoreUnavailable(str(cause))
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -76,9 +84,9 @@ class Breaker:
     def trip(self, cause: StoreUnavailable) -> None:
         """Open the breaker (logged and counted once per outage)."""
         with self._lock:
-            if self._cause is not None:
+            if self.cause is not None:
                 return
-            self._cause = cause
+            self.cause = cause
             self._since = time.monotonic()
             self._next_probe = self._since + self.retry
         self._metrics.add("store_outages")
@@ -106,15 +114,17 @@ class Breaker:
         token = budget.start(self.timeout)
         try:
             self.store.revision()
+            for catch_up in self.before_resuming:
+                catch_up()
         except Exception as exc:
             logger.debug("the store is still unavailable: %s", exc)
             return False
         finally:
             budget.stop(token)
         with self._lock:
-            if self._cause is None:
+            if self.cause is None:
                 return True
-            self._cause = None
+            self.cause = None
             down = time.monotonic() - self._since
         logger.warning("the store is back after %.1f s: calls use the cache again", down)
         return True

@@ -24,7 +24,7 @@ from muscle_mem.index import Index, TaskIndex
 from muscle_mem.keys import in_namespace
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
-from muscle_mem.stores import CoreStore
+from muscle_mem.stores import CoreStore, StoreUnavailable
 from muscle_mem.trajectory import Trajectory, Usage
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,8 @@ class TrajectoryCache:
         self._protected = protected
         self._breaker = breaker
         self._doomed: set[str] = set()
-        """Trajectories to remove whose removal failed: removed before the next lookup reads the store."""
+        """Trajectories to remove whose removal failed: removed before the store is used again."""
+        breaker.before_resuming.append(self._remove_doomed)
         self._stream = stream
         self._matcher = matcher
         self._namespace = namespace
@@ -77,7 +78,10 @@ class TrajectoryCache:
 
         With semantic matching, those of a similar task with the same tags when the task has none.
         """
-        with self._breaker:
+        breaker = self._breaker
+        if breaker.cause is not None:
+            breaker.refuse()
+        try:  # the breaker's scope, inline: the hit path
             if self._doomed:
                 self._remove_doomed()
             self._expire()
@@ -92,6 +96,9 @@ class TrajectoryCache:
                     logger.debug("task %r reuses the trajectories of a similar task", run.task)
                     return found
             return task
+        except StoreUnavailable as exc:
+            breaker.trip(exc)
+            raise
 
     def add(self, trajectory: Trajectory, relevance: float) -> None:
         """Store a new trajectory, then evict what the bounds no longer hold (raises if the store fails)."""
@@ -106,9 +113,12 @@ class TrajectoryCache:
     def touch(self, run: Run, task: TaskIndex, trajectory: Trajectory, saved: float) -> None:
         """Write the use statistics of a hit and make the trajectory the task's first candidate."""
         now = time.time()
+        breaker = self._breaker
+        if breaker.cause is not None:
+            breaker.refuse()
         with self._lock:
             cached = self._usage.pop(trajectory.id, None)
-        with self._breaker:
+        try:  # the breaker's scope, inline: the hit path
             usage = cached or self.store.usage(trajectory.id)
             if usage is None:
                 return
@@ -124,6 +134,9 @@ class TrajectoryCache:
                 priority=updated.priority,
                 attention=updated.attention,
             )
+        except StoreUnavailable as exc:
+            breaker.trip(exc)
+            raise
         task.promote(trajectory.id)
 
     def remove(self, trajectory_id: str) -> None:
@@ -139,6 +152,8 @@ class TrajectoryCache:
     def _remove_doomed(self) -> None:
         with self._lock:
             doomed = list(self._doomed)
+        if not doomed:
+            return
         self.store.remove(doomed)
         with self._lock:
             self._doomed.difference_update(doomed)

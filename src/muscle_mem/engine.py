@@ -27,7 +27,7 @@ from muscle_mem.recording import CURRENT_RUN, Run, instrument, note_sub_task
 from muscle_mem.replay import ActiveReplays, Ending, Replayer, drive, drive_async
 from muscle_mem.result import Result
 from muscle_mem.secrecy import plain_params, redact, secret_values
-from muscle_mem.stores import CoreStore, StoreUnavailable, budget, open_store
+from muscle_mem.stores import CoreStore, MemoryStore, StoreUnavailable, budget, open_store
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 
 logger = logging.getLogger(__name__)
@@ -47,6 +47,10 @@ class Engine:
     >>> engine.set_agent(my_agent)
     >>> result = engine("book a room for Ada", params={"name": "Ada"})  # one task for every name
     >>> result.hit, result.output, result.reason
+
+    The store is optional to the agent: while it is unavailable, calls are served by the agent,
+    uncached. ``store_timeout``: the most seconds one call waits for its store, in total;
+    ``store_retry``: the fewest seconds between two probes of a store that is down.
     """
 
     def __init__(
@@ -84,6 +88,8 @@ class Engine:
             except BaseException:
                 self.store.close()
                 raise
+        self._waits = not isinstance(self.store, MemoryStore)
+        """Whether the store may wait (for a server, a lock): its calls then get a budget; memory never waits."""
         self.journal = Journal(self.store, breaker=self._breaker)
         self._active = ActiveReplays()
         self._cache = TrajectoryCache(
@@ -260,7 +266,7 @@ class Engine:
         Its store operations wait ``store_timeout`` seconds at most, in total.
         """
         started = time.perf_counter()
-        spending = budget.start(self._breaker.timeout)
+        spending = budget.start(self._breaker.timeout) if self._waits else None
         try:
             run, replayer, task, ending = self._begin(args, kwargs, tags, params)
             token = CURRENT_RUN.set(run)
@@ -270,7 +276,8 @@ class Engine:
                 CURRENT_RUN.reset(token)
                 self._end(run)
         finally:
-            budget.stop(spending)
+            if spending is not None:
+                budget.stop(spending)
 
     def _start_agent(self, call: Call) -> Callable[..., Any]:
         assert self._agent is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -86,3 +87,37 @@ def test_store_times_must_be_positive_seconds(value: object) -> None:
     for option in ("store_timeout", "store_retry"):
         with pytest.raises(ValueError, match=f"{option} must be a positive number of seconds"):
             Engine(**{option: value})  # type: ignore[arg-type]
+
+
+async def test_a_trajectory_to_remove_during_an_outage_is_removed_before_the_store_is_used_again() -> None:
+    """A tool called after its run ended, while the store is down: the call is not raised to, and the
+    trajectory that misses it is removed when the store is back, before any lookup can replay it."""
+    store = OutageStore()
+    engine = Engine(store, store_retry=3600.0)
+
+    @engine.tool()
+    async def close(ticket: str) -> str:
+        return "closed"
+
+    @engine.tool()
+    async def notify(who: str) -> str:
+        return "ok"
+
+    pending: list[asyncio.Task[str]] = []
+
+    async def agent(task: str) -> str:
+        await close("T-1")
+        pending.append(asyncio.create_task(notify("ann")))
+        return "done"
+
+    engine.set_agent(agent)
+    first = await engine.arun("close T-1")
+    assert first.stored and first.trajectory_id is not None
+    store.down = True
+    assert await pending.pop() == "ok"  # notify runs after the run ended, during the outage
+    assert not engine.store_available
+    store.down = False
+    assert store.get(first.trajectory_id) is not None
+    assert engine._breaker.probe()
+    assert store.get(first.trajectory_id) is None
+    assert not (await engine.arun("close T-1")).hit

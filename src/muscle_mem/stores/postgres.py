@@ -179,7 +179,11 @@ class PostgresStore:
         if connect:
             with self._pool_lock:
                 self._pool = self._new_pool(time.monotonic() + timeout, patient=True)
-            self._run(_nothing)  # migrates
+            try:
+                self._run(_nothing)  # migrates
+            except BaseException:
+                self.close()
+                raise
         _ALL_STORES.add(self)
 
     def __repr__(self) -> str:
