@@ -74,12 +74,13 @@ class FaultProxy:
         listener.settimeout(_POLL)
         self.port = listener.getsockname()[1]
         self._listener = listener
-        self._start(self._accept, listener)
+        self._acceptor = self._start(self._accept, listener)
 
-    def _start(self, target: object, *args: object) -> None:
+    def _start(self, target: object, *args: object) -> threading.Thread:
         thread = threading.Thread(target=target, args=args, daemon=True, name="faultproxy")  # type: ignore[arg-type]
         self._threads.append(thread)
         thread.start()
+        return thread
 
     def _accept(self, listener: socket.socket) -> None:
         while self._listener is listener:
@@ -88,6 +89,9 @@ class FaultProxy:
             except TimeoutError:
                 continue
             except OSError:
+                return
+            if self._listener is not listener:  # stopped meanwhile: as if never accepted
+                _Pair(client, None).reset()
                 return
             with self._lock:
                 hung = self._hung
@@ -168,9 +172,13 @@ class FaultProxy:
             self._listen()
 
     def _stop_listening(self) -> None:
+        """Close the port, and wait until it refuses (the accepting thread has let go of it)."""
         listener, self._listener = self._listener, None
         if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)
             listener.close()
+            self._acceptor.join(5)
 
     def _reset_all(self) -> None:
         with self._lock:
