@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from muscle_mem.provenance import Const, Output, Param
-from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store
+from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, StoreUnavailable
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
 
 POSTGRES_ENV = "MUSCLE_MEM_TEST_POSTGRES"
@@ -29,6 +29,40 @@ def open_spec(spec: StoreSpec) -> Store:
     if kind == "sqlite":
         return SQLiteStore(location)
     return PostgresStore(location, schema=schema, pool_size=4)
+
+
+class OutageStore(MemoryStore):
+    """A memory store whose server can be down: while ``down``, every operation raises StoreUnavailable."""
+
+    OPERATIONS = frozenset(
+        [
+            "add",
+            "add_many",
+            "changes",
+            "revision",
+            "get",
+            "touch",
+            "victims",
+            "expire",
+            "tasks",
+            "nbytes",
+            "usage",
+            "remove",
+            "clear",
+            "log_events",
+            "events",
+            "summaries",
+        ]
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in OutageStore.OPERATIONS and object.__getattribute__(self, "down"):
+            raise StoreUnavailable("cannot connect to the test server: Connection refused")
+        return object.__getattribute__(self, name)
 
 
 def drop_schema(schema: str) -> None:

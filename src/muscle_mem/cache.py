@@ -2,7 +2,9 @@
 
 One place for what happens to stored trajectories: lookup (with the semantic fallback), adding a
 new one and enforcing the bounds, the use statistics a hit writes, and the TTL. Trajectories a
-replay in progress is following are never evicted (``protected``).
+replay in progress is following are never evicted (``protected``). Every store operation goes
+through the engine's :class:`~muscle_mem.breaker.Breaker`: while the store is unavailable, each raises
+:class:`~muscle_mem.stores.StoreUnavailable` at once.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
+from muscle_mem.breaker import Breaker
 from muscle_mem.embed import TaskMatcher
 from muscle_mem.eviction.bounds import Bounds
 from muscle_mem.eviction.policies import Policy
@@ -21,7 +24,7 @@ from muscle_mem.index import Index, TaskIndex
 from muscle_mem.keys import in_namespace
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
-from muscle_mem.stores import CoreStore
+from muscle_mem.stores import CoreStore, StoreUnavailable
 from muscle_mem.trajectory import Trajectory, Usage
 
 logger = logging.getLogger(__name__)
@@ -40,6 +43,7 @@ class TrajectoryCache:
         bounds: Bounds,
         metrics: Metrics,
         protected: Callable[[], frozenset[str]],
+        breaker: Breaker,
         *,
         stream: TaskStream | None = None,
         matcher: TaskMatcher | None = None,
@@ -51,6 +55,10 @@ class TrajectoryCache:
         self.index = Index(store)
         self._metrics = metrics
         self._protected = protected
+        self._breaker = breaker
+        self._doomed: set[str] = set()
+        """Trajectories to remove whose removal failed: removed before the store is used again."""
+        breaker.before_resuming.append(self._remove_doomed)
         self._stream = stream
         self._matcher = matcher
         self._namespace = namespace
@@ -70,53 +78,85 @@ class TrajectoryCache:
 
         With semantic matching, those of a similar task with the same tags when the task has none.
         """
-        self._expire()
-        task = self.index.lookup(run.task_key)
-        if len(task) or self._matcher is None:
+        breaker = self._breaker
+        if breaker.cause is not None:
+            breaker.refuse()
+        try:  # the breaker's scope, inline: the hit path
+            if self._doomed:
+                self._remove_doomed()
+            self._expire()
+            task = self.index.lookup(run.task_key)
+            if len(task) or self._matcher is None:
+                return task
+            tags = frozenset(run.tags)
+            known = {k: text for k, text in self.store.tasks().items() if in_namespace(k, self._namespace)}
+            for similar in self._matcher.candidates(run.task, known):
+                found = self.index.lookup(similar) if similar != run.task_key else task
+                if len(found) and found.tags == tags:  # tags partition the cache, semantic matching too
+                    logger.debug("task %r reuses the trajectories of a similar task", run.task)
+                    return found
             return task
-        tags = frozenset(run.tags)
-        known = {k: text for k, text in self.store.tasks().items() if in_namespace(k, self._namespace)}
-        for similar in self._matcher.candidates(run.task, known):
-            found = self.index.lookup(similar) if similar != run.task_key else task
-            if len(found) and found.tags == tags:  # tags partition the cache, semantic matching too
-                logger.debug("task %r reuses the trajectories of a similar task", run.task)
-                return found
-        return task
+        except StoreUnavailable as exc:
+            breaker.trip(exc)
+            raise
 
     def add(self, trajectory: Trajectory, relevance: float) -> None:
         """Store a new trajectory, then evict what the bounds no longer hold (raises if the store fails)."""
         now = time.time()
-        self.store.add(trajectory, self.policy.admit(now, relevance))
-        self._metrics.add("stored")
-        evicted = self.bounds.enforce(self.store, now, self._protected() | {trajectory.id})
+        with self._breaker:
+            self.store.add(trajectory, self.policy.admit(now, relevance))
+            self._metrics.add("stored")
+            evicted = self.bounds.enforce(self.store, now, self._protected() | {trajectory.id})
         if evicted:
             self._metrics.add("evicted", len(evicted))
 
     def touch(self, run: Run, task: TaskIndex, trajectory: Trajectory, saved: float) -> None:
         """Write the use statistics of a hit and make the trajectory the task's first candidate."""
         now = time.time()
+        breaker = self._breaker
+        if breaker.cause is not None:
+            breaker.refuse()
         with self._lock:
             cached = self._usage.pop(trajectory.id, None)
-        usage = cached or self.store.usage(trajectory.id)
-        if usage is None:
-            return
-        updated = self.policy.hit(usage, now, run.relevance, saved)
-        with self._lock:
-            self._usage[trajectory.id] = updated
-            if len(self._usage) > USAGE_CACHED:
-                self._usage.popitem(last=False)
-        self.store.touch(
-            trajectory.id,
-            now=now,
-            saved_seconds=saved,
-            priority=updated.priority,
-            attention=updated.attention,
-        )
+        try:  # the breaker's scope, inline: the hit path
+            usage = cached or self.store.usage(trajectory.id)
+            if usage is None:
+                return
+            updated = self.policy.hit(usage, now, run.relevance, saved)
+            with self._lock:
+                self._usage[trajectory.id] = updated
+                if len(self._usage) > USAGE_CACHED:
+                    self._usage.popitem(last=False)
+            self.store.touch(
+                trajectory.id,
+                now=now,
+                saved_seconds=saved,
+                priority=updated.priority,
+                attention=updated.attention,
+            )
+        except StoreUnavailable as exc:
+            breaker.trip(exc)
+            raise
         task.promote(trajectory.id)
 
     def remove(self, trajectory_id: str) -> None:
-        """Remove one trajectory (a run it missed a call of)."""
-        self.store.remove([trajectory_id])
+        """Remove one trajectory (a run it missed a call of); if that fails, before the next lookup."""
+        try:
+            with self._breaker:
+                self.store.remove([trajectory_id])
+        except Exception:
+            with self._lock:
+                self._doomed.add(trajectory_id)
+            raise
+
+    def _remove_doomed(self) -> None:
+        with self._lock:
+            doomed = list(self._doomed)
+        if not doomed:
+            return
+        self.store.remove(doomed)
+        with self._lock:
+            self._doomed.difference_update(doomed)
 
     def _expire(self) -> None:
         """Apply the TTL (at most every tenth of the TTL, and at least every second)."""

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from muscle_mem import codec
+from muscle_mem.breaker import Breaker, check_seconds
 from muscle_mem.cache import TrajectoryCache
 from muscle_mem.check import Check
 from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
@@ -28,7 +29,7 @@ from muscle_mem.replay import ActiveReplays, Ending, Replayer, drive, drive_asyn
 from muscle_mem.result import Result
 from muscle_mem.secrecy import plain_params, redact, secret_values
 from muscle_mem.session import Session
-from muscle_mem.stores import CoreStore, open_store
+from muscle_mem.stores import CoreStore, MemoryStore, StoreUnavailable, budget, open_store
 from muscle_mem.stores.signing import Keys, signer_from
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 
@@ -52,6 +53,9 @@ class Engine:
 
     ``signing_key`` (else ``$MUSCLE_MEM_SIGNING_KEY``): the key, or keys (the first signs, all verify),
     of the HMAC every stored record carries; a record not signed with one of them is never replayed.
+    The store is optional to the agent: while it is unavailable, calls are served by the agent,
+    uncached. ``store_timeout``: the most seconds one call waits for its store, in total;
+    ``store_retry``: the fewest seconds between two probes of a store that is down.
     """
 
     def __init__(
@@ -67,8 +71,12 @@ class Engine:
         embedder: str | Embedder | None = None,
         namespace: str | None = None,
         signing_key: Keys | None = None,
+        store_timeout: float = 5.0,
+        store_retry: float = 2.0,
     ) -> None:
         check_matching(match, similarity, namespace)
+        check_seconds("store_timeout", store_timeout)
+        check_seconds("store_retry", store_retry)
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
         self.match: Match = match
@@ -78,9 +86,19 @@ class Engine:
         matcher = TaskMatcher(task_embedder, similarity) if task_embedder and match == "semantic" else None
         self.metrics = Metrics()
         signer = signer_from(signing_key, on_refused=functools.partial(self.metrics.add, "rejected_records"))
-        # last: every option is valid (the keys too), nothing is left open
-        self.store: CoreStore = open_store(store, signer=signer)
-        self.journal = Journal(self.store)
+        # last: every option is valid (the keys too), nothing is left open; a server that is down is an
+        # outage, not an error
+        self.store: CoreStore = open_store(store, signer=signer, timeout=store_timeout, connect=False)
+        self._breaker = Breaker(self.store, self.metrics, timeout=store_timeout, retry=store_retry)
+        if not isinstance(store, CoreStore):  # opened here: read it once, so a wrong URL fails now
+            try:
+                self._breaker.start()
+            except BaseException:
+                self.store.close()
+                raise
+        self._waits = not isinstance(self.store, MemoryStore)
+        """Whether the store may wait (for a server, a lock): its calls then get a budget; memory never waits."""
+        self.journal = Journal(self.store, breaker=self._breaker)
         self._active = ActiveReplays()
         self._cache = TrajectoryCache(
             self.store,
@@ -88,6 +106,7 @@ class Engine:
             self.bounds,
             self.metrics,
             self._active.protected,
+            self._breaker,
             stream=stream,
             matcher=matcher,
             namespace=namespace,
@@ -293,17 +312,25 @@ class Engine:
         *,
         needs_agent: bool = True,
     ) -> Iterator[Call]:
-        """The scope of one engine call: the run is current in this context while it lasts."""
+        """The scope of one engine call: the run is current in this context while it lasts.
+
+        Its store operations wait ``store_timeout`` seconds at most, in total.
+        """
         started = time.perf_counter()
         if not self._finalized or (needs_agent and self._agent is None):
             self.finalize() if needs_agent else self._ready()
-        run, replayer, task, ending = self._begin(args, kwargs, tags, params)
-        token = CURRENT_RUN.set(run)
+        spending = budget.start(self._breaker.timeout) if self._waits else None
         try:
-            yield Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
+            run, replayer, task, ending = self._begin(args, kwargs, tags, params)
+            token = CURRENT_RUN.set(run)
+            try:
+                yield Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
+            finally:
+                CURRENT_RUN.reset(token)
+                self._end(run)
         finally:
-            CURRENT_RUN.reset(token)
-            self._end(run)
+            if spending is not None:
+                budget.stop(spending)
 
     def _start_agent(self, call: Call, agent: Callable[..., Any] | None = None) -> Callable[..., Any]:
         agent = agent or self._agent
@@ -335,6 +362,9 @@ class Engine:
         self._cache.observe(run)
         try:
             return run, replayer, self._cache.lookup(run), Ending()
+        except StoreUnavailable as exc:  # logged once per outage, by the breaker
+            why = f"the store is unavailable: {exc}"
+            return run, replayer, None, Ending(reason=why, kind=MissReason.STORE_UNAVAILABLE)
         except Exception as exc:
             self.metrics.add("store_errors")
             logger.exception("store lookup failed; the agent handles this task")
@@ -361,6 +391,11 @@ class Engine:
     def _end(self, run: Run) -> None:
         run.ended = True
         self._active.remove(run)
+
+    @property
+    def store_available(self) -> bool:
+        """False while the store is unavailable (an outage): calls are then served by the agent, uncached."""
+        return self._breaker.available
 
     def close(self) -> None:
         """Write pending events and close the store."""

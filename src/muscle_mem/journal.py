@@ -8,12 +8,16 @@ import threading
 import time
 import weakref
 
+from muscle_mem.breaker import Breaker
 from muscle_mem.reasons import Problem
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending
-from muscle_mem.stores.base import CoreStore, Event, EventLog
+from muscle_mem.stores.base import CoreStore, Event, EventLog, StoreUnavailable
 
 logger = logging.getLogger(__name__)
+
+KEPT_IN_OUTAGE = 4096
+"""Events kept while the store is unavailable (the oldest are dropped past it)."""
 
 
 class Journal:
@@ -21,12 +25,16 @@ class Journal:
 
     It writes every ``batch`` events, every ``interval`` seconds, on :meth:`flush`, and at
     interpreter exit. A write that fails is logged and its events dropped (they are statistics; the
-    cache itself is not affected).
+    cache itself is not affected). While the ``breaker`` says the store is unavailable, the latest
+    :data:`KEPT_IN_OUTAGE` events wait for it to come back.
     """
 
-    def __init__(self, store: CoreStore, *, batch: int = 64, interval: float = 1.0) -> None:
+    def __init__(
+        self, store: CoreStore, *, breaker: Breaker | None = None, batch: int = 64, interval: float = 1.0
+    ) -> None:
         self._store = store if isinstance(store, EventLog) else None
         """None for a store that keeps no events: they are dropped."""
+        self._breaker = breaker
         self._batch = batch
         self._interval = interval
         self._pending: list[Event] = []
@@ -45,13 +53,26 @@ class Journal:
 
     def flush(self, *, at_exit: bool = False) -> None:
         """Write the pending events (at interpreter exit, a store already closed is not an error)."""
+        breaker = self._breaker
+        if breaker is not None and not breaker.available:
+            with self._lock:
+                del self._pending[:-KEPT_IN_OUTAGE]
+            return
         with self._lock:
             pending, self._pending = self._pending, []
             self._last_flush = time.monotonic()
         if not pending or self._store is None:
             return
         try:
-            self._store.log_events(pending)
+            if breaker is None:
+                self._store.log_events(pending)
+            else:
+                with breaker:
+                    self._store.log_events(pending)
+        except StoreUnavailable:
+            with self._lock:
+                self._pending[:0] = pending
+                del self._pending[:-KEPT_IN_OUTAGE]
         except Exception:
             level = logging.DEBUG if at_exit else logging.WARNING
             logger.log(level, "%d events could not be written to the store", len(pending), exc_info=True)

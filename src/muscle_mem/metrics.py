@@ -31,6 +31,10 @@ class Metrics:
     """LLM tokens avoided by hits: what the replayed trajectories cost when recorded."""
     stored: int = 0
     store_errors: int = 0
+    """Store operations that failed for another cause than an outage (those count in ``store_outages``)."""
+    store_outages: int = 0
+    """Times the store became unavailable; the calls served meanwhile count as misses and runs not stored
+    of kind ``STORE_UNAVAILABLE``."""
     rejected_records: int = 0
     """Stored trajectories refused at load: not signed with a key of the engine (each counted once)."""
     evicted: int = 0

@@ -16,6 +16,7 @@ from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending, Replay
 from muscle_mem.result import Result
+from muscle_mem.stores import StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,8 @@ class Outcomes:
         self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
         try:
             self.cache.touch(run, task, trajectory, saved)
+        except StoreUnavailable:
+            pass  # the outage is logged once, by the breaker
         except Exception:
             self.metrics.add("store_errors")
             logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
@@ -124,6 +127,10 @@ class Outcomes:
             return None, trajectory
         try:
             self.cache.add(trajectory, run.relevance)
+        except StoreUnavailable as exc:
+            return None, Problem(
+                NotStoredReason.STORE_UNAVAILABLE, run.redact(f"the store is unavailable: {exc}")
+            )
         except Exception as exc:
             self.metrics.add("store_errors")
             logger.exception("could not write the trajectory of task %r to the store", run.task)
@@ -144,6 +151,9 @@ class Outcomes:
                 tool,
                 ended.task,
             )
-            self.cache.remove(ended.stored_id)
+            try:
+                self.cache.remove(ended.stored_id)
+            except Exception as exc:  # removed before the next lookup reads the store
+                logger.warning("could not remove trajectory %s yet: %s", ended.stored_id, exc)
             self.metrics.not_stored(NotStoredReason.CALLED_AFTER_RUN)
             ended.stored_id = None

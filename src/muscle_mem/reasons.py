@@ -36,6 +36,8 @@ class MissReason(str, Enum):
     """The task's arguments cannot be encoded into a key, so nothing was looked up."""
     STORE_ERROR = "store_error"
     """The store could not be read."""
+    STORE_UNAVAILABLE = "store_unavailable"
+    """The store was unreachable (refused, timed out, connection lost), or had been since an outage began."""
 
 
 class NotStoredReason(str, Enum):
@@ -65,6 +67,8 @@ class NotStoredReason(str, Enum):
     """A secret param's value appears in the trajectory outside a param reference."""
     STORE_ERROR = "store_error"
     """The store refused the write."""
+    STORE_UNAVAILABLE = "store_unavailable"
+    """The store was unreachable (an outage): the run was served without recording it."""
     AGENT_RAISED = "agent_raised"
     """The agent raised: the call returned no Result, and nothing was stored."""
     RUN_PROBLEM = "run_problem"

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from cli_support import run_cli
+from conftest import OutageStore
 from muscle_mem import Check, Engine, MissReason, Result
 from muscle_mem.stores import MemoryStore
 
@@ -195,6 +196,18 @@ def test_a_store_that_cannot_be_read_misses_with_store_error() -> None:
     assert engine.metrics.misses_by_reason[MissReason.STORE_ERROR] == 1
 
 
+def test_a_store_that_is_down_misses_with_store_unavailable() -> None:
+    """An outage is not an error of the store: the miss says the store is unavailable, and why."""
+    store = OutageStore()
+    engine, _ = recorded(raising, store=store)
+    store.down = True
+    result = engine("serve")
+    assert result.miss_reason is MissReason.STORE_UNAVAILABLE
+    assert result.reason == "the store is unavailable: cannot connect to the test server: Connection refused"
+    assert engine.metrics.misses_by_reason[MissReason.STORE_UNAVAILABLE] == 1
+    assert engine.metrics.store_errors == 0 and engine.metrics.store_outages == 1
+
+
 def test_every_kind_is_produced_by_some_run() -> None:
     """The tests above cover every member but the ones no engine run can cause yet."""
     covered = {
@@ -209,6 +222,7 @@ def test_every_kind_is_produced_by_some_run() -> None:
         MissReason.VERSION_CHANGED,
         MissReason.UNKEYABLE_TASK,
         MissReason.STORE_ERROR,
+        MissReason.STORE_UNAVAILABLE,
         MissReason.SNAPSHOT_UNHASHABLE,
     }
     assert covered | NOT_PRODUCED_YET == set(MissReason)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from cli_support import run_cli
+from conftest import OutageStore
 from muscle_mem import Check, Engine, NotStoredReason, Result, Secret, current_run
 
 NOT_PRODUCED = {NotStoredReason.RUN_PROBLEM}
@@ -211,6 +212,26 @@ def test_a_store_that_refuses_the_write_is_a_store_error(monkeypatch: pytest.Mon
     assert "disk full" in (result.not_stored or "")
 
 
+def test_a_store_that_goes_down_before_the_write_is_store_unavailable() -> None:
+    """The store went down while the agent worked: the run is served, not stored, and says why."""
+    store = OutageStore()
+    engine = Engine(store)
+
+    @engine.tool()
+    def close(ticket: str) -> str:
+        store.down = True
+        return "closed"
+
+    engine.set_agent(lambda task: close("T-1"))
+    result = engine("close T-1")
+    assert result.output == "closed" and not result.stored
+    assert result.not_stored_reason is NotStoredReason.STORE_UNAVAILABLE
+    assert (
+        result.not_stored == "the store is unavailable: cannot connect to the test server: Connection refused"
+    )
+    assert engine.metrics.not_stored_by_reason == {NotStoredReason.STORE_UNAVAILABLE: 1}
+
+
 def test_an_agent_that_raises_is_counted_as_not_stored() -> None:
     engine = Engine()
 
@@ -260,6 +281,7 @@ def test_every_kind_is_produced_by_some_run() -> None:
         NotStoredReason.UNKEYABLE_TASK,
         NotStoredReason.SECRET_LEAK,
         NotStoredReason.STORE_ERROR,
+        NotStoredReason.STORE_UNAVAILABLE,
         NotStoredReason.AGENT_RAISED,
         NotStoredReason.CALLED_AFTER_RUN,
         NotStoredReason.REFUSED,

@@ -287,7 +287,7 @@ def test_postgres_recovers_connections_dropped_by_the_server(
                 (f"muscle_mem:{schema}",),
             ).fetchall()
         assert killed and all(row[0] for row in killed)
-        with caplog.at_level(logging.WARNING, logger="muscle_mem"):
+        with caplog.at_level(logging.INFO, logger="muscle_mem"):
             assert store.get(t.id) == t
         assert any("lost a connection" in r.getMessage() for r in caplog.records)
         store.add(trajectory(n=1))

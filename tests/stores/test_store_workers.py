@@ -99,17 +99,6 @@ def test_postgres_concurrent_add_and_remove_of_one_task_do_not_deadlock(
         threads[-1].start()
         remove()
 
-    pool = remover._get_pool()
-    check = pool.check
-    retried: list[bool] = []
-
-    def check_then_rearrange() -> None:  # _run calls pool.check() before its one retry
-        check()
-        if not retried:
-            retried.append(True)
-            arrange(lambda: None)  # the same interleaving again, for the retry
-
-    pool.check = check_then_rearrange  # type: ignore[method-assign]
     try:
         with caplog.at_level(logging.WARNING, logger="muscle_mem"):
             try:

@@ -9,10 +9,11 @@
   a ``schema`` query parameter picks the PostgreSQL schema (default ``muscle_mem``), for example
   ``postgresql://app@db:5432/agents?schema=team_a``.
 
-Without a URL, the environment variable ``MUSCLE_MEM_STORE`` is used, else memory. With a
-:class:`~muscle_mem.stores.signing.Signer`, a durable store signs its records and loads only those
-signed for where they are filed; a memory store keeps its trajectories as objects, never reads them
-back from text, and has nothing to sign.
+A PostgreSQL URL may also set ``connect_timeout`` (seconds, per connection attempt) and
+``statement_timeout`` (milliseconds, or with a unit: ``2s``). Without a URL, the environment variable
+``MUSCLE_MEM_STORE`` is used, else memory. With a :class:`~muscle_mem.stores.signing.Signer`, a
+durable store signs its records and loads only those signed for where they are filed; a memory store
+keeps its trajectories as objects, never reads them back from text, and has nothing to sign.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from muscle_mem.stores.base import (
     Store,
     StoredRecord,
     StoreError,
+    StoreUnavailable,
     Summary,
 )
 from muscle_mem.stores.memory import MemoryStore
@@ -57,6 +59,7 @@ __all__ = [
     "Signer",
     "Store",
     "StoreError",
+    "StoreUnavailable",
     "StoredRecord",
     "Summary",
     "open_store",
@@ -64,18 +67,38 @@ __all__ = [
 
 
 @overload
-def open_store(spec: str | None = None, *, signer: Signer | None = None) -> Store: ...
+def open_store(
+    spec: str | None = None,
+    *,
+    signer: Signer | None = None,
+    timeout: float | None = None,
+    connect: bool = True,
+) -> Store: ...
 
 
 @overload
-def open_store(spec: CoreStore, *, signer: Signer | None = None) -> CoreStore: ...
+def open_store(
+    spec: CoreStore,
+    *,
+    signer: Signer | None = None,
+    timeout: float | None = None,
+    connect: bool = True,
+) -> CoreStore: ...
 
 
-def open_store(spec: CoreStore | str | None = None, *, signer: Signer | None = None) -> CoreStore:
+def open_store(
+    spec: CoreStore | str | None = None,
+    *,
+    signer: Signer | None = None,
+    timeout: float | None = None,
+    connect: bool = True,
+) -> CoreStore:
     """A store from a store object (returned as is), a URL, or ``None``.
 
     ``None`` opens ``$MUSCLE_MEM_STORE``, else a memory store. A ``signer`` is given to the store (a
-    store object that cannot sign is refused with :class:`StoreError`).
+    store object that cannot sign is refused with :class:`StoreError`). ``timeout``: the most seconds
+    one operation of a durable store waits (its default otherwise); ``connect=False``: a PostgreSQL
+    store connects at its first operation instead of now.
     """
     if spec is None:
         spec = os.environ.get(ENV) or "memory://"
@@ -101,11 +124,18 @@ def open_store(spec: CoreStore | str | None = None, *, signer: Signer | None = N
             raise StoreError(f"memory:// takes nothing after the scheme, got {spec!r}")
         return MemoryStore()
     if scheme == "sqlite":
-        return SQLiteStore(_sqlite_path(spec, rest), signer=signer)
+        path = _sqlite_path(spec, rest)
+        if timeout is None:
+            return SQLiteStore(path, signer=signer)
+        return SQLiteStore(path, timeout=timeout, signer=signer)
     if scheme in ("postgresql", "postgres"):
         url, schema = _postgres_url(spec)
-        return (
-            PostgresStore(url, schema=schema, signer=signer) if schema else PostgresStore(url, signer=signer)
+        return PostgresStore(
+            url,
+            schema=schema or "muscle_mem",
+            timeout=30.0 if timeout is None else timeout,
+            connect=connect,
+            signer=signer,
         )
     raise StoreError(
         f"unknown store scheme {scheme!r} in {spec!r}: use memory://, sqlite:///path/to/cache.db "

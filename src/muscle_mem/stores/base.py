@@ -15,6 +15,14 @@ class StoreError(MuscleMemError, RuntimeError):
     """A store cannot be opened or used (wrong URL, newer schema, unreachable server)."""
 
 
+class StoreUnavailable(StoreError):
+    """The store's server cannot be reached now; trying again later may succeed.
+
+    Raised for a refused or lost connection, a connection or statement that took longer than allowed,
+    or a server shutting down or starting up; never for a wrong URL, role or password.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class Changes:
     """What changed for one task key since a revision: the engine's index applies it incrementally."""

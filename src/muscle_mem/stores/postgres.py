@@ -6,16 +6,24 @@ created and migrated on first use under an advisory lock, so workers starting to
 The revision counter is a row of ``state`` that every add and removal updates in its own transaction:
 its row lock orders writers, so revisions become visible in the order they were given.
 
-A connection dropped by the server (restart, ``pg_terminate_backend``, network) is replaced: the
-operation that met it is retried once after the pool has checked its idle connections. A transaction
-the server rolled back (a deadlock, a serialization failure) is retried up to 3 times. Every write
-locks the ``state`` row first, so writers never wait on each other in opposite orders.
+A connection dropped by the server (restart, ``pg_terminate_backend``, network) discards the pool
+(its idle connections are dead too) and the operation that met it is retried once on a new one. A
+transaction the server rolled back (a deadlock, a serialization failure) is retried up to 3 times.
+Every write locks the ``state`` row first, so writers never wait on each other in opposite orders.
+
+No operation waits longer than ``timeout`` (or what is left of the engine call's budget, see
+:mod:`muscle_mem.stores.budget`), retries included: connecting, waiting for a pooled connection and
+each statement are bounded on the client, so a refused, hung or cut connection raises
+:class:`~muscle_mem.stores.base.StoreUnavailable` in time. The URL's ``connect_timeout`` bounds each
+connection attempt, its ``statement_timeout`` (milliseconds, or with a unit: ``2s``) each statement on
+the server, and TCP keepalives (unless the URL sets its own) find connections a hung network left.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -23,9 +31,10 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from muscle_mem.stores import _records, ranking
-from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, Summary
+from muscle_mem.stores import _records, budget, ranking
+from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, StoreUnavailable, Summary
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -40,8 +49,14 @@ _ROLLBACK_RETRIES = 3
 """Times a statement the server rolled back (deadlock, serialization failure) is tried again."""
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 CONNECT_TIMEOUT = 5
-"""Seconds a connection may take to open, unless the URL sets ``connect_timeout``."""
+"""Seconds a connection may take to open, unless the URL sets ``connect_timeout`` (or ``timeout`` is less)."""
+KEEPALIVES = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "5", "keepalives_count": "3"}
+"""TCP keepalives, unless the URL sets them: an idle connection a hung network left is found dead in 25 s."""
 _CONNECT_RETRY_SECONDS = 0.25
+_STATEMENT_TIMEOUT = re.compile(r"[0-9]{1,9}(us|ms|s|min|h|d)?")
+_LOST_STATES = ("08", "57P01", "57P02", "57P03")
+"""SQLSTATEs of a connection the server ended (connection exceptions, shutdown, start-up)."""
+_QUERY_CANCELED = "57014"
 _LASTING = re.compile(
     r"does not exist|authentication failed|no pg_hba\.conf entry|password|permission denied|resolve host"
     r"|invalid|SSL",
@@ -94,28 +109,33 @@ last few, which costs nothing); trajectories and removals are committed as the s
 _ALL_STORES: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
 
 
-def _drivers() -> tuple[Any, Any]:
+def _drivers() -> tuple[Any, Any, Any]:
+    """psycopg, psycopg_pool and the bounded connection class, or a StoreError saying what to install."""
     try:
         import psycopg
         import psycopg_pool
+
+        from muscle_mem.stores._pgconnection import BoundedConnection
     except ImportError as exc:
         raise StoreError(
-            "PostgreSQL stores need psycopg 3 and psycopg_pool: pip install 'muscle-mem[postgres]'"
+            "PostgreSQL stores need psycopg 3.3+ and psycopg_pool: pip install 'muscle-mem[postgres]'"
         ) from exc
-    return psycopg, psycopg_pool
+    return psycopg, psycopg_pool, BoundedConnection
 
 
 class PostgresStore:
     """Trajectories in a PostgreSQL schema, shared by every process that connects to it.
 
-    ``url``: a libpq URL or conninfo (``postgresql://user@host:5432/db``); ``schema``: the schema that
-    holds the tables (default ``muscle_mem``, created if missing; one schema per independent cache);
-    ``pool_size``: the most connections this process opens (one per thread using the store at once);
-    ``timeout``: seconds to wait for a connection (opening one waits at most :data:`CONNECT_TIMEOUT`, or
-    the URL's ``connect_timeout``; a wrong URL fails with libpq's cause). Sessions are named ``muscle_mem:<schema>`` in
-    ``pg_stat_activity`` unless the URL sets ``application_name``. With a ``signer``, records are
-    written signed and only records signed for where they are filed are loaded (see
-    :mod:`muscle_mem.stores.signing`).
+    ``url``: a libpq URL or conninfo (``postgresql://user@host:5432/db``; a URL may add
+    ``statement_timeout``); ``schema``: the schema that holds the tables (default ``muscle_mem``,
+    created if missing; one schema per independent cache); ``pool_size``: the most connections this
+    process opens (one per thread using the store at once); ``timeout``: the most seconds one operation
+    waits for the server, retries included; ``connect``: False connects at the first operation instead
+    of now (an engine starts while its server is down). Opening now waits up to the URL's
+    ``connect_timeout`` (default :data:`CONNECT_TIMEOUT`) for a server that refuses (one starting up); a
+    wrong URL fails with libpq's cause. Sessions are named ``muscle_mem:<schema>`` in
+    ``pg_stat_activity`` unless the URL sets ``application_name``. With a ``signer``, records are written signed and
+    only records signed for where they are filed are loaded (see :mod:`muscle_mem.stores.signing`).
     """
 
     def __init__(
@@ -125,33 +145,49 @@ class PostgresStore:
         schema: str = "muscle_mem",
         pool_size: int = 8,
         timeout: float = 30.0,
+        connect: bool = True,
         signer: Signer | None = None,
     ) -> None:
         self.signer = signer
-        self._psycopg, self._psycopg_pool = _drivers()
+        self._psycopg, self._psycopg_pool, self._connection_class = _drivers()
         if not _SCHEMA_NAME.fullmatch(schema):
             raise StoreError(f"invalid PostgreSQL schema name {schema!r} (letters, digits and _ only)")
+        if not timeout > 0:
+            raise StoreError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.schema = schema
-        self.url = url
+        self.url, self._statement_timeout = _statement_timeout(url)
         self.pool_size = pool_size
         self.timeout = timeout
         try:
-            info = self._psycopg.conninfo.conninfo_to_dict(url)
+            info = self._psycopg.conninfo.conninfo_to_dict(self.url)
         except self._psycopg.ProgrammingError as exc:
             raise StoreError(f"invalid PostgreSQL URL: {exc}") from exc
         self._address = f"{info.get('host', 'localhost')}:{info.get('port', 5432)}/{info.get('dbname', info.get('user', ''))}"
         self._where = f"postgresql://{self._address} (schema {schema})"
+        defaults = {
+            "application_name": f"muscle_mem:{schema}"[:63],
+            "connect_timeout": math.ceil(min(CONNECT_TIMEOUT, timeout)),
+            "tcp_user_timeout": math.ceil(timeout * 1000),
+            **KEEPALIVES,
+        }
         self._connect_kwargs: dict[str, Any] = {
             "autocommit": True,
-            **({} if "application_name" in info else {"application_name": f"muscle_mem:{schema}"[:63]}),
-            **({} if "connect_timeout" in info else {"connect_timeout": CONNECT_TIMEOUT}),
+            **{key: value for key, value in defaults.items() if key not in info},
         }
         self._connect_timeout = _connect_timeout(info.get("connect_timeout", CONNECT_TIMEOUT))
         self._closed = False
+        self._migrated = False
         self._pool_lock = threading.Lock()
         self._pool: ConnectionPool[Any] | None = None
         self._sql = {name: text.format(s=f'"{schema}"') for name, text in _SQL.items()}
-        self._run(self._migrate)
+        if connect:
+            with self._pool_lock:
+                self._pool = self._new_pool(time.monotonic() + timeout, patient=True)
+            try:
+                self._run(_nothing)  # migrates
+            except BaseException:
+                self.close()
+                raise
         _ALL_STORES.add(self)
 
     def __repr__(self) -> str:
@@ -159,49 +195,90 @@ class PostgresStore:
 
     # -- connections ----------------------------------------------------------------------------
 
-    def _get_pool(self) -> ConnectionPool[Any]:
-        with self._pool_lock:
+    def _get_pool(self, deadline: float) -> ConnectionPool[Any]:
+        pool = self._pool
+        if pool is not None:
+            return pool
+        if not self._pool_lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+            raise StoreUnavailable(f"{self._where} did not answer in time (another thread is connecting)")
+        try:
             if self._closed:
                 raise StoreError(f"{self!r} is closed")
             if self._pool is None:
-                self._check_reachable()
-                pool = self._psycopg_pool.ConnectionPool(
-                    self.url,
-                    min_size=1,
-                    max_size=self.pool_size,
-                    kwargs=self._connect_kwargs,
-                    timeout=self.timeout,
-                    name=f"muscle_mem:{self.schema}",
-                    configure=_configure,
-                    open=False,
-                )
-                try:
-                    pool.open(wait=True, timeout=self.timeout)
-                except self._psycopg_pool.PoolTimeout as exc:
-                    pool.close()
-                    raise StoreError(f"cannot connect to {self._where} within {self.timeout:g} s") from exc
-                self._pool = pool
+                self._pool = self._new_pool(deadline, patient=False)
             return self._pool
+        finally:
+            self._pool_lock.release()
 
-    def _check_reachable(self) -> None:
-        """Open and close one connection, so that a wrong URL fails at once with its cause in one line.
+    def _new_pool(self, deadline: float, *, patient: bool) -> ConnectionPool[Any]:
+        """A pool with one connection open, made by ``deadline``."""
+        self._check_reachable(deadline, patient=patient)
+        pool: ConnectionPool[Any] = self._psycopg_pool.ConnectionPool(
+            self.url,
+            connection_class=self._connection_class,
+            min_size=1,
+            max_size=self.pool_size,
+            kwargs=self._connect_kwargs,
+            timeout=self.timeout,
+            reconnect_timeout=self.timeout,
+            name=f"muscle_mem:{self.schema}",
+            configure=self._configure,
+            open=False,
+        )
+        try:
+            pool.open(wait=True, timeout=max(deadline - time.monotonic(), 0.001))
+        except self._psycopg_pool.PoolTimeout as exc:
+            _close_later(pool)
+            raise StoreUnavailable(f"cannot connect to PostgreSQL at {self._address} in time") from exc
+        return pool
 
-        A cause that waiting does not heal (an unknown database or role, a rejected password) fails at
-        the first try; others (a refused port, a server starting up) are tried again until the connect
-        timeout (or ``timeout``, if shorter) has passed.
+    def _check_reachable(self, deadline: float, *, patient: bool) -> None:
+        """Open and close one connection by ``deadline``, so that a wrong URL fails at once with its cause.
+
+        A cause that waiting does not heal (an unknown database or role, a rejected password) raises
+        :class:`StoreError`; others (a refused port, a timeout, a server starting up) raise
+        :class:`StoreUnavailable`, at once or (``patient``) when the connect timeout has passed.
         """
         psycopg = self._psycopg
-        deadline = time.monotonic() + min(self._connect_timeout, self.timeout)
+        give_up = min(deadline, time.monotonic() + self._connect_timeout) if patient else 0.0
+
+        def connect() -> None:
+            self._connection_class.connect(self.url, **self._connect_kwargs).close()
+
         while True:
+            error = None
             try:
-                psycopg.connect(self.url, **self._connect_kwargs).close()
-                return
+                if _within(deadline - time.monotonic(), connect):
+                    return
+                cause = "connection timeout expired"
             except psycopg.OperationalError as exc:
-                cause = _cause(exc)
-                if _LASTING.search(cause) or time.monotonic() + _CONNECT_RETRY_SECONDS >= deadline:
+                error, cause = exc, _cause(exc)
+                if _LASTING.search(cause):
                     raise StoreError(f"cannot connect to PostgreSQL at {self._address}: {cause}") from exc
-                log.debug("cannot connect to %s yet (%s); trying again", self._where, cause)
-                time.sleep(_CONNECT_RETRY_SECONDS)
+            if time.monotonic() + _CONNECT_RETRY_SECONDS >= give_up:
+                raise StoreUnavailable(f"cannot connect to PostgreSQL at {self._address}: {cause}") from error
+            log.debug("cannot connect to %s yet (%s); trying again", self._where, cause)
+            time.sleep(_CONNECT_RETRY_SECONDS)
+
+    def _configure(self, conn: Connection[Any]) -> None:
+        """Small OLTP statements only: JIT compilation would cost more than it saves (up to 0.5 s).
+
+        The URL's ``statement_timeout`` is set here too.
+        """
+        conn.deadline = time.monotonic() + self.timeout  # type: ignore[attr-defined]
+        if self._statement_timeout is None:
+            conn.execute("SET jit = off")
+        else:
+            conn.execute(
+                "SELECT set_config('jit', 'off', false), set_config('statement_timeout', %s, false)",
+                (self._statement_timeout,),
+            )
+
+    def _discard(self, pool: ConnectionPool[Any]) -> None:
+        """Forget a pool whose connections the server dropped; the next operation opens a new one."""
+        if self._pool is pool:
+            self._pool = None
+        _close_later(pool)
 
     def _after_fork(self) -> None:
         """In a forked child: open a pool of its own; the parent's connections are never used here (and
@@ -210,31 +287,69 @@ class PostgresStore:
         self._pool_lock = threading.Lock()
 
     def _run(self, work: Callable[[Connection[Any]], _T]) -> _T:
-        """Run ``work`` on a pooled connection. On a dropped connection, check the pool and retry once;
-        on a transaction the server rolled back (a deadlock, a serialization failure), retry it."""
+        """Run ``work`` on a pooled connection, within ``timeout`` or what is left of the call's budget.
+
+        On a dropped connection, discard the pool and retry once on a new one; on a transaction the
+        server rolled back (a deadlock, a serialization failure), retry it.
+        """
+        started = time.monotonic()
+        try:
+            return self._attempt(work, started + budget.allowance(self.timeout))
+        finally:
+            budget.spend(time.monotonic() - started)
+
+    def _attempt(self, work: Callable[[Connection[Any]], _T], deadline: float) -> _T:
         psycopg, psycopg_pool = self._psycopg, self._psycopg_pool
         reconnected = False
-        for attempt in range(_ROLLBACK_RETRIES + 1):
-            pool = self._get_pool()
+        rolled_back = 0
+        while True:
+            if time.monotonic() >= deadline:
+                raise StoreUnavailable(f"{self._where} did not answer in time")
+            pool = self._get_pool(deadline)
             try:
-                with pool.connection() as conn:
-                    return work(conn)
+                conn = pool.getconn(timeout=max(deadline - time.monotonic(), 0.001))
             except psycopg_pool.PoolTimeout as exc:
-                raise StoreError(f"no connection to {self._where} within {self.timeout:g} s") from exc
+                raise StoreUnavailable(f"no connection to {self._where} in time") from exc
+            except psycopg_pool.PoolClosed as exc:  # discarded by another thread meanwhile
+                if reconnected:
+                    raise StoreUnavailable(f"{self!r}: {exc}") from exc
+                reconnected = True
+                continue
+            conn.deadline = deadline
+            try:
+                if not self._migrated:
+                    self._migrate(conn)
+                    self._migrated = True
+                result = work(conn)
             except psycopg.errors.TransactionRollback as exc:
-                if attempt == _ROLLBACK_RETRIES or self._closed:
+                pool.putconn(conn)
+                rolled_back += 1
+                if rolled_back > _ROLLBACK_RETRIES or self._closed:
                     raise StoreError(f"{self!r}: {exc}") from exc
                 log.debug("%s rolled a transaction back (%s); retrying", self._where, str(exc).strip())
-                time.sleep(0.005 * (attempt + 1))
+                time.sleep(0.005 * rolled_back)
+                continue
             except psycopg.OperationalError as exc:
-                if reconnected or self._closed:
-                    raise StoreError(f"{self!r}: {exc}") from exc
+                state = exc.sqlstate
+                if state is not None and not state.startswith(_LOST_STATES):
+                    pool.putconn(conn)
+                    kind = StoreUnavailable if state == _QUERY_CANCELED else StoreError
+                    raise kind(f"{self!r}: {_first_line(exc)}") from exc
+                conn.close()  # its state is unknown; the pool it came from is dropped with it
+                self._discard(pool)
+                if reconnected or self._closed or time.monotonic() >= deadline:
+                    raise StoreUnavailable(f"{self!r}: {_first_line(exc)}") from exc
                 reconnected = True
-                log.warning("lost a connection to %s (%s); reconnecting", self._where, str(exc).strip())
-                pool.check()
+                log.info("lost a connection to %s (%s); reconnecting", self._where, _first_line(exc))
+                continue
             except psycopg.Error as exc:
+                pool.putconn(conn)
                 raise StoreError(f"{self!r}: {exc}") from exc
-        raise AssertionError("unreachable")
+            except BaseException:
+                pool.putconn(conn)
+                raise
+            pool.putconn(conn)
+            return result
 
     def _scalar(self, conn: Connection[Any], name: str, args: tuple[Any, ...] = ()) -> Any:
         row = conn.execute(self._sql[name], args).fetchone()
@@ -549,9 +664,61 @@ def _cause(exc: Exception) -> str:
     return " ".join(cause.removeprefix("FATAL:").split())
 
 
-def _configure(conn: Connection[Any]) -> None:
-    """Small OLTP statements only: JIT compilation would cost more than it saves (up to 0.5 s)."""
-    conn.execute("SET jit = off")
+def _statement_timeout(url: str) -> tuple[str, str | None]:
+    """The URL without its ``statement_timeout`` query parameter (libpq knows none), and its value."""
+    if not url.lower().startswith(("postgresql://", "postgres://")):
+        return url, None
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    values = [v for k, v in query if k == "statement_timeout"]
+    if not values:
+        return url, None
+    value = values[-1].strip()
+    if not _STATEMENT_TIMEOUT.fullmatch(value):
+        raise StoreError(
+            f"invalid statement_timeout {value!r} in the PostgreSQL URL (milliseconds, or a number and "
+            "a unit: 500ms, 2s, 1min)"
+        )
+    rest = urlencode([(k, v) for k, v in query if k != "statement_timeout"])
+    return urlunsplit(parts._replace(query=rest)), value
+
+
+def _within(seconds: float, work: Callable[[], None]) -> bool:
+    """Run ``work`` in a thread of its own and wait for it ``seconds`` at most.
+
+    True if it ended in time (its exception is raised here); False if not (it goes on alone).
+    """
+    raised: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:
+            raised.append(exc)
+        else:
+            raised.append(None)
+
+    thread = threading.Thread(target=run, name="muscle_mem connect", daemon=True)
+    thread.start()
+    thread.join(max(seconds, 0.0))
+    if not raised:
+        return False
+    if raised[0] is not None:
+        raise raised[0]
+    return True
+
+
+def _close_later(pool: ConnectionPool[Any]) -> None:
+    """Close a pool in the background: its workers may be waiting for a server that does not answer."""
+    threading.Thread(target=pool.close, kwargs={"timeout": 60.0}, name="muscle_mem pool", daemon=True).start()
+
+
+def _first_line(exc: Exception) -> str:
+    return " ".join(str(exc).strip().splitlines()[:1]) or type(exc).__name__
+
+
+def _nothing(conn: Connection[Any]) -> None:
+    """An operation that only connects (and migrates)."""
 
 
 def _columns(pending: list[_records.Prepared]) -> dict[str, Any]:

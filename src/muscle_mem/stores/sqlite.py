@@ -14,7 +14,8 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
 - ``events``: the engine's recent events (JSON), for reports (schema version 2).
 
 Each thread uses its own connection; writes take the database lock up front (``BEGIN IMMEDIATE``) and
-wait for it up to ``timeout`` seconds.
+wait for it up to ``timeout`` seconds, or what is left of the engine call's budget if that is less
+(see :mod:`muscle_mem.stores.budget`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from muscle_mem.stores import _records, ranking
+from muscle_mem.stores import _records, budget, ranking
 from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, Summary
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
@@ -93,10 +94,12 @@ _ALL_STORES: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
 class _Conn:
     """One thread's connection, with its cached revision (valid while ``data_version`` holds)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, busy_ms: int) -> None:
         self.db = db
         self.data_version = -1
         self.revision = 0
+        self.busy_ms = busy_ms
+        """How long a write waits for the lock, in milliseconds (``PRAGMA busy_timeout``)."""
 
 
 class SQLiteStore:
@@ -143,7 +146,7 @@ class SQLiteStore:
             except sqlite3.Error:
                 db.close()
                 raise
-            conn = self._local.conn = _Conn(db)
+            conn = self._local.conn = _Conn(db, _tenths_ms(self.timeout))
             with self._conns_lock:
                 self._conns.add(conn)
         return conn
@@ -180,15 +183,22 @@ class SQLiteStore:
     def _guard(self, operation: Callable[[], _T]) -> _T:
         if self._closed:
             raise StoreError(f"{self!r} is closed")
+        started = time.monotonic()
         try:
             return operation()
         except sqlite3.Error as exc:
             raise StoreError(f"{self!r}: {exc}") from exc
+        finally:
+            budget.spend(time.monotonic() - started)
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction holding the database lock from its start."""
+        """A write transaction holding the database lock from its start (waiting for it within the budget)."""
         conn = self._conn()
+        busy_ms = _tenths_ms(budget.allowance(self.timeout))
+        if busy_ms != conn.busy_ms:
+            conn.db.execute(f"PRAGMA busy_timeout = {busy_ms}")
+            conn.busy_ms = busy_ms
         conn.db.execute("BEGIN IMMEDIATE")
         try:
             yield conn.db
@@ -537,6 +547,11 @@ class SQLiteStore:
 
     def __len__(self) -> int:
         return int(self._guard(lambda: self._conn().db.execute("SELECT count FROM state").fetchone()[0]))
+
+
+def _tenths_ms(seconds: float) -> int:
+    """Seconds as milliseconds, down to whole tenths of a second (so the busy timeout rarely changes)."""
+    return max(int(seconds * 10), 0) * 100
 
 
 _INHERITED: list[_Conn] = []
