@@ -341,6 +341,23 @@ class Run:
                     break
             return recorded, kwargs
 
+    def _recorded(
+        self,
+        tool: Tool,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        out: Any,
+        seconds: float,
+        pre: Any,
+        post: Any,
+    ) -> Call:
+        """The record of a call that returned ``out``."""
+        seen = self._seen(tool, out)
+        returned = out if tool.output_view is not None else seen
+        return Call(
+            tool.name, args, kwargs, seen, False, seconds, pre, post, tool_ref=tool, returned=returned
+        )
+
     def _seen(self, tool: Tool, out: Any) -> Any:
         """The output as data flow sees it: a frozen copy of the tool's ``output_view`` of it."""
         if tool.output_view is None:
@@ -368,18 +385,7 @@ class Run:
             out = tool.fn(*args, **kwargs)
             seconds = time.perf_counter() - start
             post = self._capture(tool, "post", args, kwargs)
-            call = Call(
-                tool.name,
-                call_args,
-                call_kwargs,
-                self._seen(tool, out),
-                False,
-                seconds,
-                pre,
-                post,
-                tool_ref=tool,
-            )
-            call.returned = out if tool.output_view is not None else call.output
+            call = self._recorded(tool, call_args, call_kwargs, out, seconds, pre, post)
             return out
         finally:
             IN_TOOL.reset(tool_token)
@@ -401,18 +407,7 @@ class Run:
             out = await tool.fn(*args, **kwargs)
             seconds = time.perf_counter() - start
             post = await self._capture_async(tool, "post", args, kwargs)
-            call = Call(
-                tool.name,
-                call_args,
-                call_kwargs,
-                self._seen(tool, out),
-                False,
-                seconds,
-                pre,
-                post,
-                tool_ref=tool,
-            )
-            call.returned = out if tool.output_view is not None else call.output
+            call = self._recorded(tool, call_args, call_kwargs, out, seconds, pre, post)
             return out
         finally:
             IN_TOOL.reset(tool_token)

@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 
 import pytest
 
 pytest.importorskip("playwright")
 
+from browser_form import FORM, LAUNCH, needs_chromium
 from playwright.sync_api import Page, sync_playwright
 
 from muscle_mem import Engine, MissReason
 from muscle_mem.integrations.playwright import element_check, page_check
 
-CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
-
-FORM = """<title>Contact</title>
-<label>Name <input id="name"></label>
-<button id="go" onclick="document.title = 'sent ' + document.getElementById('name').value">{button}</button>"""
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[Page]:
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = pw.chromium.launch(**LAUNCH)
         yield browser.new_page()
         browser.close()
 

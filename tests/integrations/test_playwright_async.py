@@ -2,29 +2,24 @@
 
 from __future__ import annotations
 
-import shutil
 from typing import Any
 
 import pytest
 
 pytest.importorskip("playwright")
 
+from browser_form import FORM, LAUNCH, needs_chromium
 from playwright.async_api import async_playwright
 
 from muscle_mem import Engine
 from muscle_mem.integrations.playwright import element_check, page_check
 
-CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
-
-FORM = """<title>Contact</title>
-<label>Name <input id="name"></label>
-<button id="go" onclick="document.title = 'sent ' + document.getElementById('name').value">{button}</button>"""
+pytestmark = needs_chromium
 
 
 async def test_checks_on_an_async_page_guard_async_tools() -> None:
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = await pw.chromium.launch(**LAUNCH)
         page: Any = await browser.new_page()
         engine = Engine()
 
