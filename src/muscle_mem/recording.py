@@ -23,7 +23,7 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.reasons import NotStoredReason, Problem
-from muscle_mem.secrecy import redact, secret_values
+from muscle_mem.secrecy import output_secrets, redact, secret_values
 from muscle_mem.tools import Tool
 from muscle_mem.trajectory import Step
 
@@ -164,6 +164,8 @@ class Run:
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
         self.secrets = secret_values(params)
         """The plain values of the secret params, to keep out of every message."""
+        self.secret_outputs: dict[str, Any] = {}
+        """The values inside secret tool outputs (see :func:`secrecy.output_secrets`), by name."""
         self.in_flight: set[Flight] = set()
         """Tool calls started and not finished (a task or a worker the agent did not wait for)."""
         self.sealed = False
@@ -256,8 +258,36 @@ class Run:
             self.calls.insert(at, call)
 
     def redact(self, text: str) -> str:
-        """``text`` with this run's secret values replaced by their param names."""
-        return redact(text, self.secrets) if self.secrets else text
+        """``text`` with this run's secret values replaced by their names, and secret-looking texts redacted."""
+        return redact(text, self.hidden())
+
+    def hidden(self) -> dict[str, Any]:
+        """Every value this run keeps out of the store and of messages: secret params and outputs."""
+        if not self.secret_outputs:
+            return self.secrets
+        with self._lock:
+            return {**self.secrets, **self.secret_outputs}
+
+    def secret_output(self, tool: Tool, output: Any) -> Any:
+        """A secret tool output as the run keeps it (:func:`kept`), its values noted as secrets.
+
+        A :class:`~muscle_mem.Secret` output is kept as its plain value, which later steps refer to.
+        """
+        plain = output.get() if isinstance(output, codec.Secret) else output
+        with self._lock:
+            for value in output_secrets(plain):
+                if value not in self.secret_outputs.values():
+                    name, n = f"output of {tool.name}", 1
+                    while name in self.secret_outputs:
+                        n += 1
+                        name = f"output of {tool.name} ({n})"
+                    self.secret_outputs[name] = value
+        return kept(plain)
+
+    def _kept_output(self, tool: Tool, output: Any) -> Any:
+        if tool.secret_outputs or isinstance(output, codec.Secret):
+            return self.secret_output(tool, output)
+        return kept(output)
 
     @property
     def steps(self) -> list[Call]:
@@ -361,7 +391,15 @@ class Run:
             seconds = time.perf_counter() - start
             post = self._capture(tool, "post", args, kwargs)
             call = Call(
-                tool.name, call_args, call_kwargs, kept(out), False, seconds, pre, post, tool_ref=tool
+                tool.name,
+                call_args,
+                call_kwargs,
+                self._kept_output(tool, out),
+                False,
+                seconds,
+                pre,
+                post,
+                tool_ref=tool,
             )
             return out
         finally:
@@ -385,7 +423,15 @@ class Run:
             seconds = time.perf_counter() - start
             post = await self._capture_async(tool, "post", args, kwargs)
             call = Call(
-                tool.name, call_args, call_kwargs, kept(out), False, seconds, pre, post, tool_ref=tool
+                tool.name,
+                call_args,
+                call_kwargs,
+                self._kept_output(tool, out),
+                False,
+                seconds,
+                pre,
+                post,
+                tool_ref=tool,
             )
             return out
         finally:

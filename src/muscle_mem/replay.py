@@ -65,11 +65,11 @@ class Ending:
     """On a miss, the kind of its (first) cause."""
 
     def redacted(self, run: Run) -> Ending:
-        """This ending with any secret value in its reason replaced by the param's name.
+        """This ending with any secret value in its reason replaced by its name, and secret-looking texts redacted.
 
-        An exception's text may quote the secret argument it was given.
+        An exception's text may quote the secret argument it was given, or a key a tool returned.
         """
-        if self.reason is None or not run.secrets:
+        if self.reason is None:
             return self
         return dataclasses.replace(self, reason=run.redact(self.reason))
 
@@ -164,7 +164,11 @@ class Replayer:
                 edge, post = attempt.first, NOT_CAPTURED
             else:
                 edge, post = yield from self._post_check(attempt, attempt.tool.post_check)
-            output = kept(outcome.value)  # as at the call, like the recording: later calls may change it
+            value = outcome.value
+            if attempt.tool.secret_outputs or isinstance(value, codec.Secret):
+                output = self.run.secret_output(attempt.tool, value)
+            else:
+                output = kept(value)  # as at the call, like the recording: later calls may change it
             self.outputs.append(output)
             self.run.calls.append(
                 Call(
@@ -294,7 +298,7 @@ class Replayer:
         name: str,
     ) -> Iterator[Edge]:
         for edge in edges:
-            if edge.step.pre is None:
+            if edge.step.pre is None or not edge.step.pre.kept:
                 continue
             try:
                 if passes(current, edge.step.pre.value):
@@ -318,11 +322,19 @@ class Replayer:
             )
             return None, NOT_CAPTURED
         current = captured.value
+        key = _key(current) if check.by_key else None
         for edge in itertools.chain((attempt.first,), attempt.others):
-            if edge.step.post is None:
+            snapshot = edge.step.post
+            if snapshot is None:
+                continue
+            if check.by_key:
+                if key is not None and key == snapshot.key:
+                    return edge, current
+                continue
+            if not snapshot.kept:
                 continue
             try:
-                if check.passes(current, edge.step.post.value):
+                if check.passes(current, snapshot.value):
                     return edge, current
             except MissingThreshold:
                 raise
@@ -331,6 +343,14 @@ class Replayer:
                     "post-check compare of tool %r raised %s", attempt.tool.name, self.run.redact(repr(exc))
                 )
         return None, current
+
+
+def _key(value: Any) -> str | None:
+    """The hash an equality Check compares a snapshot by (None for a value that has none)."""
+    try:
+        return codec.fingerprint(value)
+    except codec.CodecError:
+        return None
 
 
 def _frozen_snapshot(value: Any) -> Any:
