@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"Exported {plural(written, 'trajectory')} to {args.file}.", file=sys.stderr)
     if skipped:
         print(
-            f"Skipped {plural(skipped, 'trajectory')} that cannot be decoded (see the warnings).",
+            f"Skipped {plural(skipped, 'trajectory')} that cannot be decoded or written (see the warnings).",
             file=sys.stderr,
         )
     if withheld:

@@ -35,8 +35,12 @@ def printable(text: str, *, lines: bool = False) -> str:
 
 
 def _escape(found: re.Match[str]) -> str:
-    code = ord(found.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    char = found.group()
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def shown(value: object) -> str:
