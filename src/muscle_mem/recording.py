@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from muscle_mem import codec
+from muscle_mem.codec import Secret
 from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.secrecy import output_secrets, redact, secret_values
 from muscle_mem.tools import Tool
@@ -284,11 +285,6 @@ class Run:
                     self.secret_outputs[name] = value
         return kept(plain)
 
-    def _kept_output(self, tool: Tool, output: Any) -> Any:
-        if tool.secret_outputs or isinstance(output, codec.Secret):
-            return self.secret_output(tool, output)
-        return kept(output)
-
     @property
     def steps(self) -> list[Call]:
         """The steps done so far, replayed ones included."""
@@ -394,7 +390,7 @@ class Run:
                 tool.name,
                 call_args,
                 call_kwargs,
-                self._kept_output(tool, out),
+                self.secret_output(tool, out) if tool.secret_outputs or type(out) is Secret else kept(out),
                 False,
                 seconds,
                 pre,
@@ -426,7 +422,7 @@ class Run:
                 tool.name,
                 call_args,
                 call_kwargs,
-                self._kept_output(tool, out),
+                self.secret_output(tool, out) if tool.secret_outputs or type(out) is Secret else kept(out),
                 False,
                 seconds,
                 pre,

@@ -25,6 +25,7 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
+from muscle_mem.codec import Secret
 from muscle_mem.index import Edge, Group, Node, TaskIndex, newest_first
 from muscle_mem.provenance import Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
@@ -165,7 +166,7 @@ class Replayer:
             else:
                 edge, post = yield from self._post_check(attempt, attempt.tool.post_check)
             value = outcome.value
-            if attempt.tool.secret_outputs or isinstance(value, codec.Secret):
+            if attempt.tool.secret_outputs or type(value) is Secret:
                 output = self.run.secret_output(attempt.tool, value)
             else:
                 output = kept(value)  # as at the call, like the recording: later calls may change it
