@@ -179,3 +179,57 @@ def test_the_report_escapes_every_stored_text(cache: dict[str, Trajectory], tmp_
         store.close()
     assert "<script>" not in page and "<img" not in page
     assert "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;" in page
+
+
+def test_a_stored_secret_is_redacted_or_left_out_by_every_command(
+    cache: dict[str, Trajectory], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A row written before secrets were scanned (a key in its task and in a constant) is shown redacted,
+    left out of ``export``, refused by ``show --json`` and written as ``_secret(...)`` by ``export --python``."""
+    key = "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56"
+    tid = cache["refund"].id
+    sql(tmp_path, "UPDATE trajectories SET task = ? WHERE id = ?", f"use {key}", tid)
+    with sqlite3.connect(tmp_path / "cache.db") as db:
+        [(text,)] = db.execute("SELECT record FROM trajectories WHERE id = ?", (tid,)).fetchall()
+    db.close()
+    record = json.loads(text)
+    record["steps"][1]["kwargs"][1][1] = {"static": {"api_key": key}}
+    rewrite_record(tmp_path, tid, task=f"use {key}", steps=record["steps"])
+    for argv in (
+        ["ls"],
+        ["ls", "--json"],
+        ["show", tid],
+        ["show", tid, "--full"],
+        ["export"],
+        ["export", "--python", tid],
+    ):
+        ran = run_cli(capsys, *argv)
+        assert ran.status == 0, (argv, ran.err)
+        assert key not in ran.out + ran.err, argv
+    assert "[redacted: an OpenAI API key]" in run_cli(capsys, "show", tid).out
+    exported = run_cli(capsys, "export")
+    assert (
+        tid not in exported.out and "Left out 1 trajectory holding what looks like a secret" in exported.err
+    )
+    assert "_secret('an OpenAI API key')" in run_cli(capsys, "export", "--python", tid).out
+    refused = run_cli(capsys, "show", tid, "--json")
+    assert refused.status == 2 and "looks like an OpenAI API key" in refused.err and key not in refused.err
+
+
+def test_the_cli_log_lines_are_one_printable_line_without_secrets() -> None:
+    """A warning quoting a stored row (its id, its decoding error) reaches stderr escaped and redacted."""
+    import logging
+
+    from muscle_mem.cli import _OneLine
+
+    record = logging.LogRecord(
+        "muscle_mem.stores",
+        logging.WARNING,
+        __file__,
+        1,
+        "skipping trajectory %s: %s",
+        ("x\x1b[2J\ny", "sk-proj-Ab12Cd34Ef56Gh78Ij90"),
+        None,
+    )
+    line = _OneLine("%(message)s").format(record)
+    assert line == "skipping trajectory x\\x1b[2J\\ny: [redacted: an OpenAI API key]"
