@@ -276,12 +276,12 @@ class Run:
         """
         plain = output.get() if isinstance(output, codec.Secret) else output
         with self._lock:
+            known = set(self.secret_outputs.values())
             for value in output_secrets(plain):
-                if value not in self.secret_outputs.values():
-                    name, n = f"output of {tool.name}", 1
-                    while name in self.secret_outputs:
-                        n += 1
-                        name = f"output of {tool.name} ({n})"
+                if value not in known:
+                    name = f"output of {tool.name}"
+                    if name in self.secret_outputs:  # the count makes it unique: it only grows
+                        name += f" ({len(self.secret_outputs) + 1})"
                     self.secret_outputs[name] = value
         return kept(plain)
 

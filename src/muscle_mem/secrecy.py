@@ -37,23 +37,21 @@ def secret_values(params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def output_secrets(output: Any) -> list[Any]:
-    """The values inside a secret tool output to keep out of the store and messages.
+    """The values inside a secret tool output to keep out of the store and messages, each once.
 
     They are its texts and bytes of :data:`MIN_SUBSTRING` characters or more, and its numbers of
     as many digits; a shorter value (a flag, a count) would be found everywhere by chance.
     """
-    found: list[Any] = []
+    found: dict[Any, None] = {}
     for leaf in _value_leaves(output, 0):
         if isinstance(leaf, bool) or not isinstance(leaf, str | bytes | int | float):
             continue
-        short = (
-            len(leaf) < MIN_SUBSTRING
-            if isinstance(leaf, str | bytes)
-            else abs(leaf) < 10 ** (MIN_SUBSTRING - 1)
-        )
-        if not short and leaf not in found:
-            found.append(leaf)
-    return found
+        if isinstance(leaf, str | bytes):
+            if len(leaf) >= MIN_SUBSTRING:
+                found[leaf] = None
+        elif abs(leaf) >= 10 ** (MIN_SUBSTRING - 1):
+            found[leaf] = None
+    return list(found)
 
 
 def redact(text: str, secrets: Mapping[str, Any]) -> str:

@@ -64,7 +64,7 @@ def resolve_id(store: Store, ref: str) -> str:
         return ref
     if len(ref) < MIN_PREFIX:
         raise UsageError(f"no trajectory {ref!r} (an id prefix needs at least {MIN_PREFIX} characters)")
-    matches = [s.id for s in store.summaries() if s.id.startswith(ref)]
+    matches = [s.id for s in store.summaries() if isinstance(s.id, str) and s.id.startswith(ref)]
     if not matches:
         raise UsageError(f"no trajectory {ref!r} in this store (see `muscle-mem ls`)")
     if len(matches) > 1:
