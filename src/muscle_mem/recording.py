@@ -275,9 +275,19 @@ class Run:
         A :class:`~muscle_mem.Secret` output is kept as its plain value, which later steps refer to.
         """
         plain = output.get() if isinstance(output, codec.Secret) else output
+        try:
+            values = output_secrets(plain)
+        except Exception as exc:  # a live object that cannot be walked: its secrets are unknown
+            values = []
+            self.problems.append(
+                Problem(
+                    NotStoredReason.SECRET_LEAK,
+                    f"the secret output of tool {tool.name!r} cannot be read through ({type(exc).__name__})",
+                )
+            )
         with self._lock:
             known = set(self.secret_outputs.values())
-            for value in output_secrets(plain):
+            for value in values:
                 if value not in known:
                     name = f"output of {tool.name}"
                     if name in self.secret_outputs:  # the count makes it unique: it only grows

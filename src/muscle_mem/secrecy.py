@@ -181,7 +181,7 @@ def _value_leaves(value: Any, depth: int) -> Iterator[Any]:
             yield from _value_leaves(item, depth + 1)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for field in dataclasses.fields(value):
-            yield from _value_leaves(getattr(value, field.name), depth + 1)
+            yield from _value_leaves(getattr(value, field.name, None), depth + 1)
     elif isinstance(getattr(type(value), "model_fields", None), dict):
         for name in type(value).model_fields:
             yield from _value_leaves(getattr(value, name, None), depth + 1)

@@ -194,3 +194,19 @@ def test_a_secret_output_written_into_a_constant_keeps_the_run_from_being_stored
 def test_secret_outputs_must_be_a_bool() -> None:
     with pytest.raises(TypeError, match="secret_outputs must be True or False"):
         Engine().register(lambda: 1, secret_outputs="yes")  # type: ignore[arg-type]
+
+
+def test_a_secret_output_that_cannot_be_walked_is_returned_and_not_stored() -> None:
+    """A secret output whose values cannot be read (its items raise) still reaches the agent; the
+    run is not stored, since its secrets are unknown."""
+
+    class Vault(dict[str, str]):
+        def items(self) -> Any:
+            raise RuntimeError("locked")
+
+    engine = Engine()
+    opener = engine.register(lambda: Vault(), name="open_vault", secret_outputs=True)
+    engine.set_agent(lambda task: type(opener()).__name__)
+    result = engine("open the vault")
+    assert result.output == "Vault" and not result.stored
+    assert result.not_stored_reason is NotStoredReason.SECRET_LEAK
