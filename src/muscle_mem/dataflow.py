@@ -490,13 +490,14 @@ def trajectory_of(run: Run, output: Any, seconds: float) -> Trajectory | Problem
 
 
 def _kept_secret(run: Run, trajectory: Trajectory) -> str | None:
-    """Why the trajectory would store a secret in clear, or None if it would not."""
+    """Why the trajectory would store a secret in clear, or None if it would not (or it cannot be told)."""
     captured = (v for c in run.calls for v in (c.pre, c.post) if v is not NOT_CAPTURED)
-    if leaks_secret(trajectory, run.hidden(), captured):
-        return (
-            "the trajectory contains the value of a secret param or a secret tool output outside a reference"
-        )
-    looks = looks_secret(trajectory)
+    try:
+        if leaks_secret(trajectory, run.hidden(), captured):
+            return "the trajectory contains the value of a secret param or a secret tool output outside a reference"
+        looks = looks_secret(trajectory)
+    except Exception as exc:  # a value that cannot be walked: what it holds is unknown
+        return f"the trajectory's values cannot be searched for secrets ({type(exc).__name__})"
     if looks is None:
         return None
     return (
