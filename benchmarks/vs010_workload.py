@@ -149,15 +149,19 @@ def prefill(work: Workload, count: int, variant: str) -> None:
     cost O(stored) each with a plain compare (O(count²) in all), are skipped:
     - 0.1.0 (one list per tag bucket): each is recorded by the real engine while the bucket's list is
       set aside, then the lists are joined in recording order;
-    - ours: recorded through a twin engine with ``Check.equal`` (found by hash, O(1) per miss) on the
-      same store; the snapshot a Check stores does not depend on its kind.
+    - ours: each is recorded by a twin engine with the same Checks on a store of its own, emptied
+      after each record (so its lookup finds nothing, O(1) per miss), then moved to the workload's
+      store; the snapshots are those the variant's Check stores (a hash for ``Check.equal``).
     """
     if count <= 0:
         return
     if OURS:
-        twin = build("equal", store=work.engine.store)
+        twin = build(variant)
         for state in range(count):
             record(twin, state)
+            [summary] = twin.engine.store.summaries()
+            work.engine.store.add(twin.engine.store.get(summary.id))
+            twin.engine.store.clear()
         return
     key = tuple(TAGS)
     trajectories = work.engine.db.trajectories

@@ -22,7 +22,8 @@ class Check(Generic[T]):
     ``capture`` receives the tool's arguments (for a method tool, ``self`` too) and returns a
     snapshot. ``compare(current, candidate)`` returns a bool, or a float score that passes when it
     is ``>= threshold``. A Check made with :meth:`equal` compares by equality of a hashable snapshot,
-    so stored snapshots are found by hash instead of being compared one by one.
+    so stored snapshots are found by hash instead of being compared one by one, and only that hash
+    is stored: what the capture read is never written to the store.
     """
 
     __slots__ = ("by_key", "capture", "compare", "threshold")
@@ -47,7 +48,8 @@ class Check(Generic[T]):
     def equal(cls, capture: Callable[..., T]) -> Check[T]:
         """A Check that passes when the current snapshot equals the recorded one in type and value.
 
-        Equality is of the canonical encoding: ``1``, ``1.0`` and ``True`` are three snapshots.
+        Equality is of the canonical encoding: ``1``, ``1.0`` and ``True`` are three snapshots. The
+        store keeps the hash of the snapshot, not its value.
         """
         check: Check[T] = cls(capture, operator.eq)
         check.by_key = True

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem import codec
+from muscle_mem.check import Check
 from muscle_mem.forms import INTEGER, SAME, Form, text_forms
 from muscle_mem.provenance import (
     SOLE,
@@ -50,7 +51,7 @@ from muscle_mem.provenance import (
 )
 from muscle_mem.reasons import NotStoredReason, Problem, problem_kind
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Run
-from muscle_mem.secrecy import leaks_secret, plain_params
+from muscle_mem.secrecy import leaks_secret, looks_secret, plain_params
 from muscle_mem.templates import is_plain_number_text, number_tokens, word_spans
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
 
@@ -456,11 +457,12 @@ def _literal(task: str, params: Mapping[str, Any]) -> str:
     return text
 
 
-def _snapshot(value: Any, where: str) -> Snapshot | None:
+def _snapshot(value: Any, check: Check[Any] | None, where: str) -> Snapshot | None:
+    """The snapshot to store: only its hash for an equality Check, which compares by hash."""
     if value is NOT_CAPTURED:
         return None
     try:
-        return Snapshot.capture(value)
+        return Snapshot.digest(value) if check is not None and check.by_key else Snapshot.capture(value)
     except codec.CodecError as exc:
         raise codec.CodecError(f"{where}: {exc}") from None
 
@@ -484,11 +486,29 @@ def trajectory_of(run: Run, output: Any, seconds: float) -> Trajectory | Problem
             else NotStoredReason.UNSTORABLE_VALUE
         )
         return Problem(kind, run.redact(str(exc)))
-    if leaks_secret(trajectory, run.secrets):
-        why = "the trajectory contains a secret param value outside a param reference"
-        logger.error("the trajectory of task %r is not stored: %s", run.task, why)
-        return Problem(NotStoredReason.SECRET_LEAK, why)
+    leak = _kept_secret(run, trajectory)
+    if leak is not None:
+        logger.error("the trajectory of task %r is not stored: %s", run.task, leak)
+        return Problem(NotStoredReason.SECRET_LEAK, leak)
     return trajectory
+
+
+def _kept_secret(run: Run, trajectory: Trajectory) -> str | None:
+    """Why the trajectory would store a secret in clear, or None if it would not (or it cannot be told)."""
+    captured = (v for c in run.calls for v in (c.pre, c.post) if v is not NOT_CAPTURED)
+    try:
+        if leaks_secret(trajectory, run.hidden(), captured):
+            return "the trajectory contains the value of a secret param or a secret tool output outside a reference"
+        looks = looks_secret(trajectory)
+    except Exception as exc:  # a value that cannot be walked: what it holds is unknown
+        return f"the trajectory's values cannot be searched for secrets ({type(exc).__name__})"
+    if looks is None:
+        return None
+    return (
+        f"the trajectory holds what looks like {looks} (in a value, a check snapshot or the task text): "
+        "it is never stored in clear; pass it as a Secret param, or register the tool that returns it "
+        "with secret_outputs=True"
+    )
 
 
 def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
@@ -510,8 +530,8 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
             args = tuple(builder.build(v, f"{where} argument {names[i]!r}") for i, v in enumerate(call.args))
             kwargs = tuple((k, builder.build(v, f"{where} argument {k!r}")) for k, v in call.kwargs.items())
             version = tool.version
-        pre = _snapshot(call.pre, f"{where} pre-check snapshot")
-        post = _snapshot(call.post, f"{where} post-check snapshot")
+        pre = _snapshot(call.pre, tool.pre_check if tool else None, f"{where} pre-check snapshot")
+        post = _snapshot(call.post, tool.post_check if tool else None, f"{where} post-check snapshot")
         steps.append(Step(call.tool, version, args, kwargs, pre, post, call.seconds))
         builder.outputs.add(index, call.output)
     answer = builder.build(result, "the agent's return value")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from muscle_mem import codec
+from muscle_mem import codec, secret_patterns
 from muscle_mem.breaker import Breaker, check_seconds
 from muscle_mem.cache import TrajectoryCache
 from muscle_mem.check import Check
@@ -162,9 +162,15 @@ class Engine:
         *,
         name: str | None = None,
         version: str | None = None,
+        secret_outputs: bool = False,
     ) -> Callable[[F], F]:
-        """Decorator instrumenting a function tool."""
-        return self._decorator(pre_check, post_check, name, version, is_method=False)
+        """Decorator instrumenting a function tool.
+
+        ``secret_outputs=True`` marks what it returns as secret (so does returning a :class:`Secret`):
+        a later step or the answer may use it by reference, and a trajectory holding it anywhere
+        else is not stored.
+        """
+        return self._decorator(pre_check, post_check, name, version, secret_outputs, is_method=False)
 
     function = tool
 
@@ -175,9 +181,10 @@ class Engine:
         *,
         name: str | None = None,
         version: str | None = None,
+        secret_outputs: bool = False,
     ) -> Callable[[F], F]:
         """Decorator instrumenting a method tool: ``self`` is not recorded and comes from ``set_context``."""
-        return self._decorator(pre_check, post_check, name, version, is_method=True)
+        return self._decorator(pre_check, post_check, name, version, secret_outputs, is_method=True)
 
     def _decorator(
         self,
@@ -185,11 +192,14 @@ class Engine:
         post_check: Check[Any] | None,
         name: str | None,
         version: str | None,
+        secret_outputs: bool,
         *,
         is_method: bool,
     ) -> Callable[[F], F]:
         checks_given(pre_check, post_check)  # now: ``@engine.tool`` without parentheses is an error
-        return lambda fn: self._register(fn, name, version, pre_check, post_check, is_method=is_method)  # type: ignore[return-value]
+        return lambda fn: self._register(  # type: ignore[return-value]
+            fn, name, version, pre_check, post_check, secret_outputs, is_method=is_method
+        )
 
     def register(
         self,
@@ -200,14 +210,16 @@ class Engine:
         pre_check: Check[Any] | None = None,
         post_check: Check[Any] | None = None,
         output_view: Callable[[Any], Any] | None = None,
+        secret_outputs: bool = False,
     ) -> F:
         """Instrument a callable made at run time (for example another framework's tool).
 
         ``output_view(output)`` is what data flow sees of the tool's output, where the caller gets
         the output itself: JSON held as text parsed into the values that later steps reuse, say.
+        ``secret_outputs`` is as for :meth:`tool`.
         """
         return self._register(  # type: ignore[return-value]
-            fn, name, version, pre_check, post_check, is_method=False, output_view=output_view
+            fn, name, version, pre_check, post_check, secret_outputs, is_method=False, output_view=output_view
         )
 
     def _register(
@@ -217,12 +229,20 @@ class Engine:
         version: str | None,
         pre_check: Check[Any] | None,
         post_check: Check[Any] | None,
+        secret_outputs: bool,
         *,
         is_method: bool,
         output_view: Callable[[Any], Any] | None = None,
     ) -> Callable[..., Any]:
         tool = make_tool(
-            fn, name, version, pre_check, post_check, is_method=is_method, output_view=output_view
+            fn,
+            name,
+            version,
+            pre_check,
+            post_check,
+            is_method=is_method,
+            output_view=output_view,
+            secret_outputs=secret_outputs,
         )
         self._registry.add(tool)
         self._finalized = False
@@ -356,6 +376,7 @@ class Engine:
         replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
         self._active.add(replayer)
         if unkeyable is not None:
+            unkeyable = run.redact(unkeyable)
             logger.error("the agent handles task %r uncached: %s", run.task, unkeyable)
             run.problems.append(Problem(NotStoredReason.UNKEYABLE_TASK, unkeyable))
             return run, replayer, None, Ending(reason=unkeyable, kind=MissReason.UNKEYABLE_TASK)
@@ -379,14 +400,17 @@ class Engine:
         params: Mapping[str, Any] | None,
         plain: dict[str, Any],
     ) -> tuple[str, str, str | None]:
-        """The task's key and text (secret values redacted), or an empty key and why it has none."""
+        """The task's key and text (secrets redacted), or an empty key and why it has none.
+
+        Secret param values and secret-looking texts are redacted from the text.
+        """
         secrets = secret_values(params)
         problem = None
         try:
             key, text = self._identify(args, kwargs, tags, plain, frozenset(secrets))
         except codec.CodecError as exc:
             key, text, problem = "", task_text(args, kwargs, plain), str(exc)
-        return key, redact(text, secrets) if secrets else text, problem
+        return key, redact(text, secrets) if secrets else secret_patterns.scrub(text), problem
 
     def _end(self, run: Run) -> None:
         run.ended = True

@@ -12,6 +12,7 @@ from muscle_mem.breaker import Breaker
 from muscle_mem.reasons import Problem
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending
+from muscle_mem.secret_patterns import scrub
 from muscle_mem.stores.base import CoreStore, Event, EventLog, StoreUnavailable
 
 logger = logging.getLogger(__name__)
@@ -112,20 +113,23 @@ def miss_event(
     stored_id: str | None,
     refused: Problem | None,
 ) -> Event:
-    """The event of a miss: why the replay stopped, and whether the agent's run was stored."""
+    """The event of a miss: why the replay stopped, and whether the agent's run was stored.
+
+    Its texts are redacted of secret-looking texts (an exception a tool raised may quote a key).
+    """
     return Event(
         at=time.time(),
         task=run.task,
         task_key=run.task_key,
         hit=False,
         steps_replayed=replayed,
-        reason=ending.reason,
+        reason=scrub(ending.reason) if ending.reason is not None else None,
         tool=ending.tool,
         trajectory_id=stored_id,
         elapsed=elapsed,
         agent_seconds=agent_seconds,
         tokens_spent=run.tokens,
         miss_reason=ending.kind.value if ending.kind else None,
-        not_stored=str(refused) if refused is not None else None,
+        not_stored=scrub(str(refused)) if refused is not None else None,
         not_stored_reason=refused.kind.value if refused is not None else None,
     )

@@ -64,7 +64,7 @@ class NotStoredReason(str, Enum):
     UNKEYABLE_TASK = "unkeyable_task"
     """The task's arguments cannot be encoded into a key."""
     SECRET_LEAK = "secret_leak"
-    """A secret param's value appears in the trajectory outside a param reference."""
+    """A secret (a param's or a secret tool output's value, or a secret-looking text) would be stored in clear."""
     STORE_ERROR = "store_error"
     """The store refused the write."""
     STORE_UNAVAILABLE = "store_unavailable"

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from muscle_mem import codec
+from muscle_mem.codec import Secret
 from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.result import StepView, step_views
-from muscle_mem.secrecy import redact, secret_values
+from muscle_mem.secrecy import output_secrets, redact, secret_values
 from muscle_mem.tools import Tool
 from muscle_mem.trajectory import Step
 
@@ -160,6 +161,8 @@ class Run:
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
         self.secrets = secret_values(params)
         """The plain values of the secret params, to keep out of every message."""
+        self.secret_outputs: dict[str, Any] = {}
+        """The values inside secret tool outputs (see :func:`secrecy.output_secrets`), by name."""
         self.in_flight: set[Flight] = set()
         """Tool calls started and not finished (a task or a worker the agent did not wait for)."""
         self.sealed = False
@@ -245,8 +248,41 @@ class Run:
             self.calls.insert(at, call)
 
     def redact(self, text: str) -> str:
-        """``text`` with this run's secret values replaced by their param names."""
-        return redact(text, self.secrets) if self.secrets else text
+        """``text`` with this run's secret values replaced by their names, and secret-looking texts redacted."""
+        return redact(text, self.hidden())
+
+    def hidden(self) -> dict[str, Any]:
+        """Every value this run keeps out of the store and of messages: secret params and outputs."""
+        if not self.secret_outputs:
+            return self.secrets
+        with self._lock:
+            return {**self.secrets, **self.secret_outputs}
+
+    def secret_output(self, tool: Tool, output: Any) -> Any:
+        """A secret tool output as the run keeps it (:func:`kept`), its values noted as secrets.
+
+        A :class:`~muscle_mem.Secret` output is kept as its plain value, which later steps refer to.
+        """
+        plain = output.get() if isinstance(output, codec.Secret) else output
+        try:
+            values = output_secrets(plain)
+        except Exception as exc:  # a live object that cannot be walked: its secrets are unknown
+            values = []
+            self.problems.append(
+                Problem(
+                    NotStoredReason.SECRET_LEAK,
+                    f"the secret output of tool {tool.name!r} cannot be read through ({type(exc).__name__})",
+                )
+            )
+        with self._lock:
+            known = set(self.secret_outputs.values())
+            for value in values:
+                if value not in known:
+                    name = f"output of {tool.name}"
+                    if name in self.secret_outputs:  # the count makes it unique: it only grows
+                        name += f" ({len(self.secret_outputs) + 1})"
+                    self.secret_outputs[name] = value
+        return kept(plain)
 
     @property
     def steps(self) -> list[Call]:
@@ -358,12 +394,20 @@ class Run:
             tool.name, args, kwargs, seen, False, seconds, pre, post, tool_ref=tool, returned=returned
         )
 
+    def seen(self, tool: Tool, out: Any) -> Any:
+        """The output as data flow sees it: a frozen copy of its ``output_view``; a secret one's values noted.
+
+        Raises what the tool's ``output_view`` raises.
+        """
+        secret = tool.secret_outputs or type(out) is Secret
+        if tool.output_view is not None:
+            out = tool.output_view(out.get() if type(out) is Secret else out)
+        return self.secret_output(tool, out) if secret else kept(out)
+
     def _seen(self, tool: Tool, out: Any) -> Any:
-        """The output as data flow sees it: a frozen copy of the tool's ``output_view`` of it."""
-        if tool.output_view is None:
-            return kept(out)
+        """:meth:`seen` at recording: a view that raises makes the run unstorable."""
         try:
-            return kept(tool.output_view(out))
+            return self.seen(tool, out)
         except Exception as exc:
             self.problems.append(
                 Problem(
@@ -371,7 +415,7 @@ class Run:
                     self.redact(f"output_view of tool {tool.name!r} raised {exc!r}"),
                 )
             )
-            return kept(out)
+            return NOT_CAPTURED
 
     def record(self, tool: Tool, flight: Flight, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a tool on the agent's behalf and record the call (a call that raises is not recorded)."""

@@ -28,7 +28,7 @@ from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.index import Edge, Group, Node, TaskIndex, newest_first
 from muscle_mem.provenance import Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
-from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen, kept
+from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen
 from muscle_mem.tools import Tool, ToolRegistry
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -65,11 +65,11 @@ class Ending:
     """On a miss, the kind of its (first) cause."""
 
     def redacted(self, run: Run) -> Ending:
-        """This ending with any secret value in its reason replaced by the param's name.
+        """This ending with any secret value in its reason replaced by its name, and secret-looking texts redacted.
 
-        An exception's text may quote the secret argument it was given.
+        An exception's text may quote the secret argument it was given, or a key a tool returned.
         """
-        if self.reason is None or not run.secrets:
+        if self.reason is None:
             return self
         return dataclasses.replace(self, reason=run.redact(self.reason))
 
@@ -164,8 +164,9 @@ class Replayer:
                 edge, post = attempt.first, NOT_CAPTURED
             else:
                 edge, post = yield from self._post_check(attempt, attempt.tool.post_check)
+            value = outcome.value
             try:
-                output = _seen(attempt.tool, outcome.value)  # as at the call: later calls may change it
+                output = self.run.seen(attempt.tool, value)  # as at the call: later calls may change it
             except Exception as exc:
                 return Ending(
                     reason=f"output_view of tool {attempt.tool.name!r} raised {exc!r} at step {step_no}",
@@ -302,7 +303,7 @@ class Replayer:
         name: str,
     ) -> Iterator[Edge]:
         for edge in edges:
-            if edge.step.pre is None:
+            if edge.step.pre is None or not edge.step.pre.kept:
                 continue
             try:
                 if passes(current, edge.step.pre.value):
@@ -326,11 +327,19 @@ class Replayer:
             )
             return None, NOT_CAPTURED
         current = captured.value
+        key = _key(current) if check.by_key else None
         for edge in itertools.chain((attempt.first,), attempt.others):
-            if edge.step.post is None:
+            snapshot = edge.step.post
+            if snapshot is None:
+                continue
+            if check.by_key:
+                if key is not None and key == snapshot.key:
+                    return edge, current
+                continue
+            if not snapshot.kept:
                 continue
             try:
-                if check.passes(current, edge.step.post.value):
+                if check.passes(current, snapshot.value):
                     return edge, current
             except MissingThreshold:
                 raise
@@ -341,9 +350,12 @@ class Replayer:
         return None, current
 
 
-def _seen(tool: Tool, value: Any) -> Any:
-    """A replayed output as data flow sees it, as at recording: a frozen copy of its view."""
-    return kept(tool.output_view(value) if tool.output_view is not None else value)
+def _key(value: Any) -> str | None:
+    """The hash an equality Check compares a snapshot by (None for a value that has none)."""
+    try:
+        return codec.fingerprint(value)
+    except codec.CodecError:
+        return None
 
 
 def _frozen_snapshot(value: Any) -> Any:

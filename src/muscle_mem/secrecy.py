@@ -1,20 +1,24 @@
-"""Secret params: their plain values, their redaction from messages, their search in a trajectory.
+"""Secret values: their plain values, their redaction from messages, their search in a trajectory.
 
-A :class:`~muscle_mem.codec.Secret` param is stored only as a reference by name, and messages that
-could quote it (exceptions, reasons, task texts) are redacted. Before a trajectory is stored,
-:func:`leaks_secret` looks for the secret values anywhere else in it: in the trajectory's own values
-(arguments, templates, snapshots, the answer, the task text and tags, dict keys too), not their JSON
-form, where bytes and large integers are encoded (base64, hex) and a search would not see them.
+A :class:`~muscle_mem.codec.Secret` param is stored only as a reference by name, and so is the
+output of a tool registered with ``secret_outputs=True`` or returning a ``Secret``; messages that
+could quote them (exceptions, reasons, task texts) are redacted, and so is any secret-looking text
+(:mod:`muscle_mem.secret_patterns`). Before a trajectory is stored, :func:`leaks_secret` looks for the
+secret values anywhere else in it, and :func:`looks_secret` for secret-looking texts: in the
+trajectory's own values (arguments, templates, snapshots kept in full, the answer, the task text and
+tags, dict keys too), not their JSON form, where bytes and large integers are encoded (base64, hex)
+and a search would not see them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterator, Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from muscle_mem import codec
+from muscle_mem import codec, secret_patterns
 from muscle_mem.provenance import Agree, Arg, Const, Guarded, Output, Struct, Template, Text
 from muscle_mem.templates import NUMBER_TEXT, whole_number
 from muscle_mem.trajectory import Trajectory
@@ -32,12 +36,30 @@ def secret_values(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: v.get() for k, v in (params or {}).items() if isinstance(v, codec.Secret)}
 
 
+def output_secrets(output: Any) -> list[Any]:
+    """The values inside a secret tool output to keep out of the store and messages, each once.
+
+    They are its texts and bytes of :data:`MIN_SUBSTRING` characters or more, and its numbers of
+    as many digits; a shorter value (a flag, a count) would be found everywhere by chance.
+    """
+    found: dict[Any, None] = {}
+    for leaf in _value_leaves(output, 0):
+        if isinstance(leaf, bool) or not isinstance(leaf, str | bytes | int | float):
+            continue
+        if isinstance(leaf, str | bytes):
+            if len(leaf) >= MIN_SUBSTRING:
+                found[leaf] = None
+        elif abs(leaf) >= 10 ** (MIN_SUBSTRING - 1):
+            found[leaf] = None
+    return list(found)
+
+
 def redact(text: str, secrets: Mapping[str, Any]) -> str:
     """``text`` with every secret value in it (as text, its repr too) replaced by ``{name}``.
 
     A text of 4 characters or more is replaced anywhere; a shorter one, and a number, only where it
     stands whole, so that redacting pin 5 leaves invoice 512 alone and two different texts never
-    become one.
+    become one. Secret-looking texts are redacted too (:func:`secret_patterns.scrub`).
     """
     forms: list[tuple[str, str]] = []
     for name, value in secrets.items():
@@ -50,7 +72,7 @@ def redact(text: str, secrets: Mapping[str, Any]) -> str:
             text = text.replace(form, "{" + name + "}")
         else:
             text = whole_number(form).sub("{" + name + "}", text)
-    return text
+    return secret_patterns.scrub(text)
 
 
 MIN_SUBSTRING = 4
@@ -58,13 +80,17 @@ MIN_SUBSTRING = 4
 _MAX_DEPTH = 32
 
 
-def leaks_secret(trajectory: Trajectory, secrets: Mapping[str, Any]) -> bool:
-    """Whether a secret value appears anywhere in the trajectory's data, outside param references.
+def leaks_secret(trajectory: Trajectory, secrets: Mapping[str, Any], captured: Iterable[Any] = ()) -> bool:
+    """Whether a secret value appears anywhere in the trajectory's data, outside references.
 
-    It is found inside a string (in any case) or bytes, or as an equal number.
+    It is found inside a string (in any case) or bytes, or as an equal number. ``captured`` are the
+    values of the snapshots stored as hashes only: a hash of a short secret would give it away.
     """
     match = _matcher([v for v in secrets.values() if v is not None and not isinstance(v, bool)])
-    return match is not None and any(match(leaf) for leaf in _leaves(trajectory))
+    if match is None:
+        return False
+    leaves = itertools.chain(_leaves(trajectory), *(_value_leaves(value, 0) for value in captured))
+    return any(match(leaf) for leaf in leaves)
 
 
 def _matcher(secrets: list[Any]) -> Any:
@@ -90,6 +116,21 @@ def _matcher(secrets: list[Any]) -> Any:
     return match
 
 
+def looks_secret(trajectory: Trajectory) -> str | None:
+    """What the first secret-looking text stored in the trajectory looks like, or None.
+
+    A dict's text item is looked at with its key (``{"api_key": "..."}`` reads ``api_key: ...``).
+    """
+    for leaf in _leaves(trajectory):
+        if isinstance(leaf, bytes | bytearray):
+            leaf = bytes(leaf).decode("latin-1")
+        if isinstance(leaf, str):
+            kind = secret_patterns.kind_of(leaf)
+            if kind is not None:
+                return kind
+    return None
+
+
 def _leaves(trajectory: Trajectory) -> Iterator[Any]:
     yield trajectory.task
     yield from trajectory.tags
@@ -100,7 +141,7 @@ def _leaves(trajectory: Trajectory) -> Iterator[Any]:
             yield name
             yield from _arg_leaves(arg)
         for snapshot in (step.pre, step.post):
-            if snapshot is not None:
+            if snapshot is not None and snapshot.kept:
                 yield from _value_leaves(snapshot.value, 0)
     yield from _arg_leaves(trajectory.result)
 
@@ -133,12 +174,14 @@ def _value_leaves(value: Any, depth: int) -> Iterator[Any]:
         for key, item in value.items():
             yield from _value_leaves(key, depth + 1)
             yield from _value_leaves(item, depth + 1)
+            if isinstance(key, str) and isinstance(item, str):
+                yield f"{key}: {item}"
     elif isinstance(value, list | tuple | set | frozenset):
         for item in value:
             yield from _value_leaves(item, depth + 1)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for field in dataclasses.fields(value):
-            yield from _value_leaves(getattr(value, field.name), depth + 1)
+            yield from _value_leaves(getattr(value, field.name, None), depth + 1)
     elif isinstance(getattr(type(value), "model_fields", None), dict):
         for name in type(value).model_fields:
             yield from _value_leaves(getattr(value, name, None), depth + 1)

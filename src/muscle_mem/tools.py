@@ -24,6 +24,8 @@ class Tool:
     post_check: Check[Any] | None = None
     output_view: Callable[[Any], Any] | None = None
     """What data flow sees of an output (the caller gets the output itself); None: the output."""
+    secret_outputs: bool = False
+    """Whether its outputs are secrets: stored only as references, never in clear."""
     is_async: bool = field(init=False)
     _signature: inspect.Signature | None = field(default=None, init=False, repr=False)
     foreign_call_noted: bool = field(default=False, init=False, repr=False)
@@ -116,6 +118,7 @@ def make_tool(
     *,
     is_method: bool,
     output_view: Callable[[Any], Any] | None = None,
+    secret_outputs: bool = False,
 ) -> Tool:
     """A tool for ``fn``; raises TypeError for what could never be recorded or replayed."""
     if not callable(fn):
@@ -129,7 +132,18 @@ def make_tool(
             "return its values (a list) instead"
         )
     tool_name = name or stable_name(fn)
-    tool = Tool(tool_name, fn, version or source_version(fn), is_method, pre_check, post_check, output_view)
+    if not isinstance(secret_outputs, bool):
+        raise TypeError(f"secret_outputs must be True or False, not {secret_outputs!r}")
+    tool = Tool(
+        tool_name,
+        fn,
+        version or source_version(fn),
+        is_method,
+        pre_check,
+        post_check,
+        output_view=output_view,
+        secret_outputs=secret_outputs,
+    )
     if not tool.is_async and any(
         c is not None and inspect.iscoroutinefunction(c.capture) for c in (pre_check, post_check)
     ):

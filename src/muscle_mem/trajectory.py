@@ -41,15 +41,27 @@ TemplatePart = tuple[Literal["text", "param"], str]
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """What a Check captured when a step was recorded, with the hash of its canonical encoding."""
+    """What a Check captured when a step was recorded, with the hash of its canonical encoding.
+
+    A snapshot of an equality Check (:meth:`~muscle_mem.Check.equal`) is compared by its hash alone,
+    so it keeps only the hash (``kept`` is False, ``value`` None): what the Check read of the
+    environment is not stored.
+    """
 
     value: Any
     key: str
+    kept: bool = True
+    """Whether ``value`` is the captured value (False: only its hash ``key`` was stored)."""
 
     @classmethod
     def capture(cls, value: Any) -> Snapshot:
         """Wrap a freshly captured value (raises :class:`codec.CodecError` if it cannot be stored)."""
         return cls(value=value, key=codec.fingerprint(value))
+
+    @classmethod
+    def digest(cls, value: Any) -> Snapshot:
+        """The hash of a freshly captured value, without the value (raises :class:`codec.CodecError`)."""
+        return cls(value=None, key=codec.fingerprint(value), kept=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,11 +260,17 @@ def _text(value: Any) -> str:
 
 
 def _snapshot_record(snap: Snapshot | None) -> dict[str, Any] | None:
-    return None if snap is None else {"key": snap.key, "data": codec.encode(snap.value)}
+    if snap is None:
+        return None
+    return {"key": snap.key, "data": codec.encode(snap.value)} if snap.kept else {"key": snap.key}
 
 
 def _snapshot_from(data: Mapping[str, Any] | None) -> Snapshot | None:
-    return None if data is None else Snapshot(value=codec.decode(data["data"]), key=str(data["key"]))
+    if data is None:
+        return None
+    if "data" not in data:
+        return Snapshot(value=None, key=_text(data["key"]), kept=False)
+    return Snapshot(value=codec.decode(data["data"]), key=str(data["key"]))
 
 
 def step_record(step: Step) -> dict[str, Any]:

@@ -6,9 +6,11 @@ CI installs it (``apt-get install -y chromium``) so they run there.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import sqlite3
 import struct
 import subprocess
 import time
@@ -225,6 +227,40 @@ def test_the_report_opens_in_headless_chromium_without_errors(
     assert dom.returncode == 0
     assert dom.stdout.count("<svg") == 5 and "muscle-mem cache report" in dom.stdout
     assert not [line for line in dom.stderr.splitlines() if CONSOLE.search(line)]
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_markup_in_stored_rows_stays_text_in_chromium(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Markup written into a row's task, tags, step count, event tool and miss kind by SQL is text on the
+    rendered page (or its row is left out): Chromium builds no element from it and logs no error."""
+    path = tmp_path / "cache.db"
+    stored = make_cache(path)
+    markup = "<img src=x onerror=alert(1)><script>alert(2)</script><svg onload=alert(3)>"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "UPDATE trajectories SET task = ?, tags = ? WHERE id = ?",
+            (markup, json.dumps([markup]), stored["refund"].id),
+        )
+        db.execute("UPDATE usage SET hits = 99 WHERE id = ?", (stored["refund"].id,))
+        db.execute("UPDATE trajectories SET steps = ? WHERE id = ?", (markup, stored["plain"].id))
+        for seq, data in db.execute("SELECT seq, data FROM events").fetchall():
+            event = json.loads(data)
+            if not event["hit"]:
+                event |= {"tool": markup, "miss_reason": markup}
+                db.execute("UPDATE events SET data = ? WHERE seq = ?", (json.dumps(event), seq))
+    db.close()
+    out = tmp_path / "report.html"
+    assert run_cli(capsys, "report", "--out", str(out), "--store", f"sqlite:///{path}").status == 0
+    dom = chromium(out, tmp_path, "--dump-dom")
+    assert dom.returncode == 0
+    assert not [line for line in dom.stderr.splitlines() if CONSOLE.search(line)]
+    parsed = parse(dom.stdout)
+    assert "img" not in parsed.tags and "script" not in parsed.tags and parsed.tags.count("svg") == 5
+    assert re.search(r"<\w+[^<>]*\son\w+=", dom.stdout) is None  # no element got an event handler
+    assert "&lt;img src=x onerror=alert(1)&gt;" in dom.stdout
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Check, Engine, Secret, current_run
+from muscle_mem import Check, Engine, Secret, codec, current_run
 from muscle_mem.provenance import Agree, Const, Output, Param, Pick, Template, all_args, element_identity
 from muscle_mem.trajectory import Trajectory, to_record
 
@@ -413,7 +413,7 @@ def test_a_snapshot_of_live_state_is_taken_at_capture_time() -> None:
     engine.set_agent(lambda task: type_name(task))
     first = engine("Ada", params={"who": "Ada"})
     step = stored(engine, first.trajectory_id).steps[0]
-    assert step.pre is not None and step.pre.value == {"name": None}
+    assert step.pre is not None and step.pre.key == codec.fingerprint({"name": None})
     form["name"] = None
     assert engine("Bob", params={"who": "Bob"}).hit and form == {"name": "Bob"}
 

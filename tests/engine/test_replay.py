@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Check, Engine, current_run
+from muscle_mem import Check, Engine, codec, current_run
 from muscle_mem.provenance import Output
 from muscle_mem.recording import Run
 from muscle_mem.stores import MemoryStore
@@ -111,7 +111,7 @@ def test_a_pre_check_failing_mid_trajectory_resumes_with_the_agent() -> None:
     # the new trajectory is the replayed prefix followed by the agent's steps
     new = stored(engine, result.trajectory_id)
     assert [s.tool for s in new.steps] == ["type_into", "type_into", "submit"]
-    assert new.steps[1].pre is not None and new.steps[1].pre.value == "v2"
+    assert new.steps[1].pre is not None and new.steps[1].pre.key == codec.fingerprint("v2")
     assert len(engine.store) == 2
     form.log.clear()
     assert fill(engine, "Di", "di@x.io").hit  # the new layout is now known

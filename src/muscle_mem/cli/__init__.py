@@ -13,11 +13,13 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from muscle_mem.cli import clear, export, importing, ls, mcp_proxy, report, rm, show, sign, stats, verify
 from muscle_mem.cli import demo as demo
 from muscle_mem.cli.common import DEFAULT_STORE, STORE_ENV, UsageError
+from muscle_mem.cli.untrusted import printable, shown
+from muscle_mem.secret_patterns import scrub
 
 COMMANDS: tuple[ModuleType, ...] = (
     demo,
@@ -108,12 +110,22 @@ def _route_logs() -> None:
     if root.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("muscle-mem: %(levelname)s: %(message)s"))
+    handler.setFormatter(_OneLine("muscle-mem: %(levelname)s: %(message)s"))
     if not os.environ.get("MUSCLE_MEM_DEBUG"):
         handler.addFilter(
             lambda record: record.name.startswith("muscle_mem") and record.levelno >= logging.WARNING
         )
     root.addHandler(handler)
+
+
+class _OneLine(logging.Formatter):
+    """A log message as one printable line, secret-looking texts redacted: it may quote a stored row."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return shown(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:
+        return printable(scrub(super().formatException(ei)), lines=True)
 
 
 def _silence_stdout() -> None:
@@ -136,5 +148,5 @@ def _describe(exc: BaseException) -> str:
 
 
 def _fail(message: str, status: int) -> int:
-    print(f"muscle-mem: {message}", file=sys.stderr)
+    print(f"muscle-mem: {shown(message)}", file=sys.stderr)
     return status

@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from muscle_mem.cli.common import STORE_ENV, UsageError, store_url
+from muscle_mem.cli.untrusted import finite
 from muscle_mem.stores import Store, open_store
 from muscle_mem.trajectory import Trajectory
 
@@ -63,7 +64,7 @@ def resolve_id(store: Store, ref: str) -> str:
         return ref
     if len(ref) < MIN_PREFIX:
         raise UsageError(f"no trajectory {ref!r} (an id prefix needs at least {MIN_PREFIX} characters)")
-    matches = [s.id for s in store.summaries() if s.id.startswith(ref)]
+    matches = [s.id for s in store.summaries() if isinstance(s.id, str) and s.id.startswith(ref)]
     if not matches:
         raise UsageError(f"no trajectory {ref!r} in this store (see `muscle-mem ls`)")
     if len(matches) > 1:
@@ -102,8 +103,14 @@ def clip(text: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+UNKNOWN = "?"
+"""What a figure that is not a finite number (read from a store) is shown as."""
+
+
 def seconds(value: float) -> str:
     """A duration for people: ``2.7 ms``, ``0.35 s``, ``12.3 s``, ``4 min 12 s``, ``2 h 05 min``."""
+    if not finite(value):
+        return UNKNOWN
     if 0 < value < 0.001:
         return f"{value * 1000:.2f} ms"
     if 0 < value < 0.1:
@@ -119,6 +126,8 @@ def seconds(value: float) -> str:
 
 def ago(when: float, now: float | None = None) -> str:
     """How long ago a time was: ``5 s ago``, ``3 min ago``, ``2 h ago``, ``4 d ago``."""
+    if not finite(when):
+        return UNKNOWN
     delta = max(0.0, (time.time() if now is None else now) - when)
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         if delta >= size:
@@ -128,7 +137,12 @@ def ago(when: float, now: float | None = None) -> str:
 
 def timestamp(when: float) -> str:
     """A local date and time, to the second."""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
+    if not finite(when):
+        return UNKNOWN
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
+    except (OverflowError, OSError, ValueError):  # beyond the platform's calendar
+        return UNKNOWN
 
 
 def zoned_timestamp(when: float) -> str:
@@ -136,11 +150,18 @@ def zoned_timestamp(when: float) -> str:
 
     For text read later or elsewhere, where a relative time would be wrong.
     """
-    return datetime.fromtimestamp(when).astimezone().isoformat(sep=" ", timespec="seconds")
+    if not finite(when):
+        return UNKNOWN
+    try:
+        return datetime.fromtimestamp(when).astimezone().isoformat(sep=" ", timespec="seconds")
+    except (OverflowError, OSError, ValueError):  # beyond the platform's calendar
+        return UNKNOWN
 
 
 def count(value: float) -> str:
     """A large count for people: ``950``, ``12.3k``, ``4.5M``."""
+    if not finite(value):
+        return UNKNOWN
     if abs(value) >= 1e6:
         return f"{value / 1e6:.1f}M"
     if abs(value) >= 1e4:

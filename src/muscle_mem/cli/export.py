@@ -1,11 +1,14 @@
 """``muscle-mem export``: the store as JSON Lines, or one trajectory as a Python function.
 
-``muscle-mem export [FILE]`` writes every trajectory; ``--python ID`` writes one as a function.
+``muscle-mem export [FILE]`` writes every trajectory; ``--python ID`` writes one as a function. A
+trajectory holding a secret-looking text is left out (exporting it redacted would replay other values),
+and use statistics that are not numbers are left out of their line.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -13,10 +16,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from muscle_mem.cli import cache, records, script
+from muscle_mem.cli import cache, records, script, untrusted
 from muscle_mem.cli.common import UsageError
 from muscle_mem.cli.phrases import plural
+from muscle_mem.secrecy import looks_secret
 from muscle_mem.stores import Store
+
+logger = logging.getLogger(__name__)
 
 NAME = "export"
 HELP = (
@@ -39,36 +45,56 @@ def run(args: argparse.Namespace) -> int:
     with cache.opened(args) as store:
         if args.python is not None:
             trajectory = cache.load(store, args.python)
-            text = script.render(trajectory, store.usage(trajectory.id))
+            text = script.render(trajectory, untrusted.figures_of(store.usage(trajectory.id)))
             with _writing(args.file) as stream:
                 stream.write(text)
             if args.file != "-":
                 print(f"Exported trajectory {trajectory.id} as Python to {args.file}.", file=sys.stderr)
             return 0
         with _writing(args.file) as stream:
-            written, skipped = _export(store, stream)
+            written, skipped, withheld = _export(store, stream)
     if args.file != "-":
         print(f"Exported {plural(written, 'trajectory')} to {args.file}.", file=sys.stderr)
     if skipped:
         print(
-            f"Skipped {plural(skipped, 'trajectory')} that cannot be decoded (see the warnings).",
+            f"Skipped {plural(skipped, 'trajectory')} that cannot be decoded or written (see the warnings).",
+            file=sys.stderr,
+        )
+    if withheld:
+        print(
+            f"Left out {plural(withheld, 'trajectory')} holding what looks like a secret (see the warnings): "
+            "record the task again with the secret declared, then remove them with `muscle-mem rm`.",
             file=sys.stderr,
         )
     return 0
 
 
-def _export(store: Store, stream: TextIO) -> tuple[int, int]:
-    """Write every trajectory, oldest first (so an export of an import is the same file)."""
-    summaries = sorted(store.summaries(), key=lambda s: (s.created_at, s.id))
-    written = skipped = 0
+def _export(store: Store, stream: TextIO) -> tuple[int, int, int]:
+    """Write every trajectory, oldest first (so an export of an import is the same file).
+
+    Returns how many were written, skipped (undecodable) and left out (holding a secret-looking text).
+    """
+    summaries = sorted(untrusted.summaries(store.summaries()), key=lambda s: (s.created_at, s.id))
+    written = skipped = withheld = 0
     for summary in summaries:
         trajectory = store.get(summary.id)
         if trajectory is None:
             skipped += 1
             continue
-        stream.write(records.line(trajectory, store.usage(summary.id)) + "\n")
+        secret = looks_secret(trajectory)
+        if secret is not None:
+            logger.warning("leaving out trajectory %s: it holds what looks like %s", summary.id, secret)
+            withheld += 1
+            continue
+        try:
+            line = records.line(trajectory, untrusted.figures_of(store.usage(summary.id)))
+        except ValueError as exc:  # a figure that is not a finite number
+            logger.warning("skipping trajectory %s: it cannot be written as JSON (%s)", summary.id, exc)
+            skipped += 1
+            continue
+        stream.write(line + "\n")
         written += 1
-    return written, skipped
+    return written, skipped, withheld
 
 
 @contextmanager

@@ -1,4 +1,7 @@
-"""``muscle-mem ls``: the stored trajectories, most recently used first."""
+"""``muscle-mem ls``: the stored trajectories, most recently used first.
+
+Stored texts are printed escaped (control characters) and redacted (secret-looking texts).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +9,12 @@ import argparse
 import json
 import sys
 
-from muscle_mem.cli import cache
+from muscle_mem.cli import cache, untrusted
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
+from muscle_mem.cli.untrusted import shown
+from muscle_mem.secret_patterns import scrub
 from muscle_mem.stores.base import Summary
 
 NAME = "ls"
@@ -28,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         raise UsageError(f"--limit must be 0 or more, got {args.limit}")
     with cache.opened(args) as store:
-        rows = [s for s in store.summaries() if all(t in s.tags for t in args.tag)]
+        rows = [s for s in untrusted.summaries(store.summaries()) if all(t in s.tags for t in args.tag)]
     if args.limit is not None:
         rows = rows[: args.limit]
     if args.json:
@@ -45,9 +50,9 @@ def run(args: argparse.Namespace) -> int:
         ["id", "task<", "tags<", "steps", "hits", "last use", "saved"],
         [
             [
-                cache.short_id(s.id),
-                cache.clip(s.task, 60),
-                ", ".join(s.tags),
+                shown(cache.short_id(s.id)),
+                cache.clip(shown(s.task), 60),
+                shown(", ".join(s.tags)),
                 str(s.steps),
                 str(s.usage.hits),
                 cache.ago(s.usage.last_used) if s.usage.hits else "never",
@@ -62,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
 def _record(s: Summary) -> dict[str, object]:
     return {
         "id": s.id,
-        "task": s.task,
-        "tags": list(s.tags),
+        "task": scrub(s.task),
+        "tags": [scrub(t) for t in s.tags],
         "steps": s.steps,
         "created_at": s.created_at,
         "hits": s.usage.hits,

@@ -1,4 +1,8 @@
-"""Where the CLI prints: ``rich`` tables and progress bars when installed, else plain text."""
+"""Where the CLI prints: ``rich`` tables and progress bars when installed, else plain text.
+
+Every text is printed as it is, never read as markup, and its control characters are written as
+escapes (see :func:`untrusted.printable`): a stored text cannot send the terminal a command.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol, TextIO
+
+from muscle_mem.cli.untrusted import printable
 
 try:
     import rich  # noqa: F401
@@ -31,6 +37,7 @@ class Output:
             self._console = _console(self.stream)
 
     def line(self, text: str = "", *, style: str | None = None) -> None:
+        text = printable(text, lines=True)
         if self._console is not None:
             self._console.print(text, style=style, markup=False)
         else:
@@ -40,14 +47,17 @@ class Output:
         """A table; columns after the first are right-aligned unless their header ends with ``<``."""
         left = [i == 0 or h.endswith("<") for i, h in enumerate(headers)]
         names = [h.rstrip("<") for h in headers]
+        title = printable(title)
+        rows = [[printable(str(cell)) for cell in row] for row in rows]
         if self._console is not None:
             from rich.table import Table
+            from rich.text import Text
 
-            table = Table(title=title, title_justify="left", title_style="bold")
+            table = Table(title=Text(title), title_justify="left", title_style="bold")
             for name, is_left in zip(names, left, strict=True):
                 table.add_column(name, justify="left" if is_left else "right", overflow="fold")
             for row in rows:
-                table.add_row(*row)
+                table.add_row(*(Text(cell) for cell in row))
             self._console.print(table)
             return
         widths = [max(len(str(c)) for c in column) for column in zip(names, *rows, strict=True)]
@@ -84,7 +94,7 @@ def _console(stream: TextIO) -> Any:
             self.quiet = True
             raise BrokenPipeError
 
-    return _Console(file=stream, highlight=False, soft_wrap=True)
+    return _Console(file=stream, highlight=False, soft_wrap=True, emoji=False)
 
 
 class _PlainBar:

@@ -1,7 +1,8 @@
 """``muscle-mem report``: one self-contained HTML page with the cache's figures and charts.
 
 The page loads nothing (its Content-Security-Policy forbids it): styles and inline SVG charts only,
-no script, so it opens the same from a file, an e-mail attachment or a CI artifact.
+no script, so it opens the same from a file, an e-mail attachment or a CI artifact. Every stored text
+on it is escaped and redacted of secret-looking texts, and only rows whose figures are numbers count.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
-from muscle_mem.cli import analysis, cache, svg
+from muscle_mem.cli import analysis, cache, svg, untrusted
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
+from muscle_mem.cli.untrusted import shown
 from muscle_mem.stores import Store
 from muscle_mem.stores.base import Event, Summary
 
@@ -54,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
 def render(store: Store, where: str, *, since: float = 0.0, now: float | None = None) -> str:
     """The report page for ``store`` (``where`` names it on the page)."""
     now = time.time() if now is None else now
-    events = store.events(since)
-    summaries = list(store.summaries())
+    events = untrusted.events(store.events(since))
+    summaries = untrusted.summaries(store.summaries())
     t = analysis.totals(events)
     body = [
         "<header><h1>muscle-mem cache report</h1>",
@@ -159,8 +161,8 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
         y_format=cache.count,
     )
     whole: svg.Format = lambda v: f"{v:,.0f}"  # noqa: E731
-    reasons = analysis.miss_reasons(events).most_common(TOP)
-    tools = analysis.miss_tools(events).most_common(TOP)
+    reasons = [(shown(r), n) for r, n in analysis.miss_reasons(events).most_common(TOP)]
+    tools = [(shown(r), n) for r, n in analysis.miss_tools(events).most_common(TOP)]
     untold = t.misses - sum(analysis.miss_tools(events).values())
     return [
         _section(
@@ -220,8 +222,8 @@ def _top_table(summaries: Sequence[Summary]) -> str:
         return '<section><h2>Most used trajectories</h2><p class="note">The store holds no trajectories.</p></section>'
     rows = "".join(
         "<tr>"
-        f"<td><code>{escape(cache.short_id(s.id))}</code></td><td>{escape(cache.clip(s.task, 80))}</td>"
-        f"<td>{escape(', '.join(s.tags))}</td><td class=n>{s.steps}</td><td class=n>{s.usage.hits:,}</td>"
+        f"<td><code>{escape(shown(cache.short_id(s.id)))}</code></td><td>{escape(cache.clip(shown(s.task), 80))}</td>"
+        f"<td>{escape(shown(', '.join(s.tags)))}</td><td class=n>{s.steps:,}</td><td class=n>{s.usage.hits:,}</td>"
         f"<td class=n>{escape(cache.seconds(s.usage.saved_seconds))}</td>"
         f"<td>{escape(cache.zoned_timestamp(s.usage.last_used) if s.usage.hits else 'never')}</td>"
         "</tr>"

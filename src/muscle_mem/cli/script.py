@@ -4,12 +4,17 @@ Params become the function's keyword parameters, data-flow references become loc
 hold earlier tools' outputs, and each step's checks are comments showing the recorded snapshot.
 Tools are called on a ``tools`` object: the engine's context (the object whose methods are tools)
 or any namespace holding the tool functions.
+
+The source is safe by construction, whoever wrote the store: every stored value is written as a
+literal (``repr`` of a plain value, or its stored encoding passed to a helper that refuses to run),
+every stored text in a comment is escaped and redacted, names are ASCII identifiers checked here, and
+the first line fixes the encoding. What cannot be written so (an attribute path that is not a plain
+field name, a tool named like a special method) is refused with a :class:`UsageError`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import keyword
 import math
 import pprint
@@ -17,13 +22,15 @@ import re
 import uuid
 from collections.abc import Iterator
 from decimal import Decimal
-from pathlib import PurePath
-from typing import Any
+from pathlib import PosixPath, PurePosixPath, PureWindowsPath, WindowsPath
+from typing import Any, get_args
 
-from muscle_mem import codec
+from muscle_mem import codec, secret_patterns
 from muscle_mem.cli import cache
+from muscle_mem.cli.common import UsageError
 from muscle_mem.cli.phrases import plural
-from muscle_mem.forms import Form
+from muscle_mem.cli.untrusted import figures_of, shown
+from muscle_mem.forms import Form, FormKind
 from muscle_mem.provenance import (
     Agree,
     Arg,
@@ -37,7 +44,10 @@ from muscle_mem.provenance import (
     Text,
     all_args,
 )
+from muscle_mem.secret_patterns import scrub
 from muscle_mem.trajectory import Snapshot, Trajectory, Usage
+
+_PATHS = (PurePosixPath, PureWindowsPath, PosixPath, WindowsPath)
 
 LINE = 100
 """Calls longer than this put one argument a line."""
@@ -46,7 +56,10 @@ SNAPSHOT_LINES = 24
 
 
 def render(t: Trajectory, usage: Usage | None) -> str:
-    """The source of a module holding one function that performs ``t``'s steps."""
+    """The source of a module holding one function that performs ``t``'s steps.
+
+    Raises :class:`UsageError` for a trajectory that cannot be written safely.
+    """
     names = _Names()
     tools = names.claim("tools")
     imports: set[str] = set()
@@ -56,13 +69,17 @@ def render(t: Trajectory, usage: Usage | None) -> str:
     expr = _Expr(params, outputs, imports)
     body = _body(t, expr, tools, outputs)
 
-    out = [f"# muscle-mem trajectory {t.id}, exported with `muscle-mem export --python`."]
-    out += _comment(f"Task: {t.task}", "")
-    out.append(f"# Tags: {', '.join(t.tags) or '(none)'}")
+    out = [
+        _ENCODING,
+        *_comment(f"muscle-mem trajectory {shown(t.id)}, exported with `muscle-mem export --python`.", ""),
+    ]
+    out += _comment(f"Task: {scrub(t.task)}", "")
+    out += _comment(f"Tags: {shown(', '.join(t.tags)) or '(none)'}", "")
     out.append(
         f"# Recorded {cache.timestamp(t.created_at)}: {plural(len(t.steps), 'tool call')}, "
         f"{cache.seconds(t.agent_seconds)} of agent time, {plural(t.tokens, 'LLM token')}."
     )
+    usage = figures_of(usage)
     if usage is not None:
         out.append(
             f"# Replayed {plural(usage.hits, 'time')} since, saving {cache.seconds(usage.saved_seconds)} of agent time."
@@ -80,10 +97,10 @@ def render(t: Trajectory, usage: Usage | None) -> str:
     if imports:
         out += ["", ""]
     out.append(f"def {_function_name(t)}({signature}):")
-    out.append(f'    """{_docstring(t.task)}"""')
+    out.append(f"    {_docstring(t.task)}")
     renamed = [(p, n) for p, n in params.items() if p != n]
     for param, name in renamed:
-        out.append(f"    # `{name}` is the param {param!r}")
+        out += _comment(f"`{name}` is the param {shown(repr(param))}", "    ")
     out += body
     return "\n".join(out) + "\n"
 
@@ -93,10 +110,15 @@ def _body(t: Trajectory, expr: _Expr, tools: str, outputs: dict[int, str]) -> li
     out: list[str] = []
     for number, step in enumerate(t.steps):
         out.append("")
-        out.append(
-            f"    # step {number}: {step.tool} (version {step.version}, {cache.seconds(step.seconds)} when recorded)"
+        out += _comment(
+            f"step {number}: {shown(step.tool)} (version {shown(step.version)}, "
+            f"{cache.seconds(step.seconds)} when recorded)",
+            "    ",
         )
         out += _snapshot("pre-check", step.pre)
+        names = [k for k, _ in step.kwargs]
+        if len(set(names)) != len(names):
+            raise UsageError(f"cannot export step {number}: it passes a keyword argument twice")
         call_args = [expr.of(a) for a in step.args] + [_keyword(k, expr.of(a)) for k, a in step.kwargs]
         target = f"{outputs[number]} = " if number in outputs else ""
         callee = _callee(tools, step.tool)
@@ -109,11 +131,25 @@ def _body(t: Trajectory, expr: _Expr, tools: str, outputs: dict[int, str]) -> li
     return out
 
 
+_ENCODING = "# -*- coding: utf-8 -*-"
+"""The first line: it fixes the encoding, so no stored text on the second line can choose another."""
 _MISSING = "_missing"
 _MISSING_HELPER = [
     "def _missing(what):",
     '    """A recorded value that the store no longer decodes as its class: replaying it would guess."""',
     '    raise LookupError(f"{what} could not be rebuilt from the store")',
+]
+_REBUILD = "_rebuild"
+_REBUILD_HELPER = [
+    "def _rebuild(stored):",
+    '    """A recorded instance of a class, as muscle-mem stores it: rebuild it by hand to run this step."""',
+    '    raise LookupError(f"rebuild this recorded value by hand: {stored!r}")',
+]
+_SECRET = "_secret"
+_SECRET_HELPER = [
+    "def _secret(what):",
+    '    """A recorded value that looks like a secret, left out of this file: pass it in yourself."""',
+    '    raise LookupError(f"a value recorded here looks like {what} and is not written out")',
 ]
 _AGREE = "_agree"
 _AGREE_HELPER = [
@@ -123,10 +159,19 @@ _AGREE_HELPER = [
     '        raise LookupError(f"the origins of a recorded value disagree: {(value, *others)!r}")',
     "    return value",
 ]
-_HELPERS = {_MISSING: _MISSING_HELPER, _AGREE: _AGREE_HELPER}
-_RESERVED = frozenset(("builtins", "datetime", "decimal", "uuid", "pathlib", "format", *_HELPERS))
-"""Names the generated code uses itself: no param may take them (builtins are called through
-``builtins.``, so a param may be named ``getattr`` or ``float``)."""
+_HELPERS = {
+    _MISSING: _MISSING_HELPER,
+    _REBUILD: _REBUILD_HELPER,
+    _SECRET: _SECRET_HELPER,
+    _AGREE: _AGREE_HELPER,
+}
+_BUILTINS = ("int", "float", "str", "list", "tuple", "set", "frozenset", "bytearray", "format")
+"""Builtins the generated code calls by their plain name."""
+_RESERVED = frozenset(("builtins", "datetime", "decimal", "uuid", "pathlib", *_BUILTINS, *_HELPERS))
+"""Names the generated code uses itself: no param may take them (other builtins are called through
+``builtins.``, so a param may be named ``getattr``)."""
+_ASCII_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DUNDER = re.compile(r"__\w*__")
 
 
 class _Names:
@@ -165,7 +210,7 @@ class _Expr:
             case Param(name, form):
                 return _formed(self.params[name], form)
             case Output(step, path, form, _):
-                return _formed(self.outputs.get(step, f"step{step}_result") + _path(path), form)
+                return _formed(self.outputs.get(step, f"step{int(step)}_result") + _path(path), form)
             case Agree(options):
                 self.imports.add(_AGREE)
                 return f"{_AGREE}(" + ", ".join(self.of(o) for o in options) + ")"
@@ -174,60 +219,94 @@ class _Expr:
             case Template():
                 return self._template(arg)
             case Struct(container, items):
-                inner = [f"{k!r}: {self.of(a)}" if container == "dict" else self.of(a) for k, a in items]
-                if container == "dict":
-                    return "{" + ", ".join(inner) + "}"
-                if container == "tuple":
-                    return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
-                return "[" + ", ".join(inner) + "]"
+                return _container(container, [(self.literal(k), self.of(a)) for k, a in items])
         raise TypeError(f"not a recorded value: {arg!r}")
 
     def _template(self, arg: Template) -> str:
         """An f-string; a concatenation where an f-string could not hold an expression (a quote or a
         backslash in it, before Python 3.12)."""
-        values = [
-            (True, part.text) if isinstance(part, Text) else (False, self.of(part)) for part in arg.parts
-        ]
+        values: list[tuple[bool, str]] = []
+        for part in arg.parts:
+            secret = secret_patterns.kind_of(part.text) if isinstance(part, Text) else None
+            if secret is not None:
+                values.append((False, self._secret(secret)))
+            else:
+                values.append((True, part.text) if isinstance(part, Text) else (False, self.of(part)))
         if any(not is_text and ('"' in code or "\\" in code) for is_text, code in values):
-            return " + ".join(repr(code) if is_text else f"str({code})" for is_text, code in values)
+            return " + ".join(_string(code) if is_text else f"str({code})" for is_text, code in values)
         parts = (
-            json.dumps(code, ensure_ascii=False)[1:-1].replace("{", "{{").replace("}", "}}")
+            _escaped(code, '"').replace("{", "{{").replace("}", "}}")
             if is_text
-            else "{" + code + "}"
+            else ("{ " if code.startswith("{") else "{") + code + "}"
             for is_text, code in values
         )
         return 'f"' + "".join(parts) + '"'
 
+    def _secret(self, kind: str) -> str:
+        self.imports.add(_SECRET)
+        return f"{_SECRET}({_string(kind)})"
+
     def literal(self, value: Any) -> str:
-        """Python source for a stored constant, importing the standard modules it needs."""
-        if isinstance(value, float) and not math.isfinite(value):
+        """Python source for a stored constant, importing the standard modules it needs.
+
+        Only values of the exact plain types are written as themselves; an instance of any other class
+        is written as its stored encoding, passed to a helper that refuses to run.
+        """
+        kind = type(value)
+        if kind is str:
+            secret = secret_patterns.kind_of(value)
+            return self._secret(secret) if secret is not None else _string(value)
+        if value is None or kind in (bool, int, bytes):
+            return repr(value)
+        if kind is float:
+            if math.isfinite(value):
+                return repr(value)
             self.imports.add("builtins")
-            return f"builtins.float({str(value)!r})"
-        if isinstance(value, dt.date | dt.time | dt.timedelta):
-            self.imports.add("datetime")
-            return repr(value)  # datetime.date(2024, 1, 2)
-        if isinstance(value, Decimal):
-            self.imports.add("decimal")
-            return f"decimal.Decimal({str(value)!r})"
-        if isinstance(value, uuid.UUID):
-            self.imports.add("uuid")
-            return f"uuid.UUID({str(value)!r})"
-        if isinstance(value, PurePath):
-            self.imports.add("pathlib")
-            return f"pathlib.{type(value).__name__}({str(value)!r})"
+            return f"builtins.float({_string(str(value))})"
+        if kind in (list, tuple, set, frozenset, bytearray):
+            inner = [self.literal(v) for v in value]
+            if kind is bytearray:
+                return f"bytearray({bytes(value)!r})"
+            if kind is list or kind is tuple:
+                return _container(kind.__name__, [("", item) for item in inner])
+            return f"{kind.__name__}([{', '.join(inner)}])"
+        if kind is dict:
+            return _container("dict", [(self.literal(k), self.literal(v)) for k, v in value.items()])
         if isinstance(value, codec.Opaque):
             self.imports.add(_MISSING)
-            return f"{_MISSING}({f'a {value.kind} {value.type_name}'!r})"
-        if type(value) in (list, tuple, set, frozenset):
-            inner = [self.literal(v) for v in value]
-            if type(value) is list:
-                return "[" + ", ".join(inner) + "]"
-            if type(value) is tuple:
-                return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
-            return f"{type(value).__name__}([{', '.join(inner)}])"
-        if type(value) is dict:
-            return "{" + ", ".join(f"{self.literal(k)}: {self.literal(v)}" for k, v in value.items()) + "}"
-        return repr(value)
+            return f"{_MISSING}({_string(f'a {value.kind} {value.type_name}')})"
+        standard = self._standard(value)
+        if standard is not None:
+            return standard
+        self.imports.add(_REBUILD)
+        try:
+            encoded = codec.encode(value)
+        except (codec.CodecError, RecursionError):
+            encoded = f"a {kind.__name__} muscle-mem cannot encode"
+        return f"{_REBUILD}({self.literal(encoded)})"
+
+    def _standard(self, value: Any) -> str | None:
+        """A value of a standard library type the codec stores, as a call of its exact class."""
+        kind = type(value)
+        if kind in (dt.date, dt.datetime, dt.time) and type(getattr(value, "tzinfo", None)) in (
+            type(None),
+            dt.timezone,
+        ):
+            self.imports.add("datetime")
+            return repr(value)  # datetime.date(2024, 1, 2); an offset is a datetime.timezone
+        if kind is dt.timedelta:
+            self.imports.add("datetime")
+            return f"datetime.timedelta({value.days!r}, {value.seconds!r}, {value.microseconds!r})"
+        if kind is Decimal:
+            self.imports.add("decimal")
+            return f"decimal.Decimal({_string(str(value))})"
+        if kind is uuid.UUID:
+            self.imports.add("uuid")
+            return f"uuid.UUID({_string(str(value))})"
+        if kind in _PATHS:
+            self.imports.add("pathlib")
+            return f"pathlib.{kind.__name__}({_string(str(value))})"
+        return None
 
 
 def _all_args(t: Trajectory) -> Iterator[Arg]:
@@ -248,6 +327,8 @@ def _used_outputs(t: Trajectory) -> set[int]:
 
 def _formed(code: str, form: Form) -> str:
     """``code`` written in ``form``."""
+    if form.kind not in get_args(FormKind):
+        raise UsageError(f"cannot export a value written in the unknown form {shown(form.kind)}")
     if form.kind == "same":
         return code
     if form.kind in ("int", "float", "str", "list", "tuple"):
@@ -259,7 +340,22 @@ def _formed(code: str, form: Form) -> str:
 
 
 def _path(path: tuple[PathElement, ...]) -> str:
-    return "".join(f".{v}" if k == "attr" else f"[{v!r}]" for k, v in path)
+    """Python for walking an output path: dict keys and list items, and public field names only."""
+    code = []
+    for kind, value in path:
+        if kind == "attr" and isinstance(value, str) and _plain_name(value) and not value.startswith("_"):
+            code.append(f".{value}")
+        elif kind in ("key", "item") and type(value) in (str, int):
+            code.append(f"[{_string(value) if type(value) is str else repr(value)}]")
+        else:
+            raise UsageError(f"cannot export an output path that walks {shown(kind)} {shown(value)}")
+    return "".join(code)
+
+
+def _plain_name(name: str) -> bool:
+    """An ASCII identifier that is no keyword (Python reads other letters in their NFKC form, so a
+    fullwidth ``＿＿class＿＿`` would be ``__class__``)."""
+    return _ASCII_NAME.fullmatch(name) is not None and not keyword.iskeyword(name)
 
 
 def _short(tool: str) -> str:
@@ -268,17 +364,54 @@ def _short(tool: str) -> str:
 
 def _callee(tools: str, tool: str) -> str:
     """``tools.name``, ``tools.Class.name``, or ``builtins.getattr(tools, "odd name")``; a function's qualified
-    name is called by what follows ``<locals>.``, as a namespace would hold it."""
+    name is called by what follows ``<locals>.``, as a namespace would hold it.
+
+    A tool named like a special method (``__class__``) is refused: calling it would call Python's.
+    """
     parts = tool.rsplit("<locals>.", 1)[-1].split(".")
-    if all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
+    if any(_DUNDER.fullmatch(p) for p in parts) or _DUNDER.fullmatch(tool):
+        raise UsageError(f"cannot export a call of a tool named {shown(tool)}: that names a special method")
+    if all(_plain_name(p) for p in parts):
         return ".".join([tools, *parts])
-    return f"builtins.getattr({tools}, {tool!r})"
+    return f"builtins.getattr({tools}, {_string(tool)})"
 
 
 def _keyword(name: str, value: str) -> str:
-    if name.isidentifier() and not keyword.iskeyword(name):
+    if _plain_name(name):
         return f"{name}={value}"
-    return f"**{{{name!r}: {value}}}"
+    return f"**{{{_string(name)}: {value}}}"
+
+
+def _container(kind: str, items: list[tuple[str, str]]) -> str:
+    """A dict, tuple or list display of items already written as Python (keys only for a dict)."""
+    if kind == "dict":
+        return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+    inner = [v for _, v in items]
+    if kind == "tuple":
+        return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+    if kind == "list":
+        return "[" + ", ".join(inner) + "]"
+    raise UsageError(f"cannot export a container of kind {shown(kind)}")
+
+
+def _string(text: str) -> str:
+    """A string literal for ``text``: every character that is not plainly printable escaped."""
+    return "'" + _escaped(text, "'") + "'"
+
+
+def _escaped(text: str, quote: str) -> str:
+    """``text`` for inside a string literal closed by ``quote``."""
+    return "".join(_ESCAPES.get(c) or (c if c.isprintable() and c != quote else _escape(c)) for c in text)
+
+
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if char in "\"'":
+        return "\\" + char
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _call(head: str, args: list[str]) -> list[str]:
@@ -294,14 +427,18 @@ def _return(expr: _Expr, result: Arg) -> list[str]:
         return [single]
     container, items = result.container, result.items
     brackets = {"dict": "{}", "tuple": "()", "list": "[]"}[container]
-    inner = [f"{k!r}: {expr.of(a)}" if container == "dict" else expr.of(a) for k, a in items]
+    inner = [f"{expr.literal(k)}: {expr.of(a)}" if container == "dict" else expr.of(a) for k, a in items]
     return [f"    return {brackets[0]}", *(f"        {item}," for item in inner), f"    {brackets[1]}"]
 
 
 def _snapshot(label: str, snapshot: Snapshot | None) -> list[str]:
     if snapshot is None:
         return []
-    text = pprint.pformat(snapshot.value, width=LINE - 10, compact=True, sort_dicts=False)
+    if not snapshot.kept:
+        return _comment(
+            f"{label}: only the hash of the recorded snapshot is stored ({shown(snapshot.key)})", "    "
+        )
+    text = scrub(pprint.pformat(snapshot.value, width=LINE - 10, compact=True, sort_dicts=False))
     lines = text.splitlines() or [""]
     if len(lines) > SNAPSHOT_LINES:
         lines = [*lines[:SNAPSHOT_LINES], f"... ({plural(len(lines) - SNAPSHOT_LINES, 'more line')})"]
@@ -322,18 +459,14 @@ def _function_name(t: Trajectory) -> str:
     words = re.findall(r"[a-z0-9]+", re.sub(r"\{[^{}]*\}", " ", t.task).lower(), flags=re.ASCII)
     name = "_".join(words[:6])[:48].strip("_")
     if not name:
-        return f"replay_{t.id[:8]}"
+        return "replay_" + re.sub(r"[^a-z0-9]", "_", t.id[:8].lower(), flags=re.ASCII)
     if name[0].isdigit():
         name = f"task_{name}"
     return name + "_" if keyword.iskeyword(name) else name
 
 
 def _docstring(task: str) -> str:
-    line = " ".join(task.split()) or "A recorded task."
-    text = line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    clean = "".join(c if c.isprintable() else "\ufffd" for c in text)
-    return (
-        clean
-        + ("" if clean.endswith((".", "!", "?")) else ".")
-        + " Replays a trajectory recorded by muscle-mem."
-    )
+    """The function's docstring, as a string literal."""
+    line = " ".join(scrub(task).split()) or "A recorded task."
+    end = "" if line.endswith((".", "!", "?")) else "."
+    return _string(line + end + " Replays a trajectory recorded by muscle-mem.")

@@ -9,11 +9,14 @@ from collections.abc import Callable
 
 from muscle_mem import provenance as pv
 from muscle_mem.cli import cache, records
+from muscle_mem.cli.common import UsageError
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
+from muscle_mem.cli.untrusted import figures_of, shown
 from muscle_mem.forms import SAME
 from muscle_mem.provenance import Agree, Arg, Const, Guarded, Param, Struct, Template, nested
 from muscle_mem.provenance import describe as describe_arg
+from muscle_mem.secrecy import looks_secret
 from muscle_mem.trajectory import Snapshot, Step, Trajectory, Usage
 
 NAME = "show"
@@ -29,8 +32,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     with cache.opened(args) as store:
         trajectory = cache.load(store, args.id)
-        usage = store.usage(trajectory.id)
+        usage = figures_of(store.usage(trajectory.id))
     if args.json:
+        secret = looks_secret(trajectory)
+        if secret is not None:
+            raise UsageError(
+                f"trajectory {trajectory.id} holds what looks like {secret}: its record is not printed "
+                "(`show` without --json prints it redacted)"
+            )
         record = json.loads(records.line(trajectory, usage))
         json.dump(record, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -42,16 +51,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def describe(t: Trajectory, usage: Usage | None, *, width: int | None) -> list[str]:
-    """The lines ``show`` prints; values are clipped to ``width`` characters (None: whole)."""
+    """The lines ``show`` prints; values are clipped to ``width`` characters (None: whole).
+
+    Every stored text is printed escaped and redacted (:func:`untrusted.shown`).
+    """
 
     def value(text: str) -> str:
-        return text if width is None else cache.clip(text, width)
+        return shown(text) if width is None else cache.clip(shown(text), width)
 
     lines = [
-        f"trajectory  {t.id}",
-        f"task        {t.task}",
-        f"task key    {t.task_key}",
-        f"tags        {', '.join(t.tags) or '-'}",
+        f"trajectory  {shown(t.id)}",
+        f"task        {shown(t.task)}",
+        f"task key    {shown(t.task_key)}",
+        f"tags        {shown(', '.join(t.tags)) or '-'}",
         f"recorded    {cache.timestamp(t.created_at)} ({cache.ago(t.created_at)}): {plural(len(t.steps), 'step')}, "
         f"{cache.seconds(t.agent_seconds)} of agent time, {plural(t.tokens, 'token')}",
     ]
@@ -60,7 +72,7 @@ def describe(t: Trajectory, usage: Usage | None, *, width: int | None) -> list[s
         lines.append(
             f"usage       {plural(usage.hits, 'hit')}, last {last}, {cache.seconds(usage.saved_seconds)} of agent time saved"
         )
-    lines.append(f"answer      {value(describe_arg(t.result))}  [{arg_kind(t.result)}]")
+    lines.append(f"answer      {value(describe_arg(t.result))}  [{shown(arg_kind(t.result))}]")
     for number, step in enumerate(t.steps):
         lines.append("")
         lines.extend(_step(number, step, value))
@@ -69,14 +81,15 @@ def describe(t: Trajectory, usage: Usage | None, *, width: int | None) -> list[s
 
 def _step(number: int, step: Step, value: Callable[[str], str]) -> list[str]:
     lines = [
-        f"step {number}  {step.tool}  version {step.version}  ({cache.seconds(step.seconds)} when recorded)"
+        f"step {number}  {shown(step.tool)}  version {shown(step.version)}  "
+        f"({cache.seconds(step.seconds)} when recorded)"
     ]
-    named = [(f"arg {i}", a) for i, a in enumerate(step.args)] + [(k, a) for k, a in step.kwargs]
+    named = [(f"arg {i}", a) for i, a in enumerate(step.args)] + [(shown(k), a) for k, a in step.kwargs]
     if not named:
         lines.append("  (no arguments)")
     label_width = max([len(n) for n, _ in named] + [10])
     for name, arg in named:
-        lines.append(f"  {name.ljust(label_width)}  {value(describe_arg(arg))}  [{arg_kind(arg)}]")
+        lines.append(f"  {name.ljust(label_width)}  {value(describe_arg(arg))}  [{shown(arg_kind(arg))}]")
     lines.append(f"  {'pre-check'.ljust(label_width)}  {_snapshot(step.pre, value)}")
     lines.append(f"  {'post-check'.ljust(label_width)}  {_snapshot(step.post, value)}")
     return lines
@@ -85,7 +98,9 @@ def _step(number: int, step: Step, value: Callable[[str], str]) -> list[str]:
 def _snapshot(snapshot: Snapshot | None, value: Callable[[str], str]) -> str:
     if snapshot is None:
         return "none"
-    return f"{value(repr(snapshot.value))}  (key {snapshot.key[:12]})"
+    if not snapshot.kept:
+        return f"stored as its hash only  (key {shown(snapshot.key[:12])})"
+    return f"{value(repr(snapshot.value))}  (key {shown(snapshot.key[:12])})"
 
 
 def arg_kind(arg: Arg) -> str:

@@ -7,10 +7,11 @@ import json
 import sys
 from typing import Any
 
-from muscle_mem.cli import analysis, cache
+from muscle_mem.cli import analysis, cache, untrusted
 from muscle_mem.cli.common import store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
+from muscle_mem.cli.untrusted import shown
 from muscle_mem.stores import Store
 
 NAME = "stats"
@@ -41,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
 
 def gather(store: Store, since: float) -> dict[str, Any]:
     """Every figure ``stats`` shows, JSON-compatible."""
-    summaries = list(store.summaries())
-    events = store.events(since)
+    summaries = untrusted.summaries(store.summaries())
+    events = untrusted.events(store.events(since))
     t = analysis.totals(events)
     not_stored = analysis.not_stored_reasons(events)
     return {
@@ -71,9 +72,9 @@ def gather(store: Store, since: float) -> dict[str, Any]:
             "stored": sum(1 for e in events if not e.hit and e.trajectory_id),
             "not_stored": sum(not_stored.values()),
         },
-        "miss_reasons": analysis.miss_reasons(events).most_common(TOP),
-        "miss_tools": analysis.miss_tools(events).most_common(TOP),
-        "not_stored_reasons": not_stored.most_common(),
+        "miss_reasons": [(shown(r), n) for r, n in analysis.miss_reasons(events).most_common(TOP)],
+        "miss_tools": [(shown(t), n) for t, n in analysis.miss_tools(events).most_common(TOP)],
+        "not_stored_reasons": [(shown(r), n) for r, n in not_stored.most_common()],
     }
 
 
