@@ -116,7 +116,9 @@ def stream(
     return Stream(keys, queries, relevance, len(np.unique(keys)))
 
 
-def relevance_of(keys: npt.NDArray[np.int64], vectors: Vectors, memory: float = 0.8) -> npt.NDArray[np.float64]:
+def relevance_of(
+    keys: npt.NDArray[np.int64], vectors: Vectors, memory: float = 0.8
+) -> npt.NDArray[np.float64]:
     """Cosine (clipped at 0) of each request's task with a moving average of the requests before it."""
     relevance = np.empty(len(keys))
     context = np.zeros(vectors.shape[1], dtype=np.float64)
@@ -152,12 +154,16 @@ def users_stream(
             keys[i] = user * prompts + int(order[rng.choice(len(order), p=weights)])
             i += 1
         if rng.random() < 0.1:
-            current[int(rng.integers(active))] = int(rng.choice([u for u in range(users) if u not in current]))
+            current[int(rng.integers(active))] = int(
+                rng.choice([u for u in range(users) if u not in current])
+            )
     per_user = np.tile(vectors, (users, 1))
     return Stream(keys, per_user[keys], relevance_of(keys, per_user), len(np.unique(keys)))
 
 
-def topics_stream(topics: list[list[int]], vectors: Vectors, seed: int, length: int, active: int = 4) -> Stream:
+def topics_stream(
+    topics: list[list[int]], vectors: Vectors, seed: int, length: int, active: int = 4
+) -> Stream:
     """Trending topics over a steady background: the shape of a chat service's traffic.
 
     70 % of requests open a conversation in one of the trending topics (Zipf over them and inside
