@@ -317,14 +317,15 @@ HISTORY_PER_CAPACITY = 3
 def make_policy(policy: str | Policy, capacity: int | None = None) -> Policy:
     """A policy by name (``adaptive``, ``lru``, ``lfu``, ``attention-lru``, ``decayed``), or an object as is.
 
-    ``capacity`` (the store's bound, if any) sizes what ``adaptive`` remembers.
+    ``capacity`` (the store's bound, if any) sizes what ``adaptive`` remembers; one that is not a
+    positive whole number is left to :class:`~muscle_mem.eviction.Bounds` to refuse.
     """
     if isinstance(policy, str):
         name = policy.strip().lower()
         factory = _FACTORIES.get(name)
         if factory is None:
             raise ValueError(f"unknown eviction policy {policy!r}: expected one of {', '.join(_FACTORIES)}")
-        if name == "adaptive" and capacity is not None:
+        if name == "adaptive" and type(capacity) is int and capacity > 0:  # Bounds rejects any other
             return Adaptive(history=HISTORY_PER_CAPACITY * capacity)
         made: Policy = factory()
         return made
