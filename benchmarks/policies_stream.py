@@ -114,3 +114,92 @@ def stream(
         relevance[i] = max(0.0, float(data.vectors[keys[i]] @ context) / norm) if norm else 0.0
         context = memory * context + (1.0 - memory) * queries[i]
     return Stream(keys, queries, relevance, len(np.unique(keys)))
+
+
+def relevance_of(
+    keys: npt.NDArray[np.int64], vectors: Vectors, memory: float = 0.8
+) -> npt.NDArray[np.float64]:
+    """Cosine (clipped at 0) of each request's task with a moving average of the requests before it."""
+    relevance = np.empty(len(keys))
+    context = np.zeros(vectors.shape[1], dtype=np.float64)
+    for i, key in enumerate(keys.tolist()):
+        norm = float(np.linalg.norm(context))
+        relevance[i] = max(0.0, float(vectors[key] @ context) / norm) if norm else 0.0
+        context = memory * context + (1.0 - memory) * vectors[key]
+    return relevance
+
+
+def users_stream(
+    suites: list[list[int]], vectors: Vectors, seed: int, length: int, users: int = 80, active: int = 8
+) -> Stream:
+    """Users in sessions: a task is one user's prompt (users' environments differ, as tags would).
+
+    Each user works in one suite and has habits (Zipf over its prompts, in an order of their own).
+    Sessions of a geometric number of tasks (mean 4) come from the active users (Zipf over them);
+    after each session, with probability 1/10, an active user leaves and another user, new or
+    returning, takes the place (drift, and recurrence after long absences).
+    """
+    rng = np.random.default_rng(seed)
+    prompts = sum(len(s) for s in suites)
+    suite_of = rng.integers(len(suites), size=users)
+    habits = [(rng.permutation(suites[s]), _zipf(len(suites[s]), 1.0, rng)) for s in suite_of.tolist()]
+    current = list(rng.choice(users, size=active, replace=False))
+    who = _zipf(active, 1.0, rng)
+    keys = np.empty(length, dtype=np.int64)
+    i = 0
+    while i < length:
+        user = int(current[rng.choice(active, p=who)])
+        order, weights = habits[user]
+        for _ in range(min(int(rng.geometric(0.25)), length - i)):
+            keys[i] = user * prompts + int(order[rng.choice(len(order), p=weights)])
+            i += 1
+        if rng.random() < 0.1:
+            current[int(rng.integers(active))] = int(
+                rng.choice([u for u in range(users) if u not in current])
+            )
+    per_user = np.tile(vectors, (users, 1))
+    return Stream(keys, per_user[keys], relevance_of(keys, per_user), len(np.unique(keys)))
+
+
+def topics_stream(
+    topics: list[list[int]], vectors: Vectors, seed: int, length: int, active: int = 4
+) -> Stream:
+    """Trending topics over a steady background: the shape of a chat service's traffic.
+
+    70 % of requests open a conversation in one of the trending topics (Zipf over them and inside
+    each); each request, with probability 1/400, a trending topic fades and a random one (it may
+    have trended before) replaces it. 20 % are evergreen openings (Zipf over the whole corpus), 10 %
+    a uniformly random opening.
+    """
+    rng = np.random.default_rng(seed)
+    n = sum(len(t) for t in topics)
+    inside = [_zipf(len(t), 0.9, rng) for t in topics]
+    evergreen = _zipf(n, 1.1, rng)
+    trending = list(rng.choice(len(topics), size=active, replace=False))
+    share = _zipf(active, 1.0, rng)
+    kind = rng.choice(3, size=length, p=[0.7, 0.2, 0.1])
+    keys = np.empty(length, dtype=np.int64)
+    for i in range(length):
+        if rng.random() < 1 / 400:
+            trending[int(rng.integers(active))] = int(rng.integers(len(topics)))
+        if kind[i] == 0:
+            topic = int(trending[rng.choice(active, p=share)])
+            keys[i] = topics[topic][rng.choice(len(topics[topic]), p=inside[topic])]
+        elif kind[i] == 1:
+            keys[i] = rng.choice(n, p=evergreen)
+        else:
+            keys[i] = rng.integers(n)
+    return Stream(keys, vectors[keys], relevance_of(keys, vectors), len(np.unique(keys)))
+
+
+def arrivals(length: int, mean_gap: float | None, seed: int) -> npt.NDArray[np.float64]:
+    """Request times from 0: exponential gaps of a mean (s), or, for None, a rate that changes.
+
+    With None, every 500 requests the mean gap is drawn anew, log-uniform from 1 s to 10 min.
+    """
+    rng = np.random.default_rng(1000 + seed)
+    if mean_gap is None:
+        means = np.exp(rng.uniform(0.0, np.log(600.0), size=length // 500 + 1)).repeat(500)[:length]
+    else:
+        means = np.full(length, mean_gap)
+    return np.cumsum(rng.exponential(means))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from muscle_mem.breaker import Breaker
 from muscle_mem.embed import TaskMatcher
 from muscle_mem.eviction.bounds import Bounds
-from muscle_mem.eviction.policies import Policy
+from muscle_mem.eviction.policies import Policy, TaskAwarePolicy
 from muscle_mem.eviction.relevance import TaskStream
 from muscle_mem.index import Index, TaskIndex
 from muscle_mem.keys import in_namespace
@@ -51,6 +51,7 @@ class TrajectoryCache:
     ) -> None:
         self.store = store
         self.policy = policy
+        self._task_aware = policy if isinstance(policy, TaskAwarePolicy) else None
         self.bounds = bounds
         self.index = Index(store)
         self._metrics = metrics
@@ -103,8 +104,14 @@ class TrajectoryCache:
     def add(self, trajectory: Trajectory, relevance: float) -> None:
         """Store a new trajectory, then evict what the bounds no longer hold (raises if the store fails)."""
         now = time.time()
+        aware = self._task_aware
+        usage = (
+            self.policy.admit(now, relevance)
+            if aware is None
+            else aware.admit_task(trajectory.task_key, now, relevance)
+        )
         with self._breaker:
-            self.store.add(trajectory, self.policy.admit(now, relevance))
+            self.store.add(trajectory, usage)
             self._metrics.add("stored")
             evicted = self.bounds.enforce(self.store, now, self._protected() | {trajectory.id})
         if evicted:
@@ -122,7 +129,12 @@ class TrajectoryCache:
             usage = cached or self.store.usage(trajectory.id)
             if usage is None:
                 return
-            updated = self.policy.hit(usage, now, run.relevance, saved)
+            aware = self._task_aware
+            updated = (
+                self.policy.hit(usage, now, run.relevance, saved)
+                if aware is None
+                else aware.hit_task(trajectory.task_key, usage, now, run.relevance, saved)
+            )
             with self._lock:
                 self._usage[trajectory.id] = updated
                 if len(self._usage) > USAGE_CACHED:

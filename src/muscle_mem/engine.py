@@ -37,8 +37,8 @@ logger = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 _UNSET: Any = object()
-DEFAULT_POLICY = "decayed"
-"""The policy that measured best (docs/policies.md): forward-decayed utility, O(log n) eviction."""
+DEFAULT_POLICY = "adaptive"
+"""The policy that measured best (docs/policies.md): decayed utility adapted to the traffic, O(log n) eviction."""
 
 
 class Engine:
@@ -77,7 +77,7 @@ class Engine:
         check_matching(match, similarity, namespace)
         check_seconds("store_timeout", store_timeout)
         check_seconds("store_retry", store_retry)
-        self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
+        self.policy: Policy = make_policy(policy or DEFAULT_POLICY, capacity)
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
         self.match: Match = match
         semantic_policy = self.policy.name == "attention-lru" or getattr(self.policy, "semantic", 0.0) > 0.0

@@ -12,7 +12,7 @@ import pytest
 from muscle_mem import Check, Engine
 from muscle_mem.stores import Store
 
-POLICIES = ["lru", "lfu", "attention-lru", "decayed"]
+POLICIES = ["adaptive", "lru", "lfu", "attention-lru", "decayed"]
 
 
 def counting_engine(store: Store | str | None = None, **options: object) -> tuple[Engine, list[str]]:
@@ -54,6 +54,20 @@ def test_lru_keeps_the_task_in_use(store: Store) -> None:
     engine("charlie task")  # evicts bravo
     tasks = {s.task for s in store.summaries()}
     assert tasks == {"alpha task", "charlie task"}
+
+
+def test_adaptive_default_recalls_a_task_recorded_again_after_its_eviction(store: Store) -> None:
+    """The engine tells the default policy each task: a task back after its eviction is kept over a new one."""
+    engine, _ = counting_engine(store, capacity=2)
+    assert engine.policy.name == "adaptive" and engine.policy.history == 6  # type: ignore[attr-defined]
+    engine("alpha task")
+    assert engine("alpha task").hit
+    engine("bravo task")
+    engine("charlie task")  # bravo, never replayed, goes first
+    engine("delta task")  # then alpha or charlie: the store holds two
+    engine("alpha task")  # recorded again if evicted; remembered as replayed either way
+    engine("echo task")
+    assert "alpha task" in {s.task for s in store.summaries()}
 
 
 class ShiftedTime:

@@ -16,7 +16,7 @@ from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store
 from muscle_mem.trajectory import Step, Trajectory
 
 POSTGRES = os.environ.get("MUSCLE_MEM_TEST_POSTGRES")
-POLICIES = ["lru", "lfu", "attention-lru", "decayed"]
+POLICIES = ["adaptive", "lru", "lfu", "attention-lru", "decayed"]
 
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from muscle_mem.eviction import LFU, LRU, AttentionLRU, Decayed, Policy, make_policy
+from muscle_mem.eviction import (
+    LFU,
+    LRU,
+    Adaptive,
+    AttentionLRU,
+    Decayed,
+    Policy,
+    TaskAwarePolicy,
+    make_policy,
+)
 from muscle_mem.stores import MemoryStore, SQLiteStore, Store
 from muscle_mem.trajectory import Step, Trajectory, Usage
 
@@ -50,16 +59,19 @@ def test_make_policy_by_name_and_object() -> None:
     assert isinstance(make_policy("LFU"), LFU)
     assert isinstance(make_policy("attention-lru"), AttentionLRU)
     assert isinstance(make_policy("decayed"), Decayed)
+    assert isinstance(make_policy("adaptive"), Adaptive)
     custom = Decayed(half_life=60.0)
     assert make_policy(custom) is custom
-    with pytest.raises(ValueError, match=r"unknown eviction policy 'fifo'.*lru, lfu, attention-lru, decayed"):
+    with pytest.raises(
+        ValueError, match=r"unknown eviction policy 'fifo'.*adaptive, lru, lfu, attention-lru, decayed"
+    ):
         make_policy("fifo")
     with pytest.raises(TypeError):
         make_policy(42)  # type: ignore[arg-type]
 
 
 def test_hit_updates_the_statistics() -> None:
-    for policy in (LRU(), LFU(), AttentionLRU(), Decayed()):
+    for policy in (LRU(), LFU(), AttentionLRU(), Decayed(), Adaptive()):
         usage = policy.admit(10.0, 0.5)
         assert (usage.hits, usage.last_used, usage.attention) == (0, 10.0, 0.5)
         after = policy.hit(usage, 20.0, 1.5, saved_seconds=2.5)
@@ -178,3 +190,107 @@ def test_usage_round_trips_through_touch(store: Store) -> None:
     assert store.usage("a") == Usage(
         hits=1, last_used=7.0, saved_seconds=3.0, priority=new.priority, attention=0.75
     )
+
+
+def replay_tasks(store: Store, policy: Adaptive, events: list[tuple[str, float]]) -> None:
+    """Apply (id, time) events through the task-aware methods, the task key being the id."""
+    for tid, now in events:
+        usage = store.usage(tid)
+        if usage is None:
+            store.add(trajectory(tid, now), policy.admit_task(tid, now, 1.0))
+            continue
+        new = policy.hit_task(tid, usage, now, 1.0, saved_seconds=1.0)
+        store.touch(tid, now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
+
+
+def test_adaptive_is_the_task_aware_default_and_sizes_its_recall_from_the_capacity() -> None:
+    from muscle_mem.engine import DEFAULT_POLICY
+
+    assert DEFAULT_POLICY == "adaptive"
+    assert isinstance(Adaptive(), TaskAwarePolicy)
+    assert not isinstance(Decayed(), TaskAwarePolicy)
+    assert make_policy("adaptive", capacity=500).history == 1_500  # type: ignore[attr-defined]
+    assert make_policy("adaptive").history == Adaptive().history  # type: ignore[attr-defined]
+    assert make_policy("adaptive") is not make_policy("adaptive")  # its state is per engine
+
+
+def test_adaptive_priorities_are_times_a_use_now_is_now_two_are_a_half_life_later() -> None:
+    policy = Adaptive(admit_weight=0.25)
+    half_life = policy.half_life
+    stored = policy.admit(1000.0, 0.5)
+    assert stored.priority == pytest.approx(1000.0 - 2 * half_life)  # a quarter of a use: 2 half-lives back
+    once = policy.hit(Usage(last_used=1000.0, priority=1000.0), 1000.0, 0.5, 0.0)
+    assert once.priority == pytest.approx(1000.0 + policy.half_life)  # two uses now weigh twice one
+
+
+def test_adaptive_half_life_follows_the_pace_of_reuse() -> None:
+    """The half-life is four times the (geometric) mean gap between a trajectory's uses."""
+    for gap in (1.0, 600.0):
+        policy = Adaptive(smoothing=1.0)
+        policy.hit(Usage(last_used=0.0), gap, 0.0, 0.0)
+        assert policy.half_life == pytest.approx(4 * gap)
+    smooth = Adaptive(smoothing=0.5)
+    smooth.hit(Usage(last_used=0.0), 1.0, 0.0, 0.0)
+    smooth.hit(Usage(last_used=0.0), 100.0, 0.0, 0.0)
+    assert smooth.half_life == pytest.approx(4 * 10.0)  # the geometric mean of 1 and 100
+    instant = Adaptive(smoothing=1.0)
+    instant.hit(Usage(last_used=5.0), 5.0, 0.0, 0.0)  # a hit in the same instant: a finite half-life
+    assert 0 < instant.half_life < 1.0
+
+
+def test_adaptive_orders_the_same_at_any_pace() -> None:
+    """Once it has seen a hit, the same stream at one request per second or per ten minutes evicts alike."""
+    pattern = [("w", 0), ("w", 1), ("a", 2), ("b", 3), ("a", 4), ("c", 5), ("b", 6), ("d", 7), ("a", 8)]
+    pattern += [("e", 9), ("c", 12)]
+    orders = []
+    for pace in (1.0, 600.0):
+        policy = Adaptive(smoothing=0.5)
+        store = MemoryStore()
+        replay_tasks(store, policy, [(tid, 1.75e9 + step * pace) for tid, step in pattern])
+        orders.append(order(store, policy, 1.75e9 + 13 * pace))
+    assert orders[0] == orders[1]
+    assert set(orders[0][:2]) == {"d", "e"}  # never replayed: on probation, first to go
+
+
+def test_adaptive_puts_never_replayed_trajectories_first_and_keeps_the_order_over_time(store: Store) -> None:
+    policy = Adaptive(smoothing=1.0)
+    replay_tasks(store, policy, [("reused", 0.0), ("reused", 10.0), ("fresh", 20.0)])
+    # half-life 4 * 10 s: "fresh" starts 3.3 half-lives back (at -113 s), "reused" was used at 10 s.
+    assert order(store, policy, 20.0) == ["fresh", "reused"]
+    assert order(store, policy, 1e6) == ["fresh", "reused"]  # no re-ranking ever needed
+    replay_tasks(store, policy, [("late", 200.0)])  # stored long after: outranks an old single reuse
+    assert order(store, policy, 200.0) == ["fresh", "reused", "late"]
+
+
+def test_adaptive_recalls_a_task_stored_again_as_reused(store: Store) -> None:
+    policy = Adaptive(smoothing=1.0, history=2)
+    replay_tasks(store, policy, [("a", 0.0), ("a", 10.0)])
+    store.remove(["a"])  # evicted; "a" is still remembered
+    replay_tasks(store, policy, [("b", 20.0), ("a", 20.0)])
+    assert order(store, policy, 20.0) == ["b", "a"]  # "a" counts its past use, "b" is on probation
+    usage = store.usage("a")
+    assert usage is not None and usage.priority > 20.0
+    # Only the last ``history`` task keys are remembered: "a" is forgotten after two newer ones.
+    store.remove(["a"])
+    replay_tasks(store, policy, [("c", 30.0), ("d", 30.0), ("a", 30.0)])
+    assert store.usage("a") == policy.admit(30.0, 1.0)
+
+
+def test_adaptive_without_history_remembers_nothing() -> None:
+    policy = Adaptive(history=0)
+    first = policy.admit_task("a", 0.0, 1.0)
+    assert policy.admit_task("a", 0.0, 1.0) == first
+
+
+def test_adaptive_never_overflows_at_wall_clock_times() -> None:
+    policy = Adaptive(smoothing=1.0)
+    usage = policy.admit(1.75e9, 1.0)
+    for step in range(1, 200):
+        usage = policy.hit(usage, 1.75e9 + step * 1e-4, 1.0, 0.0)  # a burst: a tiny half-life
+    assert math.isfinite(usage.priority) and usage.priority >= 1.75e9
+
+
+def test_adaptive_rejects_bad_parameters() -> None:
+    for bad in ({"history": -1}, {"history": 1.5}, {"admit_weight": 0.0}, {"scale": 0.0}, {"smoothing": 0.0}):
+        with pytest.raises(ValueError):
+            Adaptive(**bad)  # type: ignore[arg-type]

@@ -2,16 +2,28 @@
 
 from muscle_mem.eviction.attention_lru import AttentionLRUCache
 from muscle_mem.eviction.bounds import Bounds
-from muscle_mem.eviction.policies import LFU, LRU, AttentionLRU, Decayed, Policy, PolicyName, make_policy
+from muscle_mem.eviction.policies import (
+    LFU,
+    LRU,
+    Adaptive,
+    AttentionLRU,
+    Decayed,
+    Policy,
+    PolicyName,
+    TaskAwarePolicy,
+    make_policy,
+)
 
 __all__ = [
     "LFU",
     "LRU",
+    "Adaptive",
     "AttentionLRU",
     "AttentionLRUCache",
     "Bounds",
     "Decayed",
     "Policy",
     "PolicyName",
+    "TaskAwarePolicy",
     "make_policy",
 ]

@@ -3,6 +3,7 @@
 A policy turns accesses into :class:`~muscle_mem.trajectory.Usage` (what the store keeps) and tells
 the store how to rank victims (:class:`~muscle_mem.stores.base.Rank`). Order-invariant policies keep
 their whole rank in ``Usage.priority``, so a store evicts by an index scan or heap pop (O(log n));
+a :class:`TaskAwarePolicy` is also told the task key of each use;
 ``attention-lru`` ranks by a score that changes with time, which a store finds with the threshold
 algorithm of :mod:`muscle_mem.stores.ranking` (two orders read side by side, a full scan at worst).
 """
@@ -10,13 +11,15 @@ algorithm of :mod:`muscle_mem.stores.ranking` (two orders read side by side, a f
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from muscle_mem.stores.base import Rank
 from muscle_mem.trajectory import Usage
 
-PolicyName = Literal["lru", "lfu", "attention-lru", "decayed"]
+PolicyName = Literal["adaptive", "lru", "lfu", "attention-lru", "decayed"]
 
 MIN_WEIGHT = 1e-9
 """The weight of an irrelevant use when ``semantic`` is 1 (not 0: priorities stay finite)."""
@@ -47,6 +50,21 @@ class Policy(Protocol):
 
     def rank(self, now: float) -> Rank:
         """How the store orders eviction victims now (lowest first)."""
+        ...
+
+
+@runtime_checkable
+class TaskAwarePolicy(Policy, Protocol):
+    """A policy that is also told which task each use is of (the engine then calls these instead)."""
+
+    def admit_task(self, task_key: str, now: float, relevance: float) -> Usage:
+        """The use statistics of a trajectory of ``task_key`` stored now."""
+        ...
+
+    def hit_task(
+        self, task_key: str, usage: Usage, now: float, relevance: float, saved_seconds: float
+    ) -> Usage:
+        """The use statistics after a hit on a trajectory of ``task_key``."""
         ...
 
 
@@ -184,15 +202,131 @@ def _logaddexp(a: float, b: float) -> float:
     return high + math.log1p(math.exp(low - high))
 
 
-_FACTORIES = {"lru": LRU, "lfu": LFU, "attention-lru": AttentionLRU, "decayed": Decayed}
+INITIAL_HALF_LIFE = 60.0
+"""The half-life (s) of :class:`Adaptive` before it has seen a hit."""
+
+MIN_GAP = 1e-3
+"""Gaps between two uses shorter than this (s) count as this long (the log of 0 is not finite)."""
 
 
-def make_policy(policy: str | Policy) -> Policy:
-    """A policy by name (``lru``, ``lfu``, ``attention-lru``, ``decayed``), or a policy object as is."""
+@dataclass(eq=False)
+class Adaptive:
+    """Decayed utility whose half-life follows the traffic, a probation for new recordings, and recall.
+
+    Priorities are in seconds: storing a trajectory gives it ``now - half_life * log2(1 /
+    admit_weight)`` (a recording counts ``admit_weight`` of a replay, so a trajectory never replayed
+    goes first); each hit makes it ``half_life * log2(2**(priority / half_life) + 2**(now /
+    half_life))``, the forward-decayed sum of its uses written as a time (one use now: ``now``;
+    two uses now: ``now + half_life``). The order never changes with time, so the store evicts by an
+    index scan or a heap pop.
+
+    The half-life is not fixed: it is ``scale`` times the geometric mean of the time between a
+    trajectory's last use and its hit (a moving average over recent hits). That gap is measured on
+    ``Usage.last_used``, which every worker sharing a store writes, so each process estimates the
+    same quantity; a slower agent, or a larger cache, gets a longer half-life. Priorities being times,
+    two half-lives (two workers, or before and after a change of pace) order uses alike.
+
+    Recall: the last ``history`` task keys stored or hit in this process, each with its last
+    priority. A task stored again while remembered (its trajectory was evicted, or it has a variant)
+    counts as reused: its new priority adds a use now to the remembered one, instead of starting on
+    probation. Kept in process and bounded; a worker that never saw a task treats it as new.
+    """
+
+    history: int = 3_000
+    """Task keys remembered (the engine makes it three times the capacity, when there is one)."""
+    admit_weight: float = 0.1
+    """The weight of storing a trajectory, relative to a hit (a recording is not yet a reuse)."""
+    scale: float = 4.0
+    """The half-life in mean gaps between uses (geometric mean over recent hits)."""
+    smoothing: float = 0.02
+    """The weight of each new gap in the moving average of log gaps."""
+    name: str = "adaptive"
+    _log_gap: float | None = field(default=None, init=False, repr=False)
+    _recent: OrderedDict[str, float] = field(default_factory=OrderedDict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.history, bool) or not isinstance(self.history, int) or self.history < 0:
+            raise ValueError(f"history must be a whole number of task keys, not {self.history!r}")
+        if not 0.0 < self.admit_weight <= 1.0:
+            raise ValueError(f"admit_weight must be in (0, 1], not {self.admit_weight!r}")
+        if not self.scale > 0.0:
+            raise ValueError(f"scale must be positive, not {self.scale!r}")
+        if not 0.0 < self.smoothing <= 1.0:
+            raise ValueError(f"smoothing must be in (0, 1], not {self.smoothing!r}")
+
+    @property
+    def half_life(self) -> float:
+        """The current half-life in seconds."""
+        log_gap = self._log_gap
+        return INITIAL_HALF_LIFE if log_gap is None else self.scale * math.exp(log_gap)
+
+    def admit(self, now: float, relevance: float) -> Usage:
+        priority = now - self.half_life * math.log2(1.0 / self.admit_weight)
+        return Usage(last_used=now, priority=priority, attention=_clip(relevance))
+
+    def admit_task(self, task_key: str, now: float, relevance: float) -> Usage:
+        usage = self.admit(now, relevance)
+        with self._lock:
+            before = self._recent.pop(task_key, None)
+            if before is not None:
+                usage.priority = _soft_max(before, now, self.half_life)
+            self._remember(task_key, usage.priority)
+        return usage
+
+    def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
+        gap = math.log(max(now - usage.last_used, MIN_GAP))
+        with self._lock:
+            log_gap = self._log_gap
+            self._log_gap = gap if log_gap is None else log_gap + self.smoothing * (gap - log_gap)
+        priority = _soft_max(usage.priority, now, self.half_life)
+        return _hit(usage, now, saved_seconds, priority, _clip(relevance))
+
+    def hit_task(
+        self, task_key: str, usage: Usage, now: float, relevance: float, saved_seconds: float
+    ) -> Usage:
+        updated = self.hit(usage, now, relevance, saved_seconds)
+        with self._lock:
+            self._recent.pop(task_key, None)
+            self._remember(task_key, updated.priority)
+        return updated
+
+    def rank(self, now: float) -> Rank:
+        return Rank()
+
+    def _remember(self, task_key: str, priority: float) -> None:
+        """Remember a task's last priority, forgetting the least recently used past ``history`` (lock held)."""
+        if self.history:
+            self._recent[task_key] = priority
+            if len(self._recent) > self.history:
+                self._recent.popitem(last=False)
+
+
+def _soft_max(a: float, b: float, half_life: float) -> float:
+    """``half_life * log2(2**(a / half_life) + 2**(b / half_life))``, without overflow."""
+    high, low = (a, b) if a >= b else (b, a)
+    return high + half_life * math.log2(1.0 + 2.0 ** ((low - high) / half_life))
+
+
+_FACTORIES = {"adaptive": Adaptive, "lru": LRU, "lfu": LFU, "attention-lru": AttentionLRU, "decayed": Decayed}
+
+HISTORY_PER_CAPACITY = 3
+"""Task keys :class:`Adaptive` remembers per trajectory of capacity (measured in docs/policies.md)."""
+
+
+def make_policy(policy: str | Policy, capacity: int | None = None) -> Policy:
+    """A policy by name (``adaptive``, ``lru``, ``lfu``, ``attention-lru``, ``decayed``), or an object as is.
+
+    ``capacity`` (the store's bound, if any) sizes what ``adaptive`` remembers; one that is not a
+    positive whole number is left to :class:`~muscle_mem.eviction.Bounds` to refuse.
+    """
     if isinstance(policy, str):
-        factory = _FACTORIES.get(policy.strip().lower())
+        name = policy.strip().lower()
+        factory = _FACTORIES.get(name)
         if factory is None:
             raise ValueError(f"unknown eviction policy {policy!r}: expected one of {', '.join(_FACTORIES)}")
+        if name == "adaptive" and type(capacity) is int and capacity > 0:  # Bounds rejects any other
+            return Adaptive(history=HISTORY_PER_CAPACITY * capacity)
         made: Policy = factory()
         return made
     if isinstance(policy, Policy):
