@@ -311,10 +311,13 @@ def test_a_version_1_store_is_migrated_forward(durable: StoreSpec) -> None:
     raw_execute(durable, "DROP INDEX {s}.usage_last_used")
     raw_execute(durable, "DROP INDEX {s}.usage_attention")
     raw_execute(durable, "DROP INDEX IF EXISTS {s}.tasks_emptied")  # PostgreSQL only
+    raw_execute(durable, "DROP TABLE {s}.steps")
     raw_execute(durable, "UPDATE {s}.meta SET value = '1' WHERE key = 'schema_version'")
     again = open_spec(durable)
     try:
         assert again.get(t.id) == t
+        first_step = steps.step_rows(t)[0]
+        assert again.signatures_at(first_step.node) == [first_step.signature]  # the step index is filled
         again.log_events([Event(at=1.0, task="do task-a", task_key="task-a", hit=True)])
         assert [e.at for e in again.events()] == [1.0]
         assert again.victims(1, Rank(kind="recency_attention", now=1e12)) == [t.id]

@@ -32,10 +32,12 @@ from muscle_mem.stores.base import (
     Rank,
     Signable,
     Store,
+    StepIndexed,
     StoredRecord,
     StoreError,
     StoreUnavailable,
     Summary,
+    TaskState,
 )
 from muscle_mem.stores.memory import MemoryStore
 from muscle_mem.stores.postgres import PostgresStore
@@ -57,11 +59,13 @@ __all__ = [
     "SQLiteStore",
     "Signable",
     "Signer",
+    "StepIndexed",
     "Store",
     "StoreError",
     "StoreUnavailable",
     "StoredRecord",
     "Summary",
+    "TaskState",
     "open_store",
 ]
 

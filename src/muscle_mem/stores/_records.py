@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from muscle_mem import codec
+from muscle_mem.stores import steps as step_index
 from muscle_mem.stores.base import Event, Summary
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import RecordError, Trajectory, Usage, from_record, to_record
@@ -89,6 +90,8 @@ class Prepared:
     usage: Usage
     text: str
     nbytes: int
+    steps: list[step_index.StepRow]
+    """The trajectory's rows in the step index."""
 
     def row(self, rev: int) -> tuple[Any, ...]:
         """The values of a ``trajectories`` row.
@@ -114,7 +117,10 @@ def prepare(items: Iterable[tuple[Trajectory, Usage | None]], signer: Signer | N
     for trajectory, usage in items:
         if trajectory.id not in found:
             text = dumps(trajectory, signer)
-            found[trajectory.id] = Prepared(trajectory, initial_usage(trajectory, usage), text, len(text))
+            rows = step_index.step_rows(trajectory)
+            found[trajectory.id] = Prepared(
+                trajectory, initial_usage(trajectory, usage), text, len(text), rows
+            )
     return list(found.values())
 
 

@@ -8,6 +8,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from muscle_mem.errors import MuscleMemError
 from muscle_mem.stores.signing import Signer
+from muscle_mem.stores.steps import Candidate
 from muscle_mem.trajectory import Trajectory, Usage
 
 
@@ -174,6 +175,38 @@ class CoreStore(Protocol):
 
     def close(self) -> None:
         """Release connections and files; the store is unusable afterwards."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskState:
+    """Where one task stands in a store: the revision read, whether the task changed since, its size."""
+
+    revision: int
+    changed: bool
+    """True if a trajectory of the task was added or removed after ``since`` (or that cannot be told)."""
+    size: int
+    """How many trajectories the task has."""
+
+
+@runtime_checkable
+class StepIndexed(Protocol):
+    """The optional part of a store that keeps the step index (:mod:`muscle_mem.stores.steps`).
+
+    With it, an engine loads a task's steps node by node as a replay reaches them, and decodes only
+    the trajectories it follows; without it, an engine reads every trajectory of a task at once.
+    """
+
+    def task_state(self, task_key: str, since: int) -> TaskState:
+        """The store's revision, whether ``task_key`` changed after revision ``since``, and its size."""
+        ...
+
+    def signatures_at(self, node: str) -> list[str]:
+        """The distinct signatures of the calls stored as leaving ``node`` (end rows left out)."""
+        ...
+
+    def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[Candidate]:
+        """The step rows at ``node`` with ``signature`` (and pre snapshot key ``pre_key``, unless None)."""
+        ...
 
 
 @runtime_checkable

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 
-from muscle_mem.stores import _records, ranking
-from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary
+from muscle_mem.stores import _records, ranking, steps
+from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary, TaskState
 from muscle_mem.stores.ranking import LazyHeap
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -22,6 +22,10 @@ class _Entry:
     usage: Usage
     rev: int
     nbytes: int
+
+
+_Rows = dict[str, dict[str, dict[str, dict[str, tuple[int, str]]]]]
+"""Step rows: node → signature → pre key → trajectory id → (step number, post key)."""
 
 
 @dataclass(slots=True)
@@ -57,6 +61,7 @@ class MemoryStore:
         self._by_last_used = LazyHeap(self._current(_last_used))
         self._by_attention = LazyHeap(self._current(_attention))
         self._events: deque[Event] = deque()
+        self._steps: _Rows = {}
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -88,6 +93,9 @@ class MemoryStore:
                 self._by_age.push(tid, t.created_at, rev)
                 self._by_last_used.push(tid, stats.last_used, rev)
                 self._by_attention.push(tid, stats.attention, rev)
+                for row in p.steps:
+                    at = self._steps.setdefault(row.node, {}).setdefault(row.signature, {})
+                    at.setdefault(row.pre_key, {})[tid] = (row.step_no, row.post_key)
             return new
 
     def touch(
@@ -138,6 +146,7 @@ class MemoryStore:
             self._entries.clear()
             self._tasks.clear()
             self._tombstones.clear()
+            self._steps.clear()
             self._nbytes = 0
             for heap in self._heaps():
                 heap.clear()
@@ -180,6 +189,35 @@ class MemoryStore:
 
     def revision(self) -> int:
         return self._revision
+
+    def task_state(self, task_key: str, since: int) -> TaskState:
+        with self._lock:
+            self._check_open()
+            task = self._tasks.get(task_key)
+            changed = since < self._floor or since > self._revision
+            if task is not None and task.order and task.order[-1][0] > since:
+                changed = True
+            for rev, key, _ in reversed(self._tombstones):
+                if changed or rev <= since:
+                    break
+                changed = key == task_key
+            return TaskState(self._revision, changed, 0 if task is None else task.live)
+
+    def signatures_at(self, node: str) -> list[str]:
+        with self._lock:
+            self._check_open()
+            return sorted(s for s in self._steps.get(node, {}) if s != steps.END)
+
+    def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[steps.Candidate]:
+        with self._lock:
+            self._check_open()
+            by_pre = self._steps.get(node, {}).get(signature, {})
+            found = [(pre_key, by_pre.get(pre_key, {}))] if pre_key is not None else list(by_pre.items())
+            return [
+                steps.Candidate(tid, no, pre, post, self._entries[tid].usage.last_used)
+                for pre, rows in found
+                for tid, (no, post) in rows.items()
+            ]
 
     def get(self, trajectory_id: str) -> Trajectory | None:
         with self._lock:
@@ -269,6 +307,7 @@ class MemoryStore:
             key = entry.trajectory.task_key
             self._tombstones.append((self._revision, key, entry.trajectory.id))
             self._nbytes -= entry.nbytes
+            self._forget_steps(entry.trajectory)
             task = self._tasks[key]
             task.live -= 1
             if task.live == 0:
@@ -282,6 +321,19 @@ class MemoryStore:
             self._floor = self._tombstones.popleft()[0]
         self._prune_heaps()
         return len(gone)
+
+    def _forget_steps(self, trajectory: Trajectory) -> None:
+        for row in steps.step_rows(trajectory):
+            by_signature = self._steps[row.node]
+            by_pre = by_signature[row.signature]
+            rows = by_pre[row.pre_key]
+            del rows[trajectory.id]
+            if not rows:
+                del by_pre[row.pre_key]
+                if not by_pre:
+                    del by_signature[row.signature]
+                    if not by_signature:
+                        del self._steps[row.node]
 
     def _heaps(self) -> tuple[LazyHeap[str], ...]:
         return self._by_priority, self._by_age, self._by_last_used, self._by_attention

@@ -33,8 +33,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from muscle_mem.stores import _records, budget, ranking
-from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, StoreUnavailable, Summary
+from muscle_mem.stores import _records, budget, ranking, steps
+from muscle_mem.stores.base import (
+    Changes,
+    Event,
+    Rank,
+    StoredRecord,
+    StoreError,
+    StoreUnavailable,
+    Summary,
+    TaskState,
+)
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -98,9 +107,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX usage_attention ON {s}.usage (attention, rev) INCLUDE (last_used)",
         "CREATE INDEX tasks_emptied ON {s}.tasks (task_key) WHERE n <= 0",
     ),
+    (
+        """CREATE TABLE {s}.steps (
+            trajectory_id TEXT NOT NULL, step_no INTEGER NOT NULL, node TEXT NOT NULL,
+            signature TEXT NOT NULL, pre_key TEXT NOT NULL, post_key TEXT NOT NULL,
+            PRIMARY KEY (trajectory_id, step_no))""",
+        "CREATE INDEX steps_node ON {s}.steps (node, signature, pre_key) INCLUDE (post_key, step_no, trajectory_id)",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
+STEPS_VERSION = 4
+"""The schema version that added the step index (filled from the records when migrating to it)."""
 
 _USAGE = "hits, last_used, saved_seconds, priority, attention"
 _ASYNC_COMMIT = "SELECT set_config('synchronous_commit', 'off', true)"
@@ -352,10 +370,13 @@ class PostgresStore:
             return result
 
     def _scalar(self, conn: Connection[Any], name: str, args: tuple[Any, ...] = ()) -> Any:
+        return self._row(conn, name, args)[0]
+
+    def _row(self, conn: Connection[Any], name: str, args: Any = ()) -> Any:
         row = conn.execute(self._sql[name], args).fetchone()
         if row is None:
             raise StoreError(f"{self!r}: the state row is missing")
-        return row[0]
+        return row
 
     def _migrate(self, conn: Connection[Any]) -> None:
         with conn.transaction():
@@ -381,9 +402,19 @@ class PostgresStore:
             for step in range(version, SCHEMA_VERSION):
                 for statement in MIGRATIONS[step]:
                     conn.execute(statement.format(s=f'"{self.schema}"'))
+                if step + 1 == STEPS_VERSION and version > 0:
+                    self._index_steps(conn)
                 log.debug("migrated %s to schema version %d", self._where, step + 1)
             if version < SCHEMA_VERSION:
                 conn.execute(self._sql["set_version"], (str(SCHEMA_VERSION),))
+
+    def _index_steps(self, conn: Connection[Any]) -> None:
+        """Fill the step index from the stored records (a store made before it existed)."""
+        for tid, task_key, record in conn.execute(self._sql["records"]).fetchall():
+            trajectory = _records.loads(record, tid, task_key, self._where, self.signer)
+            if trajectory is not None:
+                rows = [r.values() for r in steps.step_rows(trajectory)]
+                conn.cursor().executemany(self._sql["insert_steps"], rows)
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -444,7 +475,7 @@ class PostgresStore:
         def work(conn: Connection[Any]) -> None:
             with conn.transaction():
                 conn.execute(self._sql["clear_state"])
-                for table in ("trajectories", "usage", "tombstones", "tasks"):
+                for table in ("trajectories", "usage", "tombstones", "tasks", "steps"):
                     conn.execute(f'DELETE FROM "{self.schema}".{table}')
 
         self._run(work)
@@ -472,6 +503,25 @@ class PostgresStore:
 
     def revision(self) -> int:
         return int(self._run(lambda conn: self._scalar(conn, "revision")))
+
+    def task_state(self, task_key: str, since: int) -> TaskState:
+        args = {"since": since, "key": task_key}
+        row = self._run(lambda conn: self._row(conn, "task_state", args))
+        return TaskState(int(row[0]), bool(row[1]), int(row[2]))
+
+    def signatures_at(self, node: str) -> list[str]:
+        return [
+            r[0]
+            for r in self._run(lambda conn: conn.execute(self._sql["signatures"], {"node": node}).fetchall())
+        ]
+
+    def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[steps.Candidate]:
+        if pre_key is None:
+            sql, args = self._sql["candidates"], [node, signature]
+        else:
+            sql, args = self._sql["candidates_pre"], [node, signature, pre_key]
+        rows = self._run(lambda conn: conn.execute(sql, args).fetchall())
+        return [steps.Candidate(*r) for r in rows]
 
     def changes(self, task_key: str, since: int) -> Changes:
         args = {"since": since, "key": task_key}
@@ -588,8 +638,26 @@ _SQL = {
         SELECT rev, id, task_key, task, tags, steps, created_at, nbytes, record FROM r),
     u AS (INSERT INTO {s}.usage SELECT id, rev, hits, last_used, saved_seconds, priority, attention FROM r),
     k AS (INSERT INTO {s}.tasks SELECT task_key, min(task), count(*) FROM r GROUP BY task_key
-        ON CONFLICT (task_key) DO UPDATE SET n = tasks.n + excluded.n)
+        ON CONFLICT (task_key) DO UPDATE SET n = tasks.n + excluded.n),
+    x AS (INSERT INTO {s}.steps SELECT x.* FROM s, unnest(
+            %(step_ids)b::text[], %(step_nos)b::int[], %(nodes)b::text[], %(signatures)b::text[],
+            %(pres)b::text[], %(posts)b::text[]) AS x)
     SELECT revision FROM s""",
+    "insert_steps": "INSERT INTO {s}.steps VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+    "task_state": "SELECT revision, %(since)s::bigint < floor OR %(since)s::bigint > revision "
+    "OR EXISTS (SELECT FROM {s}.trajectories WHERE task_key = %(key)s AND rev > %(since)s::bigint) "
+    "OR EXISTS (SELECT FROM {s}.tombstones WHERE task_key = %(key)s AND rev > %(since)s::bigint), "
+    "coalesce((SELECT n FROM {s}.tasks WHERE task_key = %(key)s), 0) FROM {s}.state",
+    "signatures": """WITH RECURSIVE g (signature) AS (
+        SELECT min(signature) FROM {s}.steps WHERE node = %(node)s AND signature > ''
+        UNION ALL
+        SELECT (SELECT min(signature) FROM {s}.steps WHERE node = %(node)s AND signature > g.signature)
+        FROM g WHERE g.signature IS NOT NULL)
+    SELECT signature FROM g WHERE signature IS NOT NULL""",
+    "candidates": "SELECT s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used FROM {s}.steps s "
+    "JOIN {s}.usage u ON u.id = s.trajectory_id WHERE s.node = %s AND s.signature = %s",
+    "candidates_pre": "SELECT s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used FROM {s}.steps s "
+    "JOIN {s}.usage u ON u.id = s.trajectory_id WHERE s.node = %s AND s.signature = %s AND s.pre_key = %s",
     "stored_ids": "SELECT id FROM {s}.trajectories JOIN unnest(%s::text[]) AS i (id) USING (id)",
     "touch": "WITH c AS (" + _ASYNC_COMMIT + ") "
     "UPDATE {s}.usage SET hits = hits + 1, last_used = %s, saved_seconds = saved_seconds + %s, "
@@ -605,6 +673,7 @@ _SQL = {
         WHERE EXISTS (SELECT FROM d) RETURNING revision),
     b AS (INSERT INTO {s}.tombstones SELECT s.revision, d.id, d.task_key FROM d, s),
     u AS (DELETE FROM {s}.usage WHERE id IN (SELECT id FROM d)),
+    x AS (DELETE FROM {s}.steps WHERE trajectory_id IN (SELECT id FROM d)),
     k AS (UPDATE {s}.tasks SET n = tasks.n - g.n FROM g WHERE tasks.task_key = g.task_key),
     e AS (DELETE FROM {s}.tasks WHERE n <= 0 AND task_key NOT IN (SELECT task_key FROM g))
     SELECT id FROM d""",
@@ -741,6 +810,12 @@ def _columns(pending: list[_records.Prepared]) -> dict[str, Any]:
         "saved": [u.saved_seconds for u in usages],
         "priority": [u.priority for u in usages],
         "attention": [u.attention for u in usages],
+        "step_ids": [r.trajectory_id for p in pending for r in p.steps],
+        "step_nos": [r.step_no for p in pending for r in p.steps],
+        "nodes": [r.node for p in pending for r in p.steps],
+        "signatures": [r.signature for p in pending for r in p.steps],
+        "pres": [r.pre_key for p in pending for r in p.steps],
+        "posts": [r.post_key for p in pending for r in p.steps],
     }
 
 

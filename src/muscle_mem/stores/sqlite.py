@@ -31,8 +31,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from muscle_mem.stores import _records, budget, ranking
-from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, Summary
+from muscle_mem.stores import _records, budget, ranking, steps
+from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, Summary, TaskState
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -73,9 +73,30 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX usage_last_used ON usage (last_used, rev, attention)",
         "CREATE INDEX usage_attention ON usage (attention, rev, last_used)",
     ),
+    (
+        """CREATE TABLE steps (
+            trajectory_id TEXT NOT NULL, step_no INTEGER NOT NULL, node TEXT NOT NULL,
+            signature TEXT NOT NULL, pre_key TEXT NOT NULL, post_key TEXT NOT NULL,
+            PRIMARY KEY (trajectory_id, step_no)) WITHOUT ROWID""",
+        "CREATE INDEX steps_node ON steps (node, signature, pre_key, post_key)",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
+STEPS_VERSION = 4
+"""The schema version that added the step index (filled from the records when migrating to it)."""
+_INSERT_STEPS = "INSERT OR IGNORE INTO steps VALUES (?, ?, ?, ?, ?, ?)"
+_SIGNATURES = """WITH RECURSIVE g (signature) AS (
+    SELECT MIN(signature) FROM steps WHERE node = :node AND signature > ''
+    UNION ALL
+    SELECT (SELECT MIN(signature) FROM steps WHERE node = :node AND signature > g.signature)
+    FROM g WHERE g.signature IS NOT NULL)
+SELECT signature FROM g WHERE signature IS NOT NULL"""
+"""The distinct signatures at a node: one index seek each (a loose index scan on ``steps_node``)."""
+_CANDIDATES = (
+    "SELECT s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used FROM steps s "
+    "JOIN usage u ON u.id = s.trajectory_id WHERE s.node = ? AND s.signature = ?"
+)
 
 _USAGE = "hits, last_used, saved_seconds, priority, attention"
 _ORDERS = tuple(
@@ -230,6 +251,8 @@ class SQLiteStore:
                 for step in range(version, SCHEMA_VERSION):
                     for statement in MIGRATIONS[step]:
                         db.execute(statement)
+                    if step + 1 == STEPS_VERSION and version > 0:
+                        self._index_steps(db)
                     log.debug("migrated %s to schema version %d", self.path, step + 1)
                 if version < SCHEMA_VERSION:
                     db.execute(
@@ -241,6 +264,13 @@ class SQLiteStore:
             raise  # locked, unreadable, full disk...: reported as such by _guard
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a usable SQLite database: {exc}") from exc
+
+    def _index_steps(self, db: sqlite3.Connection) -> None:
+        """Fill the step index from the stored records (a store made before it existed)."""
+        for tid, task_key, record in db.execute("SELECT id, task_key, record FROM trajectories").fetchall():
+            trajectory = _records.loads(record, tid, task_key, str(self.path), self.signer)
+            if trajectory is not None:
+                db.executemany(_INSERT_STEPS, [r.values() for r in steps.step_rows(trajectory)])
 
     def _schema_version(self, db: sqlite3.Connection) -> int:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -297,6 +327,7 @@ class SQLiteStore:
                     "INSERT INTO tasks VALUES (?, ?, 1) ON CONFLICT (task_key) DO UPDATE SET n = n + 1",
                     [(p.trajectory.task_key, p.trajectory.task) for p in new],
                 )
+                db.executemany(_INSERT_STEPS, [r.values() for p in new for r in p.steps])
                 return len(new)
 
         return self._guard(run) if prepared else 0
@@ -351,6 +382,7 @@ class SQLiteStore:
         db.executemany("INSERT INTO tombstones VALUES (?, ?, ?)", [(rev, r[0], r[1]) for r in rows])
         db.executemany("DELETE FROM trajectories WHERE id = ?", [(r[0],) for r in rows])
         db.executemany("DELETE FROM usage WHERE id = ?", [(r[0],) for r in rows])
+        db.executemany("DELETE FROM steps WHERE trajectory_id = ?", [(r[0],) for r in rows])
         db.executemany("UPDATE tasks SET n = n - 1 WHERE task_key = ?", [(r[1],) for r in rows])
         db.executemany(
             "DELETE FROM tasks WHERE task_key = ? AND n <= 0", [(k,) for k in {r[1] for r in rows}]
@@ -365,7 +397,7 @@ class SQLiteStore:
     def clear(self) -> None:
         def run() -> None:
             with self._write() as db:
-                for table in ("trajectories", "usage", "tombstones", "tasks"):
+                for table in ("trajectories", "usage", "tombstones", "tasks", "steps"):
                     db.execute(f"DELETE FROM {table}")
                 db.execute(
                     "UPDATE state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0"
@@ -408,6 +440,36 @@ class SQLiteStore:
             return conn.revision
 
         return self._guard(run)
+
+    def task_state(self, task_key: str, since: int) -> TaskState:
+        def run() -> TaskState:
+            with self._read() as db:
+                revision, floor = db.execute("SELECT revision, floor FROM state").fetchone()
+                size = db.execute("SELECT n FROM tasks WHERE task_key = ?", (task_key,)).fetchone()
+                changed = (
+                    since < floor
+                    or since > revision
+                    or db.execute(
+                        "SELECT EXISTS (SELECT 1 FROM trajectories WHERE task_key = ? AND rev > ?) "
+                        "OR EXISTS (SELECT 1 FROM tombstones WHERE task_key = ? AND rev > ?)",
+                        (task_key, since, task_key, since),
+                    ).fetchone()[0]
+                    == 1
+                )
+            return TaskState(revision, changed, 0 if size is None else size[0])
+
+        return self._guard(run)
+
+    def signatures_at(self, node: str) -> list[str]:
+        return self._guard(lambda: [r[0] for r in self._conn().db.execute(_SIGNATURES, {"node": node})])
+
+    def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[steps.Candidate]:
+        sql, args = _CANDIDATES, [node, signature]
+        if pre_key is not None:
+            sql, args = sql + " AND s.pre_key = ?", [node, signature, pre_key]
+        return self._guard(
+            lambda: [steps.Candidate(*r) for r in self._conn().db.execute(sql, args).fetchall()]
+        )
 
     def changes(self, task_key: str, since: int) -> Changes:
         def run() -> Changes:

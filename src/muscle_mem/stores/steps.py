@@ -1,0 +1,78 @@
+"""The step index a store keeps beside its records: one row per step, found by the node it leaves.
+
+A node is the point reached after some steps of a task: its id is a hash of the task key and of every
+step taken to reach it (signature, pre and post snapshot keys), so two trajectories share a node
+exactly when they made the same calls in the same observed states. A trajectory also has an end row
+(signature ``END``) at the node it ends at. The rows are a cache of the records: a reader checks the
+record it decodes against them before trusting a row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from muscle_mem.trajectory import Trajectory
+
+END = ""
+"""The signature of a trajectory's end row (no call: the trajectory completes at its node)."""
+NONE = ""
+"""The snapshot key stored for a step without that snapshot."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    """One step of a stored trajectory as indexed: where it leaves from and what it did there."""
+
+    trajectory_id: str
+    step_no: int
+    node: str
+    signature: str
+    pre_key: str
+    post_key: str
+
+    def values(self) -> tuple[str, int, str, str, str, str]:
+        """The row's values, in the column order of the ``steps`` tables."""
+        return (self.trajectory_id, self.step_no, self.node, self.signature, self.pre_key, self.post_key)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A step row found at a node, with when its trajectory was last used (stored or hit)."""
+
+    trajectory_id: str
+    step_no: int
+    pre_key: str
+    post_key: str
+    last_used: float
+
+
+def root(task_key: str) -> str:
+    """The id of a task's first node."""
+    return _hash("root", task_key)
+
+
+def child(node: str, signature: str, pre_key: str, post_key: str) -> str:
+    """The id of the node a step leads to."""
+    return _hash(node, signature, pre_key, post_key)
+
+
+def step_rows(trajectory: Trajectory) -> list[StepRow]:
+    """The index rows of a trajectory: one per step, then its end row."""
+    return list(_walk(trajectory))
+
+
+def _walk(trajectory: Trajectory) -> Iterator[StepRow]:
+    node = root(trajectory.task_key)
+    for no, step in enumerate(trajectory.steps):
+        pre = step.pre.key if step.pre else NONE
+        post = step.post.key if step.post else NONE
+        signature = step.signature
+        yield StepRow(trajectory.id, no, node, signature, pre, post)
+        node = child(node, signature, pre, post)
+    yield StepRow(trajectory.id, len(trajectory.steps), node, END, NONE, NONE)
+
+
+def _hash(*parts: str) -> str:
+    return hashlib.blake2b("\x00".join(parts).encode(), digest_size=16).hexdigest()
