@@ -25,6 +25,7 @@ from muscle_mem.stores import (
     _records,
     postgres,
     sqlite,
+    steps,
 )
 from muscle_mem.trajectory import Trajectory
 
