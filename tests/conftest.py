@@ -52,6 +52,9 @@ class OutageStore(MemoryStore):
             "log_events",
             "events",
             "summaries",
+            "task_state",
+            "signatures_at",
+            "candidates_at",
         ]
     )
 

@@ -20,11 +20,12 @@ from muscle_mem.embed import TaskMatcher
 from muscle_mem.eviction.bounds import Bounds
 from muscle_mem.eviction.policies import Policy, TaskAwarePolicy
 from muscle_mem.eviction.relevance import TaskStream
-from muscle_mem.index import Index, TaskIndex
+from muscle_mem.index import Index, TaskSteps
 from muscle_mem.keys import in_namespace
+from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE, Decoded, LazyIndex
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
-from muscle_mem.stores import CoreStore, StoreUnavailable
+from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable
 from muscle_mem.trajectory import Trajectory, Usage
 
 logger = logging.getLogger(__name__)
@@ -48,12 +49,18 @@ class TrajectoryCache:
         stream: TaskStream | None = None,
         matcher: TaskMatcher | None = None,
         namespace: str | None = None,
+        index_size: int = INDEX_SIZE,
+        decoded_size: int = DECODED_SIZE,
     ) -> None:
         self.store = store
         self.policy = policy
         self._task_aware = policy if isinstance(policy, TaskAwarePolicy) else None
         self.bounds = bounds
-        self.index = Index(store)
+        self.index: Index | LazyIndex = (
+            LazyIndex(store, Decoded(store, decoded_size), index_size)
+            if isinstance(store, StepIndexed)
+            else Index(store)
+        )
         self._metrics = metrics
         self._protected = protected
         self._breaker = breaker
@@ -74,7 +81,7 @@ class TrajectoryCache:
         if self._stream is not None:
             run.relevance = self._stream.observe(run.task_key, run.task)
 
-    def lookup(self, run: Run) -> TaskIndex:
+    def lookup(self, run: Run) -> TaskSteps:
         """The stored trajectories of the run's task, after applying the TTL.
 
         With semantic matching, those of a similar task with the same tags when the task has none.
@@ -117,7 +124,7 @@ class TrajectoryCache:
         if evicted:
             self._metrics.add("evicted", len(evicted))
 
-    def touch(self, run: Run, task: TaskIndex, trajectory: Trajectory, saved: float) -> None:
+    def touch(self, run: Run, task: TaskSteps, trajectory: Trajectory, saved: float) -> None:
         """Write the use statistics of a hit and make the trajectory the task's first candidate."""
         now = time.time()
         breaker = self._breaker

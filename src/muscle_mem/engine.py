@@ -18,9 +18,10 @@ from muscle_mem.embed import Embedder, TaskMatcher, get_embedder
 from muscle_mem.eviction.bounds import Bounds
 from muscle_mem.eviction.policies import Policy, make_policy
 from muscle_mem.eviction.relevance import TaskStream
-from muscle_mem.index import TaskIndex
+from muscle_mem.index import TaskSteps
 from muscle_mem.journal import Journal
 from muscle_mem.keys import Match, TaskIdentity, check_matching, check_params, checked_tags, task_text
+from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE
 from muscle_mem.metrics import Metrics
 from muscle_mem.outcome import Call, Outcomes
 from muscle_mem.reasons import MissReason, NotStoredReason, Problem
@@ -56,6 +57,9 @@ class Engine:
     The store is optional to the agent: while it is unavailable, calls are served by the agent,
     uncached. ``store_timeout``: the most seconds one call waits for its store, in total;
     ``store_retry``: the fewest seconds between two probes of a store that is down.
+    ``index_size`` (default 100,000) bounds the step index edges kept in the process and
+    ``decoded_size`` (default 1,000) the decoded trajectories: a store with a step index (the three of
+    this package) is read node by node as replays reach it, so memory does not grow with history.
     """
 
     def __init__(
@@ -73,8 +77,13 @@ class Engine:
         signing_key: Keys | None = None,
         store_timeout: float = 5.0,
         store_retry: float = 2.0,
+        index_size: int = INDEX_SIZE,
+        decoded_size: int = DECODED_SIZE,
     ) -> None:
         check_matching(match, similarity, namespace)
+        for name, size in (("index_size", index_size), ("decoded_size", decoded_size)):
+            if type(size) is not int or size < 1:
+                raise ValueError(f"{name} must be a positive int, not {size!r}")
         check_seconds("store_timeout", store_timeout)
         check_seconds("store_retry", store_retry)
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY, capacity)
@@ -110,6 +119,8 @@ class Engine:
             stream=stream,
             matcher=matcher,
             namespace=namespace,
+            index_size=index_size,
+            decoded_size=decoded_size,
         )
         self._outcomes = Outcomes(self._cache, self.metrics, self.journal)
         self.namespace = namespace
@@ -365,7 +376,7 @@ class Engine:
         kwargs: dict[str, Any],
         tags: Sequence[str] | None,
         params: Mapping[str, Any] | None,
-    ) -> tuple[Run, Replayer, TaskIndex | None, Ending]:
+    ) -> tuple[Run, Replayer, TaskSteps | None, Ending]:
         """The run, its replayer and the task index to replay, or None and the ending that says why not."""
         tag_tuple = checked_tags(tags)
         check_params(params)

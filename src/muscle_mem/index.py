@@ -10,15 +10,57 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Set
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from muscle_mem.stores.base import CoreStore
 from muscle_mem.trajectory import Step, Trajectory
 
 _V = TypeVar("_V")
+
+
+class StepEdge(Protocol):
+    """What a replay reads of an edge (this module's, or :mod:`muscle_mem.lazy_index`'s)."""
+
+    @property
+    def step(self) -> Step: ...
+    @property
+    def node(self) -> StepNode: ...
+    @property
+    def trajectories(self) -> Set[str]: ...
+    @property
+    def stamp(self) -> float: ...
+
+
+class StepGroup(Protocol):
+    """What a replay reads of a group of edges making the same call."""
+
+    @property
+    def step(self) -> Step: ...
+    def ordered(self, pre_key: str | None = None, *, keyed: bool = False) -> Iterator[StepEdge]: ...
+    def latest_stamp(self) -> float: ...
+
+
+class StepNode(Protocol):
+    """What a replay reads of a node: the calls that may come next, the trajectories ending here."""
+
+    @property
+    def groups(self) -> Mapping[str, StepGroup]: ...
+    @property
+    def ends(self) -> dict[str, Trajectory]: ...
+
+
+class TaskSteps(Protocol):
+    """A task's steps as the engine uses them: walked by a replay, promoted by a hit."""
+
+    @property
+    def root(self) -> StepNode: ...
+    @property
+    def tags(self) -> frozenset[str]: ...
+    def __len__(self) -> int: ...
+    def promote(self, trajectory_id: str) -> None: ...
 
 
 @dataclass(eq=False, slots=True)
@@ -62,19 +104,20 @@ class Group:
         return next(reversed(self.edges.values())).stamp
 
 
-def newest_first(source: dict[Any, _V]) -> Iterator[_V]:
+def newest_first(source: Mapping[Any, _V]) -> Iterator[_V]:
     """The values, newest first.
 
     If another thread changes the mapping meanwhile, the walk goes on over a copy from about where
     it was (an edge may then be skipped or seen twice: a miss at worst).
     """
+    values = cast("dict[Any, _V]", source).values()  # a mapping that keeps its order, dicts here
     done = 0
     try:
-        for edge in reversed(source.values()):
+        for edge in reversed(values):
             yield edge
             done += 1
     except RuntimeError:
-        yield from list(reversed(source.values()))[done:]
+        yield from list(reversed(values))[done:]
 
 
 def _keys(step: Step) -> tuple[str | None, str | None]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from muscle_mem.cache import TrajectoryCache
 from muscle_mem.dataflow import trajectory_of
-from muscle_mem.index import TaskIndex
+from muscle_mem.index import TaskSteps
 from muscle_mem.journal import Journal, hit_event, miss_event
 from muscle_mem.metrics import Metrics
 from muscle_mem.reasons import NotStoredReason, Problem
@@ -26,7 +26,7 @@ class Call:
     """One engine call in progress."""
 
     run: Run
-    task: TaskIndex | None
+    task: TaskSteps | None
     replay: Replay | None
     """The replay to drive, or None when there is nothing to look up (``ending`` says why)."""
     ending: Ending

@@ -25,7 +25,7 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
-from muscle_mem.index import Edge, Group, Node, TaskIndex, newest_first
+from muscle_mem.index import StepEdge, StepGroup, StepNode, TaskSteps, newest_first
 from muscle_mem.provenance import Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen
@@ -93,9 +93,9 @@ class _Attempt:
     step: Step
     call_args: tuple[Any, ...]
     kwargs: dict[str, Any]
-    first: Edge
+    first: StepEdge
     """The most recently successful candidate whose pre-check passed."""
-    others: Iterator[Edge]
+    others: Iterator[StepEdge]
     """The other candidates, newest first (walked only if ``first`` fails its post-check)."""
     pre: Any
 
@@ -112,12 +112,12 @@ class Replayer:
         self.run = run
         self.params = params
         self.outputs: list[Any] = []
-        self.edge: Edge | None = None
+        self.edge: StepEdge | None = None
         """The edge being taken or last taken (its trajectories are the ones still being followed)."""
 
-    def replay(self, task: TaskIndex) -> Replay:
+    def replay(self, task: TaskSteps) -> Replay:
         """Replay as far as it is safe; the returned :class:`Ending` says whether it was a full hit."""
-        node: Node = task.root
+        node: StepNode = task.root
         if not node.groups and not node.ends:
             return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
         while True:
@@ -159,7 +159,7 @@ class Replayer:
                     tool=attempt.tool.name,
                     kind=MissReason.TOOL_RAISED,
                 )
-            edge: Edge | None
+            edge: StepEdge | None
             if attempt.tool.post_check is None:
                 edge, post = attempt.first, NOT_CAPTURED
             else:
@@ -197,7 +197,7 @@ class Replayer:
             self.edge = edge
             node = edge.node
 
-    def _finish(self, node: Node) -> Ending:
+    def _finish(self, node: StepNode) -> Ending:
         """A full hit on the most recent trajectory that ends at ``node``, its answer resolved."""
         trajectory = next(reversed(node.ends.values()))
         try:
@@ -209,7 +209,9 @@ class Replayer:
             return Ending(reason=f"the recorded answer {exc}", kind=kind)
         return Ending(trajectory=trajectory, answer=value)
 
-    def _prepare(self, group: Group, step_no: int, reasons: list[tuple[MissReason, str]]) -> _Prepared | None:
+    def _prepare(
+        self, group: StepGroup, step_no: int, reasons: list[tuple[MissReason, str]]
+    ) -> _Prepared | None:
         """The live call a group would make, or None (with the reason) if it cannot be made."""
         step = group.step
         tool = self.registry.get(step.tool)
@@ -243,7 +245,7 @@ class Replayer:
     def _checked(
         self,
         call: _Prepared,
-        group: Group,
+        group: StepGroup,
         captured: Outcome,
         step_no: int,
         reasons: list[tuple[MissReason, str]],
@@ -278,7 +280,7 @@ class Replayer:
     @staticmethod
     def _attempt(
         call: _Prepared,
-        candidates: Iterator[Edge],
+        candidates: Iterator[StepEdge],
         pre: Any,
         step_no: int,
         reasons: list[tuple[MissReason, str]],
@@ -298,10 +300,10 @@ class Replayer:
     def _passing(
         passes: Callable[[Any, Any], bool],
         current: Any,
-        edges: Iterator[Edge],
+        edges: Iterator[StepEdge],
         reasons: list[tuple[MissReason, str]],
         name: str,
-    ) -> Iterator[Edge]:
+    ) -> Iterator[StepEdge]:
         for edge in edges:
             if edge.step.pre is None or not edge.step.pre.kept:
                 continue
@@ -317,7 +319,7 @@ class Replayer:
 
     def _post_check(
         self, attempt: _Attempt, check: Check[Any]
-    ) -> Generator[Invoke, Outcome, tuple[Edge | None, Any]]:
+    ) -> Generator[Invoke, Outcome, tuple[StepEdge | None, Any]]:
         captured = yield Invoke(check.capture, attempt.call_args, attempt.kwargs)
         if captured.error is not None:
             logger.warning(

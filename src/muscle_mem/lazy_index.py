@@ -1,0 +1,328 @@
+"""The step index read from the store node by node: only what a replay reaches, in bounded caches.
+
+A task's node loads its calls (one query for the distinct signatures) when a replay first reaches
+it, a call's candidate edges load by the pre snapshot key just captured, and a trajectory is decoded
+only when one of its steps is about to be trusted (the call to make, a post snapshot, the answer).
+Every decoded record is checked against the rows that led to it: a row that disagrees with its
+signed record is ignored, so the rows can route a replay but never change what it does.
+Nodes are kept in a least-recently-used cache of ``index_size`` edges, decoded trajectories in one
+of ``decoded_size`` entries; a task that changed in the store drops its nodes.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from muscle_mem.stores.base import CoreStore, StepIndexed
+from muscle_mem.stores.steps import END, NONE, Candidate, StepRow, child, root, step_rows
+from muscle_mem.trajectory import Step, Trajectory
+
+logger = logging.getLogger(__name__)
+
+INDEX_SIZE = 100_000
+"""Default bound on the edges of loaded nodes kept per engine."""
+DECODED_SIZE = 1_000
+"""Default bound on the decoded trajectories kept per engine."""
+
+
+class IndexedStore(CoreStore, StepIndexed, Protocol):
+    """A store with a step index."""
+
+
+class Decoded:
+    """A bounded LRU of decoded trajectories with their step rows."""
+
+    def __init__(self, store: CoreStore, size: int) -> None:
+        self.store = store
+        self.size = size
+        self.count = 0
+        """How many records were decoded (for tests and benchmarks)."""
+        self._items: OrderedDict[str, tuple[Trajectory, list[StepRow]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, trajectory_id: str) -> tuple[Trajectory, list[StepRow]] | None:
+        """The trajectory and its rows, decoded from the store if not cached (None if gone or unreadable)."""
+        with self._lock:
+            found = self._items.get(trajectory_id)
+            if found is not None:
+                self._items.move_to_end(trajectory_id)
+                return found
+        trajectory = self.store.get(trajectory_id)
+        if trajectory is None:
+            return None
+        found = (trajectory, step_rows(trajectory))
+        with self._lock:
+            self.count += 1
+            self._items[trajectory_id] = found
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return found
+
+    def first_step(self, candidates: list[Candidate], node: str, signature: str) -> Step | None:
+        """The step of the most recently used row whose record agrees with it, or None."""
+        for candidate in sorted(candidates, key=lambda c: c.last_used, reverse=True):
+            step = self.step(candidate, node, signature)
+            if step is not None:
+                return step
+        return None
+
+    def step(self, candidate: Candidate, node: str, signature: str) -> Step | None:
+        """The step a row names, if its decoded record agrees with the row (else None, logged)."""
+        found = self.get(candidate.trajectory_id)
+        if found is not None:
+            trajectory, rows = found
+            no = candidate.step_no
+            if no < len(trajectory.steps) and rows[no] == StepRow(
+                candidate.trajectory_id, no, node, signature, candidate.pre_key, candidate.post_key
+            ):
+                return trajectory.steps[no]
+        logger.warning("step index row of trajectory %s disagrees with its record", candidate.trajectory_id)
+        return None
+
+
+@dataclass(eq=False, slots=True)
+class LazyEdge:
+    """One recorded way of making a call, read from the store; ``stamp`` is its latest use."""
+
+    step: Step
+    node: LazyNode
+    trajectories: frozenset[str]
+    stamp: float
+
+
+class LazyGroup:
+    """The edges that make one call at a node, loaded by pre snapshot key as they are asked for."""
+
+    def __init__(self, node: LazyNode, signature: str, step: Step) -> None:
+        self.node = node
+        self.signature = signature
+        self.step = step
+        self._edges: dict[str | None, list[LazyEdge]] = {}
+
+    def ordered(self, pre_key: str | None = None, *, keyed: bool = False) -> Iterator[LazyEdge]:
+        """Edges, most recent first: all of them, or (``keyed``) those whose pre snapshot hashes to a key."""
+        key = (NONE if pre_key is None else pre_key) if keyed else None
+        edges = self._edges.get(key)
+        if edges is None:
+            try:
+                edges = self._edges[key] = self._load(key)
+            except Exception:
+                logger.warning("the recorded ways of a call could not be read from the store", exc_info=True)
+                return iter(())
+            self.node.index.charge(self.node, len(edges))
+        return iter(edges)
+
+    @staticmethod
+    def latest_stamp() -> float:
+        """Unknown without reading every edge: no group is skipped for being older."""
+        return math.inf
+
+    def promote(self, row: StepRow, now: float) -> None:
+        """Make the edge a trajectory took the latest success among loaded edges."""
+        for edges in self._edges.values():
+            for edge in edges:
+                if row.trajectory_id in edge.trajectories:
+                    edge.stamp = now
+            edges.sort(key=_stamp, reverse=True)
+
+    def _load(self, pre_key: str | None) -> list[LazyEdge]:
+        node = self.node
+        rows = node.index.store.candidates_at(node.id, self.signature, pre_key)
+        by_keys: dict[tuple[str, str], list[Candidate]] = {}
+        for row in rows:
+            by_keys.setdefault((row.pre_key, row.post_key), []).append(row)
+        edges = []
+        for (pre, post), found in by_keys.items():
+            latest = max(c.last_used for c in found)
+            step = node.index.decoded.first_step(found, node.id, self.signature)
+            if step is not None:
+                target = node.index.node(node.task, child(node.id, self.signature, pre, post))
+                ids = frozenset(c.trajectory_id for c in found)
+                edges.append(LazyEdge(step, target, ids, latest))
+        edges.sort(key=_stamp, reverse=True)
+        return edges
+
+
+def _stamp(edge: LazyEdge) -> float:
+    return edge.stamp
+
+
+@dataclass(eq=False)
+class LazyNode:
+    """A point reached after some steps of a task; its calls and ends load on first use."""
+
+    index: LazyIndex
+    task: str
+    id: str
+    _groups: dict[str, LazyGroup] | None = None
+    _ends: dict[str, Trajectory] | None = None
+    edges: int = field(default=0)
+    """The edges loaded under this node (its charge against the index's bound)."""
+
+    @property
+    def groups(self) -> dict[str, LazyGroup]:
+        """The calls that may come next, by signature (loaded on first use)."""
+        if self._groups is None:
+            try:
+                groups = self._load_groups()
+            except Exception:
+                logger.warning("the next steps of a task could not be read from the store", exc_info=True)
+                return {}  # a miss, not cached: the next call reads again
+            self._groups = groups
+            self.index.charge(self, len(groups))
+        return self._groups
+
+    def _load_groups(self) -> dict[str, LazyGroup]:
+        groups = {}
+        store = self.index.store
+        for signature in store.signatures_at(self.id):
+            step = self.index.decoded.first_step(
+                store.candidates_at(self.id, signature, None), self.id, signature
+            )
+            if step is not None:
+                groups[signature] = LazyGroup(self, signature, step)
+        return groups
+
+    @property
+    def ends(self) -> dict[str, Trajectory]:
+        """The most recently used trajectory that ends here, if any (loaded on first use)."""
+        if self._ends is None:
+            try:
+                self._ends = self._load_ends()
+            except Exception:
+                logger.warning(
+                    "the trajectories ending at a step could not be read from the store", exc_info=True
+                )
+                return {}
+        return self._ends
+
+    def _load_ends(self) -> dict[str, Trajectory]:
+        rows = self.index.store.candidates_at(self.id, END, None)
+        for candidate in sorted(rows, key=lambda c: c.last_used, reverse=True):
+            found = self.index.decoded.get(candidate.trajectory_id)
+            if found is not None and found[1][-1] == StepRow(
+                candidate.trajectory_id, candidate.step_no, self.id, END, NONE, NONE
+            ):
+                return {candidate.trajectory_id: found[0]}
+        return {}
+
+
+class LazyTaskIndex:
+    """One task's step index in the store, as a replay walks it."""
+
+    def __init__(self, index: LazyIndex, task_key: str) -> None:
+        self.index = index
+        self.task_key = task_key
+        self.revision = 0
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def root(self) -> LazyNode:
+        """The task's first node."""
+        return self.index.node(self.task_key, root(self.task_key))
+
+    @property
+    def tags(self) -> frozenset[str]:
+        """The tags of the task (part of its key, so the same for all its trajectories)."""
+        for group in self.root.groups.values():
+            for edge in group.ordered():
+                found = self.index.decoded.get(next(iter(edge.trajectories)))
+                if found is not None:
+                    return frozenset(found[0].tags)
+        return frozenset()
+
+    def promote(self, trajectory_id: str) -> None:
+        """Mark a trajectory as the most recently successful one along its loaded path."""
+        now = time.time()
+        found = self.index.decoded.get(trajectory_id)
+        if found is None:
+            return
+        for row in found[1]:
+            node = self.index.cached(row.node)
+            if node is None:
+                continue
+            if row.signature == END:
+                node._ends = {trajectory_id: found[0]}
+            elif node._groups is not None and (group := node._groups.get(row.signature)) is not None:
+                group.promote(row, now)
+
+
+class LazyIndex:
+    """Task step indexes read from a :class:`~muscle_mem.stores.StepIndexed` store, nodes in a bounded LRU."""
+
+    def __init__(self, store: IndexedStore, decoded: Decoded, index_size: int = INDEX_SIZE) -> None:
+        self.store = store
+        self.decoded = decoded
+        self.index_size = index_size
+        self._tasks: dict[str, LazyTaskIndex] = {}
+        self._nodes: OrderedDict[str, LazyNode] = OrderedDict()
+        self._by_task: dict[str, set[str]] = {}
+        self.edges = 0
+        """The edges held by cached nodes (at most ``index_size``, but for the nodes of one replay)."""
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def lookup(self, task_key: str) -> LazyTaskIndex:
+        """The task's index; its cached nodes are dropped if the task changed in the store."""
+        with self._lock:
+            task = self._tasks.get(task_key)
+            if task is None:
+                task = self._tasks[task_key] = LazyTaskIndex(self, task_key)
+        if task.revision and self.store.revision() == task.revision:
+            return task
+        state = self.store.task_state(task_key, task.revision)
+        with task.lock:
+            if state.changed:
+                self._forget(task_key)
+            task.revision, task.size = state.revision, state.size
+        return task
+
+    def node(self, task_key: str, node_id: str) -> LazyNode:
+        """The node with this id, cached or new (not loaded yet)."""
+        with self._lock:
+            node = self._nodes.get(node_id)
+            if node is not None:
+                self._nodes.move_to_end(node_id)
+                return node
+            node = self._nodes[node_id] = LazyNode(self, task_key, node_id)
+            self._by_task.setdefault(task_key, set()).add(node_id)
+            return node
+
+    def cached(self, node_id: str) -> LazyNode | None:
+        """The node with this id if it is cached."""
+        with self._lock:
+            return self._nodes.get(node_id)
+
+    def charge(self, node: LazyNode, edges: int) -> None:
+        """Count edges loaded under a node, then drop the least recently used nodes past the bound."""
+        with self._lock:
+            node.edges += edges
+            if self._nodes.get(node.id) is node:
+                self.edges += edges
+            while self.edges > self.index_size and len(self._nodes) > 1:
+                _, oldest = self._nodes.popitem(last=False)
+                self.edges -= oldest.edges
+                self._by_task.get(oldest.task, set()).discard(oldest.id)
+
+    def _forget(self, task_key: str) -> None:
+        with self._lock:
+            for node_id in self._by_task.pop(task_key, set()):
+                node = self._nodes.pop(node_id, None)
+                if node is not None:
+                    self.edges -= node.edges
