@@ -12,7 +12,6 @@ of ``decoded_size`` entries; a task that changed in the store drops its nodes.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections import OrderedDict
@@ -68,12 +67,17 @@ class Decoded:
                 self._items.popitem(last=False)
         return found
 
-    def first_step(self, candidates: list[Candidate], node: str, signature: str) -> Step | None:
-        """The step of the most recently used row whose record agrees with it, or None."""
+    def peek(self, trajectory_id: str) -> tuple[Trajectory, list[StepRow]] | None:
+        """The trajectory and its rows if they are cached (the store is not read)."""
+        with self._lock:
+            return self._items.get(trajectory_id)
+
+    def first_step(self, candidates: list[Candidate], node: str, signature: str) -> tuple[Step, str] | None:
+        """The step of the most recently used row whose record agrees with it, and its trajectory's id."""
         for candidate in sorted(candidates, key=lambda c: c.last_used, reverse=True):
             step = self.step(candidate, node, signature)
             if step is not None:
-                return step
+                return step, candidate.trajectory_id
         return None
 
     def step(self, candidate: Candidate, node: str, signature: str) -> Step | None:
@@ -103,10 +107,12 @@ class LazyEdge:
 class LazyGroup:
     """The edges that make one call at a node, loaded by pre snapshot key as they are asked for."""
 
-    def __init__(self, node: LazyNode, signature: str, step: Step) -> None:
+    def __init__(self, node: LazyNode, signature: str, step: Step, latest: float) -> None:
         self.node = node
         self.signature = signature
         self.step = step
+        self.latest = latest
+        """The latest use of any trajectory making this call here."""
         self._edges: dict[str | None, list[LazyEdge]] = {}
 
     def ordered(self, pre_key: str | None = None, *, keyed: bool = False) -> Iterator[LazyEdge]:
@@ -122,13 +128,13 @@ class LazyGroup:
             self.node.index.charge(self.node, len(edges))
         return iter(edges)
 
-    @staticmethod
-    def latest_stamp() -> float:
-        """Unknown without reading every edge: no group is skipped for being older."""
-        return math.inf
+    def latest_stamp(self) -> float:
+        """The latest use of any trajectory making this call here (groups are walked by it)."""
+        return self.latest
 
     def promote(self, row: StepRow, now: float) -> None:
         """Make the edge a trajectory took the latest success among loaded edges."""
+        self.latest = max(self.latest, now)
         for edges in self._edges.values():
             for edge in edges:
                 if row.trajectory_id in edge.trajectories:
@@ -144,9 +150,11 @@ class LazyGroup:
         edges = []
         for (pre, post), found in by_keys.items():
             latest = max(c.last_used for c in found)
-            step = node.index.decoded.first_step(found, node.id, self.signature)
-            if step is not None:
+            first = node.index.decoded.first_step(found, node.id, self.signature)
+            if first is not None:
+                step, followed = first
                 target = node.index.node(node.task, child(node.id, self.signature, pre, post))
+                target.reached_by[followed] = None
                 ids = frozenset(c.trajectory_id for c in found)
                 edges.append(LazyEdge(step, target, ids, latest))
         edges.sort(key=_stamp, reverse=True)
@@ -168,6 +176,9 @@ class LazyNode:
     _ends: dict[str, Trajectory] | None = None
     edges: int = field(default=0)
     """The edges loaded under this node (its charge against the index's bound)."""
+    reached_by: dict[str, None] = field(default_factory=dict)
+    """The trajectories decoded on the way here, in order (an end is found among them if the store
+    lost its row meanwhile: a replay in flight completes when another worker evicts its trajectory)."""
 
     @property
     def groups(self) -> dict[str, LazyGroup]:
@@ -183,15 +194,17 @@ class LazyNode:
         return self._groups
 
     def _load_groups(self) -> dict[str, LazyGroup]:
-        groups = {}
+        """The groups, least recently used first (a replay walks them newest first and stops early)."""
+        groups = []
         store = self.index.store
         for signature in store.signatures_at(self.id):
-            step = self.index.decoded.first_step(
-                store.candidates_at(self.id, signature, None), self.id, signature
-            )
-            if step is not None:
-                groups[signature] = LazyGroup(self, signature, step)
-        return groups
+            candidates = store.candidates_at(self.id, signature, None)
+            first = self.index.decoded.first_step(candidates, self.id, signature)
+            if first is not None:
+                latest = max(c.last_used for c in candidates)
+                groups.append(LazyGroup(self, signature, first[0], latest))
+        groups.sort(key=LazyGroup.latest_stamp)
+        return {group.signature: group for group in groups}
 
     @property
     def ends(self) -> dict[str, Trajectory]:
@@ -214,6 +227,10 @@ class LazyNode:
                 candidate.trajectory_id, candidate.step_no, self.id, END, NONE, NONE
             ):
                 return {candidate.trajectory_id: found[0]}
+        for trajectory_id in reversed(self.reached_by):
+            found = self.index.decoded.peek(trajectory_id)
+            if found is not None and (found[1][-1].node, found[1][-1].signature) == (self.id, END):
+                return {trajectory_id: found[0]}
         return {}
 
 
@@ -259,6 +276,8 @@ class LazyTaskIndex:
                 node._ends = {trajectory_id: found[0]}
             elif node._groups is not None and (group := node._groups.get(row.signature)) is not None:
                 group.promote(row, now)
+                if next(reversed(node._groups)) != row.signature:
+                    node._groups[row.signature] = node._groups.pop(row.signature)
 
 
 class LazyIndex:
