@@ -53,7 +53,7 @@ class OutageStore(MemoryStore):
             "events",
             "summaries",
             "task_state",
-            "signatures_at",
+            "heads_at",
             "candidates_at",
         ]
     )

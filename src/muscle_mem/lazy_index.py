@@ -197,12 +197,15 @@ class LazyNode:
         """The groups, least recently used first (a replay walks them newest first and stops early)."""
         groups = []
         store = self.index.store
-        for signature in store.signatures_at(self.id):
-            candidates = store.candidates_at(self.id, signature, None)
-            first = self.index.decoded.first_step(candidates, self.id, signature)
-            if first is not None:
-                latest = max(c.last_used for c in candidates)
-                groups.append(LazyGroup(self, signature, first[0], latest))
+        for signature, head in store.heads_at(self.id):
+            step = self.index.decoded.step(head, self.id, signature)
+            if step is None:  # the latest row disagrees with its record: the others may not
+                first = self.index.decoded.first_step(
+                    store.candidates_at(self.id, signature, None), self.id, signature
+                )
+                step = None if first is None else first[0]
+            if step is not None:
+                groups.append(LazyGroup(self, signature, step, head.last_used))
         groups.sort(key=LazyGroup.latest_stamp)
         return {group.signature: group for group in groups}
 

@@ -318,7 +318,8 @@ def test_a_version_1_store_is_migrated_forward(durable: StoreSpec) -> None:
     try:
         assert again.get(t.id) == t
         first_step = steps.step_rows(t)[0]
-        assert again.signatures_at(first_step.node) == [first_step.signature]  # the step index is filled
+        [(signature, head)] = again.heads_at(first_step.node)  # the step index is filled
+        assert (signature, head.trajectory_id, head.step_no) == (first_step.signature, t.id, 0)
         again.log_events([Event(at=1.0, task="do task-a", task_key="task-a", hit=True)])
         assert [e.at for e in again.events()] == [1.0]
         assert again.victims(1, Rank(kind="recency_attention", now=1e12)) == [t.id]

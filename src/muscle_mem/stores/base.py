@@ -200,8 +200,8 @@ class StepIndexed(Protocol):
         """The store's revision, whether ``task_key`` changed after revision ``since``, and its size."""
         ...
 
-    def signatures_at(self, node: str) -> list[str]:
-        """The distinct signatures of the calls stored as leaving ``node`` (end rows left out)."""
+    def heads_at(self, node: str) -> list[tuple[str, Candidate]]:
+        """Each call stored as leaving ``node`` (end rows left out): its signature, its latest used row."""
         ...
 
     def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[Candidate]:

@@ -203,10 +203,22 @@ class MemoryStore:
                 changed = key == task_key
             return TaskState(self._revision, changed, 0 if task is None else task.live)
 
-    def signatures_at(self, node: str) -> list[str]:
+    def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
         with self._lock:
             self._check_open()
-            return sorted(s for s in self._steps.get(node, {}) if s != steps.END)
+            heads = []
+            for signature, by_pre in self._steps.get(node, {}).items():
+                if signature != steps.END:
+                    rows = [
+                        (tid, no, pre, post)
+                        for pre, found in by_pre.items()
+                        for tid, (no, post) in found.items()
+                    ]
+                    if rows:
+                        latest = max(rows, key=lambda r: self._entries[r[0]].usage.last_used)
+                        used = self._entries[latest[0]].usage.last_used
+                        heads.append((signature, steps.Candidate(*latest, used)))
+            return heads
 
     def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[steps.Candidate]:
         with self._lock:

@@ -509,11 +509,9 @@ class PostgresStore:
         row = self._run(lambda conn: self._row(conn, "task_state", args))
         return TaskState(int(row[0]), bool(row[1]), int(row[2]))
 
-    def signatures_at(self, node: str) -> list[str]:
-        return [
-            r[0]
-            for r in self._run(lambda conn: conn.execute(self._sql["signatures"], {"node": node}).fetchall())
-        ]
+    def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
+        rows = self._run(lambda conn: conn.execute(self._sql["heads"], (node,)).fetchall())
+        return [(r[0], steps.Candidate(*r[1:])) for r in rows]
 
     def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[steps.Candidate]:
         if pre_key is None:
@@ -648,12 +646,9 @@ _SQL = {
     "OR EXISTS (SELECT FROM {s}.trajectories WHERE task_key = %(key)s AND rev > %(since)s::bigint) "
     "OR EXISTS (SELECT FROM {s}.tombstones WHERE task_key = %(key)s AND rev > %(since)s::bigint), "
     "coalesce((SELECT n FROM {s}.tasks WHERE task_key = %(key)s), 0) FROM {s}.state",
-    "signatures": """WITH RECURSIVE g (signature) AS (
-        SELECT min(signature) FROM {s}.steps WHERE node = %(node)s AND signature > ''
-        UNION ALL
-        SELECT (SELECT min(signature) FROM {s}.steps WHERE node = %(node)s AND signature > g.signature)
-        FROM g WHERE g.signature IS NOT NULL)
-    SELECT signature FROM g WHERE signature IS NOT NULL""",
+    "heads": "SELECT DISTINCT ON (s.signature) s.signature, s.trajectory_id, s.step_no, s.pre_key, "
+    "s.post_key, u.last_used FROM {s}.steps s JOIN {s}.usage u ON u.id = s.trajectory_id "
+    "WHERE s.node = %s AND s.signature > '' ORDER BY s.signature, u.last_used DESC",
     "candidates": "SELECT s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used FROM {s}.steps s "
     "JOIN {s}.usage u ON u.id = s.trajectory_id WHERE s.node = %s AND s.signature = %s",
     "candidates_pre": "SELECT s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used FROM {s}.steps s "

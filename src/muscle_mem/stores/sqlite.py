@@ -86,13 +86,12 @@ SCHEMA_VERSION = len(MIGRATIONS)
 STEPS_VERSION = 4
 """The schema version that added the step index (filled from the records when migrating to it)."""
 _INSERT_STEPS = "INSERT OR IGNORE INTO steps VALUES (?, ?, ?, ?, ?, ?)"
-_SIGNATURES = """WITH RECURSIVE g (signature) AS (
-    SELECT MIN(signature) FROM steps WHERE node = :node AND signature > ''
-    UNION ALL
-    SELECT (SELECT MIN(signature) FROM steps WHERE node = :node AND signature > g.signature)
-    FROM g WHERE g.signature IS NOT NULL)
-SELECT signature FROM g WHERE signature IS NOT NULL"""
-"""The distinct signatures at a node: one index seek each (a loose index scan on ``steps_node``)."""
+_HEADS = (
+    "SELECT s.signature, s.trajectory_id, s.step_no, s.pre_key, s.post_key, MAX(u.last_used) FROM steps s "
+    "JOIN usage u ON u.id = s.trajectory_id WHERE s.node = ? AND s.signature > '' GROUP BY s.signature"
+)
+"""Each call at a node with its latest used row (SQLite takes the bare columns from the MAX row);
+a range of ``steps_node``, each row's usage by its primary key."""
 _CANDIDATES = (
     "SELECT s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used FROM steps s "
     "JOIN usage u ON u.id = s.trajectory_id WHERE s.node = ? AND s.signature = ?"
@@ -460,8 +459,10 @@ class SQLiteStore:
 
         return self._guard(run)
 
-    def signatures_at(self, node: str) -> list[str]:
-        return self._guard(lambda: [r[0] for r in self._conn().db.execute(_SIGNATURES, {"node": node})])
+    def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
+        return self._guard(
+            lambda: [(r[0], steps.Candidate(*r[1:])) for r in self._conn().db.execute(_HEADS, (node,))]
+        )
 
     def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[steps.Candidate]:
         sql, args = _CANDIDATES, [node, signature]
