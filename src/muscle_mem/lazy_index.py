@@ -246,6 +246,8 @@ class LazyTaskIndex:
         self.revision = 0
         self.size = 0
         self.lock = threading.Lock()
+        self.latest: str | None = None
+        """The trajectory promoted last (promoting it again changes nothing)."""
 
     def __len__(self) -> int:
         return self.size
@@ -267,6 +269,9 @@ class LazyTaskIndex:
 
     def promote(self, trajectory_id: str) -> None:
         """Mark a trajectory as the most recently successful one along its loaded path."""
+        if trajectory_id == self.latest:
+            return
+        self.latest = trajectory_id
         now = time.time()
         found = self.index.decoded.get(trajectory_id)
         if found is None:
@@ -312,6 +317,7 @@ class LazyIndex:
         with task.lock:
             if state.changed:
                 self._forget(task_key)
+                task.latest = None
             task.revision, task.size = state.revision, state.size
         return task
 
