@@ -201,7 +201,10 @@ class StepIndexed(Protocol):
         ...
 
     def heads_at(self, node: str) -> list[tuple[str, Candidate]]:
-        """Each call stored as leaving ``node`` (end rows left out): its signature, its latest used row."""
+        """Each call stored as leaving ``node`` (end rows left out): its signature and one of its rows.
+
+        With several calls, each one's latest used row; with one, any of its rows (no order to keep).
+        """
         ...
 
     def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[Candidate]:

@@ -510,6 +510,9 @@ class PostgresStore:
         return TaskState(int(row[0]), bool(row[1]), int(row[2]))
 
     def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
+        first = self._run(lambda conn: conn.execute(self._sql["sole_head"], (node,)).fetchone())
+        if first is None or not first[6]:
+            return [] if first is None else [(first[0], steps.Candidate(*first[1:6]))]
         rows = self._run(lambda conn: conn.execute(self._sql["heads"], (node,)).fetchall())
         return [(r[0], steps.Candidate(*r[1:])) for r in rows]
 
@@ -646,6 +649,10 @@ _SQL = {
     "OR EXISTS (SELECT FROM {s}.trajectories WHERE task_key = %(key)s AND rev > %(since)s::bigint) "
     "OR EXISTS (SELECT FROM {s}.tombstones WHERE task_key = %(key)s AND rev > %(since)s::bigint), "
     "coalesce((SELECT n FROM {s}.tasks WHERE task_key = %(key)s), 0) FROM {s}.state",
+    "sole_head": "SELECT s.signature, s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used, "
+    "EXISTS (SELECT 1 FROM {s}.steps o WHERE o.node = s.node AND o.signature > s.signature) FROM {s}.steps s "
+    "JOIN {s}.usage u ON u.id = s.trajectory_id WHERE s.node = %s AND s.signature > '' "
+    "ORDER BY s.signature LIMIT 1",
     "heads": "SELECT DISTINCT ON (s.signature) s.signature, s.trajectory_id, s.step_no, s.pre_key, "
     "s.post_key, u.last_used FROM {s}.steps s JOIN {s}.usage u ON u.id = s.trajectory_id "
     "WHERE s.node = %s AND s.signature > '' ORDER BY s.signature, u.last_used DESC",

@@ -92,6 +92,12 @@ _HEADS = (
 )
 """Each call at a node with its latest used row (SQLite takes the bare columns from the MAX row);
 a range of ``steps_node``, each row's usage by its primary key."""
+_SOLE_HEAD = (
+    "SELECT s.signature, s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used, "
+    "EXISTS (SELECT 1 FROM steps o WHERE o.node = s.node AND o.signature > s.signature) FROM steps s "
+    "JOIN usage u ON u.id = s.trajectory_id WHERE s.node = ? AND s.signature > '' ORDER BY s.signature LIMIT 1"
+)
+"""A node's first call and one of its rows, and whether another call follows: two seeks on ``steps_node``."""
 _CANDIDATES = (
     "SELECT s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used FROM steps s "
     "JOIN usage u ON u.id = s.trajectory_id WHERE s.node = ? AND s.signature = ?"
@@ -460,9 +466,14 @@ class SQLiteStore:
         return self._guard(run)
 
     def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
-        return self._guard(
-            lambda: [(r[0], steps.Candidate(*r[1:])) for r in self._conn().db.execute(_HEADS, (node,))]
-        )
+        def run() -> list[tuple[str, steps.Candidate]]:
+            db = self._conn().db
+            first = db.execute(_SOLE_HEAD, (node,)).fetchone()
+            if first is None or not first[6]:
+                return [] if first is None else [(first[0], steps.Candidate(*first[1:6]))]
+            return [(r[0], steps.Candidate(*r[1:])) for r in db.execute(_HEADS, (node,))]
+
+        return self._guard(run)
 
     def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[steps.Candidate]:
         sql, args = _CANDIDATES, [node, signature]
