@@ -247,7 +247,7 @@ class Replayer:
             return None
         if check.by_key:
             try:
-                candidates = group.ordered(codec.fingerprint(captured), keyed=True)
+                candidates = group.ordered(snapshot_key(captured), keyed=True)
             except codec.CodecError as exc:
                 reasons.append(
                     (
@@ -347,9 +347,34 @@ def _passing(
 def _key(value: Any) -> str | None:
     """The hash an equality Check compares a snapshot by (None for a value that has none)."""
     try:
-        return codec.fingerprint(value)
+        return snapshot_key(value)
     except codec.CodecError:
         return None
+
+
+_KEYS: dict[tuple[type, Any], str] = {}
+"""Hashes of recent scalar snapshots, by type and value (floats left out: 0.0 == -0.0, two hashes)."""
+KEYS_KEPT = 4096
+MEMO_TEXT = 1024
+"""Texts longer than this are hashed each time (not kept alive by the memo)."""
+
+
+def snapshot_key(value: Any) -> str:
+    """``codec.fingerprint(value)``, remembered for recent ints, bools, None and short texts.
+
+    Raises :class:`codec.CodecError` for a value that cannot be hashed.
+    """
+    kind = type(value)
+    if kind is int or kind is bool or value is None or (kind is str and len(value) <= MEMO_TEXT):
+        memo = (kind, value)
+        key = _KEYS.get(memo)
+        if key is None:
+            key = codec.fingerprint(value)
+            if len(_KEYS) >= KEYS_KEPT:
+                _KEYS.clear()
+            _KEYS[memo] = key
+        return key
+    return codec.fingerprint(value)
 
 
 def _frozen_snapshot(value: Any) -> Any:
