@@ -260,7 +260,9 @@ class Replayer:
             candidates = _passing(check.passes, captured, group.ordered(), reasons, name)
         return _chosen(call, candidates, captured, step_no, reasons)
 
-    def _post_check(self, attempt: _Attempt, check: Check[Any]) -> Generator[Invoke, Any, tuple[Edge | None, Any]]:
+    def _post_check(
+        self, attempt: _Attempt, check: Check[Any]
+    ) -> Generator[Invoke, Any, tuple[Edge | None, Any]]:
         captured = yield check.capture, attempt.call_args, attempt.kwargs
         if type(captured) is Raised:
             logger.warning(
@@ -341,7 +343,9 @@ def _passing(
         except MissingThreshold:
             raise
         except Exception as exc:
-            reasons.append((MissReason.PRE_CHECK_RAISED, f"pre-check compare of tool {name!r} raised {exc!r}"))
+            reasons.append(
+                (MissReason.PRE_CHECK_RAISED, f"pre-check compare of tool {name!r} raised {exc!r}")
+            )
 
 
 def _key(value: Any) -> str | None:
