@@ -397,7 +397,7 @@ class Engine:
             return run, replayer, None, Ending(reason=unkeyable, kind=MissReason.UNKEYABLE_TASK)
         self._cache.observe(run)
         try:
-            return run, replayer, self._cache.lookup(run), Ending()
+            return run, replayer, self._cache.lookup(run), _GOING_ON
         except StoreUnavailable as exc:  # logged once per outage, by the breaker
             why = f"the store is unavailable: {exc}"
             return run, replayer, None, Ending(reason=why, kind=MissReason.STORE_UNAVAILABLE)
@@ -449,6 +449,10 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine(store={self.store!r}, match={self.match!r}, tools={len(self._registry)})"
+
+
+_GOING_ON = Ending()
+"""The ending of a call before its replay: none yet (immutable, so one for all calls)."""
 
 
 def _async_in_sync(name: str) -> TypeError:
