@@ -1,23 +1,41 @@
-"""Hit overhead and recording overhead of the engine (in-memory store).
+"""Hit overhead, recording overhead and a miss's end-of-run cost of the engine (in-memory store).
 
 Hit overhead: a 5-step trajectory with cheap equality pre-checks; N trajectories stored under the
 same task, each recorded in a different environment state, the matching one recorded last. The
 overhead is the time of a full hit minus the time of the tool bodies and captures themselves,
-measured side by side in the same loop. Targets (issue 2): <= 100 µs at 1,000 and at 100,000.
+measured side by side in the same loop. Target (issue 12): <= 25 µs at 100,000 stored.
 
-Recording overhead: a tool called inside a run versus the same function called bare. Target <= 5 µs.
+The floor: a hand-written minimal replay with the same bookkeeping (task lookup, 5 captures compared
+by digest, 5 tool calls, a usage update); the engine's hit overhead is printed as a multiple of it.
 
-Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--repeat 5000]
+Recording overhead: a tool called inside a run versus the same function called bare (target <= 3 µs).
+A miss's end-of-run cost: from the agent's return to the engine's (the trajectory built, checked and
+stored) for 5 tool calls (target <= 100 µs, or off the caller's path).
+
+``--baseline SRC`` runs the same measurements on other code (the ``src`` of a ``git worktree`` at the
+branch point, say) in a subprocess, alternating with this code's batches, and prints both side by side.
+
+Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--rounds 5] [--baseline ../base/src]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import hashlib
+import io
+import json
+import os
+import pstats
 import statistics
+import subprocess
+import sys
 import time
 import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from muscle_mem import Check, Engine
 from muscle_mem.stores import Store
@@ -25,6 +43,7 @@ from muscle_mem.stores import Store
 STEPS = 5
 BATCH = 100
 """Hits timed together; each figure is per hit."""
+TASK = "process the queue"
 
 
 def build_engine(
@@ -52,60 +71,126 @@ def build_engine(
     return engine, env, raw
 
 
-@dataclass
-class Timing:
-    total: float
-    bodies: float
-    best: float
-    """Overhead, best batch (as timeit reports: the least disturbed by the rest of the machine)."""
-    median: float
-    """Overhead, median batch."""
-    fill: float
-
-
-def hit_overhead(size: int, repeat: int) -> Timing:
+def filled(size: int) -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
+    """:func:`build_engine` with ``size`` trajectories stored, the state set to the last one's."""
     engine, env, raw = build_engine()
-    started = time.perf_counter()
     for state in range(size):
         env["state"] = state
-        result = engine("process the queue")
+        result = engine(TASK)
         assert not result.hit and result.stored, result
-    fill_seconds = time.perf_counter() - started
     env["state"] = size - 1
-    assert engine("process the queue").hit
+    assert engine(TASK).hit
+    return engine, env, raw
 
-    def bare() -> None:
-        for body in raw:
-            _ = env["state"]  # what each capture reads
-            body(7)
 
-    hits, bodies = [], []
-    for _ in range(max(1, repeat // BATCH)):
+def _digest(value: Any) -> str:
+    return hashlib.blake2b(repr(value).encode(), digest_size=16).hexdigest()
+
+
+class Floor:
+    """A hand-written minimal replay: the least a hit must do, with the same bookkeeping.
+
+    The task's trajectories by the digest of their first snapshot; each step's capture compared by
+    digest with the recorded one, the tool called; the trajectory's use count and time updated.
+    """
+
+    def __init__(self, env: dict[str, int], raw: list[Callable[[int], int]], size: int) -> None:
+        self.env = env
+        self.raw = raw
+        self.tasks: dict[tuple[str, tuple[str, ...]], dict[str, list[tuple[int, str]]]] = {}
+        self.usage: dict[str, list[float]] = {}
+        for state in range(size):
+            steps = [(i, _digest(state)) for i in range(len(raw))]
+            self.tasks.setdefault((TASK, ()), {})[steps[0][1]] = steps
+            self.usage[steps[0][1]] = [0, 0.0]
+
+    def hit(self, task: str) -> int | None:
+        by_first = self.tasks.get((task, ()))
+        if not by_first:
+            return None
+        steps = by_first.get(_digest(self.env["state"]))
+        if steps is None:
+            return None
+        total = 0
+        for tool, recorded in steps:
+            if _digest(self.env["state"]) != recorded:
+                return None
+            total += self.raw[tool](7)
+        usage = self.usage[steps[0][1]]
+        usage[0] += 1
+        usage[1] = time.time()
+        return total
+
+
+def _batches(hit: Callable[[], Any], bare: Callable[[], None], batches: int) -> list[float]:
+    """Overheads per hit in µs: each batch of hits followed by the same number of bare runs."""
+    overheads = []
+    for _ in range(batches):
         t0 = time.perf_counter()
         for _ in range(BATCH):
-            result = engine("process the queue")
+            hit()
         t1 = time.perf_counter()
         for _ in range(BATCH):
             bare()
         t2 = time.perf_counter()
-        assert result.hit and result.steps_replayed == STEPS
-        hits.append((t1 - t0) / BATCH)
-        bodies.append((t2 - t1) / BATCH)
-    overheads = [h - b for h, b in zip(hits, bodies, strict=True)]
-    return Timing(
-        total=statistics.median(hits) * 1e6,
-        bodies=statistics.median(bodies) * 1e6,
-        best=min(overheads) * 1e6,
-        median=statistics.median(overheads) * 1e6,
-        fill=fill_seconds,
-    )
+        overheads.append(((t1 - t0) - (t2 - t1)) / BATCH * 1e6)
+    return overheads
 
 
-def record_overhead(calls: int = 20_000, batch: int = 500) -> tuple[float, float]:
-    """µs added to a tool call by recording it, in the call (best and median batch): batches of
-    ``batch`` calls of the instrumented tool inside one run, each followed by the same number of
-    bare calls, so the machine's load weighs on both alike. Building and storing the trajectory at
-    the end of the run is not included (bench_vs_010.py reports it end to end)."""
+class Bench:
+    """The engines of one process, filled once, measured in rounds on request."""
+
+    def __init__(self, sizes: list[int]) -> None:
+        self.engines = {size: filled(size) for size in sizes}
+
+    def hits(self, batches: int) -> dict[str, list[float]]:
+        out = {}
+        for size, (engine, env, raw) in self.engines.items():
+
+            def bare(env: dict[str, int] = env, raw: list[Callable[[int], int]] = raw) -> None:
+                for body in raw:
+                    _ = env["state"]  # what each capture reads
+                    body(7)
+
+            def hit(engine: Engine = engine) -> None:
+                result = engine(TASK)
+                assert result.hit and result.steps_replayed == STEPS
+
+            out[str(size)] = _batches(hit, bare, batches)
+        return out
+
+    def floor(self, batches: int) -> dict[str, list[float]]:
+        out = {}
+        for size, (_, env, raw) in self.engines.items():
+            floor = Floor(env, raw, size)
+
+            def bare(env: dict[str, int] = env, raw: list[Callable[[int], int]] = raw) -> None:
+                for body in raw:
+                    _ = env["state"]
+                    body(7)
+
+            assert floor.hit(TASK) is not None
+            out[str(size)] = _batches(lambda f=floor: f.hit(TASK), bare, batches)  # type: ignore[misc]
+        return out
+
+    def profile(self, hits: int = 3000, top: int = 14) -> str:
+        engine = self.engines[min(self.engines)][0]
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(hits):
+            engine(TASK)
+        profiler.disable()
+        text = io.StringIO()
+        stats = pstats.Stats(profiler, stream=text)
+        stats.sort_stats("tottime").print_stats(top)
+        lines = [line for line in text.getvalue().splitlines() if "(" in line or "ncalls" in line]
+        return "\n".join(line.replace(str(Path.cwd()), ".") for line in lines)
+
+
+def record_overhead(calls: int = 20_000, batch: int = 500) -> list[float]:
+    """µs added to a tool call by recording it, per batch of ``batch`` calls inside one run, each
+    followed by the same number of bare calls. Storing the trajectory is not included (see
+    :func:`miss_end_of_run`)."""
     engine = Engine()
 
     def noop(x: int) -> int:
@@ -127,7 +212,30 @@ def record_overhead(calls: int = 20_000, batch: int = 500) -> tuple[float, float
 
     engine.set_agent(agent)
     engine("record many calls")
-    return min(overheads), statistics.median(overheads)
+    return overheads
+
+
+def miss_end_of_run(misses: int = 300) -> list[float]:
+    """µs from the agent's return to the engine's on a miss of 5 tool calls (its trajectory built and
+    stored), each miss in a new state, in an engine holding at most ``misses`` trajectories."""
+    engine, env, _ = build_engine()
+    agent = engine._agent
+    assert agent is not None
+    returned = [0.0]
+
+    def timed(task: str) -> Any:
+        output = agent(task)
+        returned[0] = time.perf_counter()
+        return output
+
+    engine.set_agent(timed)
+    costs = []
+    for state in range(misses):
+        env["state"] = state
+        result = engine(TASK)
+        costs.append((time.perf_counter() - returned[0]) * 1e6)
+        assert result.stored, result
+    return costs
 
 
 def reference_loop() -> float:
@@ -136,33 +244,139 @@ def reference_loop() -> float:
     return best / 2_000 * 1e6
 
 
+def worker(sizes: list[int]) -> None:
+    """Answer measurement requests read from stdin, one JSON line each (the side-by-side protocol)."""
+    bench = Bench(sizes)
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        what, batches = json.loads(line)
+        if what == "hits":
+            answer: Any = bench.hits(batches)
+        elif what == "floor":
+            answer = bench.floor(batches)
+        elif what == "record":
+            answer = record_overhead()
+        elif what == "miss":
+            answer = miss_end_of_run()
+        else:
+            answer = bench.profile()
+        print(json.dumps(answer), flush=True)
+
+
+class Worker:
+    """A measuring subprocess running this file with ``src`` first on its path."""
+
+    def __init__(self, src: str, sizes: list[int]) -> None:
+        env = {**os.environ, "PYTHONPATH": src}
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--worker", "--sizes", *map(str, sizes)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+    def ask(self, what: str, batches: int = 0) -> Any:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        if what != "ready":
+            self.proc.stdin.write(json.dumps([what, batches]) + "\n")
+            self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the worker for {what!r} exited with {self.proc.wait()}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+@dataclass
+class Figures:
+    """Samples of one code base, gathered over the rounds."""
+
+    hits: dict[str, list[float]]
+    floor: dict[str, list[float]]
+    record: list[float]
+    miss: list[float]
+
+
+def gather(workers: dict[str, Worker], rounds: int, batches: int) -> dict[str, Figures]:
+    """Every measurement, in rounds alternating the code bases (the machine's load weighs on all alike)."""
+    figures = {name: Figures({}, {}, [], []) for name in workers}
+    for _ in range(rounds):
+        for name, w in workers.items():
+            f = figures[name]
+            for size, samples in w.ask("hits", batches).items():
+                f.hits.setdefault(size, []).extend(samples)
+            for size, samples in w.ask("floor", batches).items():
+                f.floor.setdefault(size, []).extend(samples)
+            f.record.extend(w.ask("record"))
+            f.miss.extend(w.ask("miss"))
+    return figures
+
+
+def _bm(samples: list[float]) -> str:
+    return f"{min(samples):6.1f} / {statistics.median(samples):6.1f}"
+
+
+def report(figures: dict[str, Figures], profile: str) -> None:
+    new = figures["this code"]
+    old = figures.get("baseline")
+    print("hit overhead per hit, µs, best / median batch (hit minus tool bodies and captures)")
+    print(
+        f"{'stored':>9} | {'this code':>15} | {'baseline':>15} | {'floor':>15} | ours/floor | ours/baseline"
+    )
+    for size in new.hits:
+        ours, floor = new.hits[size], new.floor[size]
+        base = _bm(old.hits[size]) if old else "-"
+        vs_base = f"{statistics.median(ours) / statistics.median(old.hits[size]):.2f}x" if old else "-"
+        ratio = statistics.median(ours) / statistics.median(floor)
+        print(f"{int(size):>9,} | {_bm(ours)} | {base:>15} | {_bm(floor)} | {ratio:>9.1f}x | {vs_base:>6}")
+    largest = new.hits[max(new.hits, key=int)]
+    met = "met" if statistics.median(largest) <= 25 else "NOT met"
+    print(f"target <= 25 µs at the largest size (median batch): {met}")
+    print("recording overhead per tool call, µs, best / median batch:")
+    print(f"  this code {_bm(new.record)}" + (f" | baseline {_bm(old.record)}" if old else ""))
+    print(f"  target <= 3 µs: {'met' if statistics.median(new.record) <= 3 else 'NOT met'}")
+    print(
+        "a miss's end-of-run cost (5 tool calls; the trajectory built, checked, stored), µs, best / median:"
+    )
+    print(f"  this code {_bm(new.miss)}" + (f" | baseline {_bm(old.miss)}" if old else ""))
+    print(f"  target <= 100 µs: {'met' if statistics.median(new.miss) <= 100 else 'NOT met'}")
+    print("profile of this code's hits (cProfile, smallest size, top functions by own time):")
+    print(profile)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000])
-    parser.add_argument("--repeat", type=int, default=5_000, help="timed hits per size")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds alternating the code bases")
+    parser.add_argument("--batches", type=int, default=10, help="batches of 100 hits per size and round")
+    parser.add_argument("--baseline", help="the src directory of the code to compare with (a git worktree's)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker(args.sizes)
+        return
     print(f"machine reference: sum(range(1000)) takes {reference_loop():.1f} µs here")
-    print(
-        f"{'stored':>9} | {'hit total µs':>12} | {'tool bodies µs':>14} | "
-        f"{'overhead µs best':>16} | {'overhead µs median':>18} | fill s"
-    )
-    timings = []
-    for size in args.sizes:
-        t = hit_overhead(size, args.repeat)
-        timings.append(t)
-        print(
-            f"{size:>9,} | {t.total:>12.1f} | {t.bodies:>14.1f} | {t.best:>16.1f} | {t.median:>18.1f} | {t.fill:.1f}"
-        )
-    if len(timings) > 1:
-        ratio = timings[-1].median / timings[0].median
-        print(f"median overhead, largest/smallest size: {ratio:.2f}x (1.00x = flat)")
-    met = "met" if max(t.median for t in timings) <= 100 else "NOT met"
-    print(f"target <= 100 µs (median batch): {met}")
-    best, median = record_overhead()
-    print(
-        f"recording overhead per tool call, best / median batch: {best:.2f} / {median:.2f} µs"
-        f" (target <= 5 µs: {'met' if median <= 5 else 'NOT met'})"
-    )
+    import muscle_mem
+
+    here = str(Path(muscle_mem.__file__).resolve().parents[1])
+    sources = {"this code": here} | ({"baseline": args.baseline} if args.baseline else {})
+    started = time.perf_counter()
+    workers = {name: Worker(src, args.sizes) for name, src in sources.items()}
+    try:
+        for w in workers.values():
+            w.ask("ready")
+        print(f"filled in {time.perf_counter() - started:.0f} s (workers side by side)")
+        figures = gather(workers, args.rounds, args.batches)
+        profile = workers["this code"].ask("profile")
+    finally:
+        for w in workers.values():
+            w.close()
+    report(figures, profile)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import Token
 from typing import Any, TypeVar
 
 from muscle_mem import codec, secret_patterns
@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 _UNSET: Any = object()
+_Scope = tuple[Token[Run | None], Token[budget.Budget | None] | None]
+"""What :meth:`Engine._exit` restores: the current run's token and the store budget (or None)."""
 DEFAULT_POLICY = "adaptive"
 """The policy that measured best (docs/policies.md): decayed utility adapted to the traffic, O(log n) eviction."""
 
@@ -269,7 +271,8 @@ class Engine:
         **kwargs: Any,
     ) -> Result:
         """Solve a task: replay it if a stored trajectory is safe, else hand it to the agent."""
-        with self._running(args, kwargs, tags, params) as call:
+        call, scope = self._enter(args, kwargs, tags, params)
+        try:
             ending = (drive(call.replay, _async_in_sync) if call.replay else call.ending).redacted(call.run)
             if ending.trajectory is not None:
                 return self._outcomes.hit(call, ending)
@@ -284,6 +287,8 @@ class Engine:
                 self._outcomes.agent_raised(call, ending)
                 raise
             return self._outcomes.miss(call, ending, output)
+        finally:
+            self._exit(call.run, scope)
 
     async def arun(
         self,
@@ -319,7 +324,8 @@ class Engine:
         agent: Callable[..., Any] | None,
     ) -> Result:
         """One async engine call; ``agent`` solves the task if it cannot be replayed."""
-        with self._running(args, kwargs, tags, params, needs_agent=agent is None) as call:
+        call, scope = self._enter(args, kwargs, tags, params, needs_agent=agent is None)
+        try:
             ending = (await drive_async(call.replay) if call.replay else call.ending).redacted(call.run)
             if ending.trajectory is not None:
                 return self._outcomes.hit(call, ending)
@@ -332,9 +338,10 @@ class Engine:
                 self._outcomes.agent_raised(call, ending)
                 raise
             return self._outcomes.miss(call, ending, output)
+        finally:
+            self._exit(call.run, scope)
 
-    @contextmanager
-    def _running(
+    def _enter(
         self,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
@@ -342,8 +349,8 @@ class Engine:
         params: Mapping[str, Any] | None,
         *,
         needs_agent: bool = True,
-    ) -> Iterator[Call]:
-        """The scope of one engine call: the run is current in this context while it lasts.
+    ) -> tuple[Call, _Scope]:
+        """The start of one engine call: its run becomes current in this context until :meth:`_exit`.
 
         Its store operations wait ``store_timeout`` seconds at most, in total.
         """
@@ -353,12 +360,20 @@ class Engine:
         spending = budget.start(self._breaker.timeout) if self._waits else None
         try:
             run, replayer, task, ending = self._begin(args, kwargs, tags, params)
-            token = CURRENT_RUN.set(run)
-            try:
-                yield Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
-            finally:
-                CURRENT_RUN.reset(token)
-                self._end(run)
+        except BaseException:
+            if spending is not None:
+                budget.stop(spending)
+            raise
+        token = CURRENT_RUN.set(run)
+        call = Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
+        return call, (token, spending)
+
+    def _exit(self, run: Run, scope: _Scope) -> None:
+        """The end of one engine call: the context as it was before :meth:`_enter`."""
+        token, spending = scope
+        try:
+            CURRENT_RUN.reset(token)
+            self._end(run)
         finally:
             if spending is not None:
                 budget.stop(spending)
@@ -393,7 +408,7 @@ class Engine:
             return run, replayer, None, Ending(reason=unkeyable, kind=MissReason.UNKEYABLE_TASK)
         self._cache.observe(run)
         try:
-            return run, replayer, self._cache.lookup(run), Ending()
+            return run, replayer, self._cache.lookup(run), _GOING_ON
         except StoreUnavailable as exc:  # logged once per outage, by the breaker
             why = f"the store is unavailable: {exc}"
             return run, replayer, None, Ending(reason=why, kind=MissReason.STORE_UNAVAILABLE)
@@ -445,6 +460,10 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine(store={self.store!r}, match={self.match!r}, tools={len(self._registry)})"
+
+
+_GOING_ON = Ending()
+"""The ending of a call before its replay: none yet (immutable, so one for all calls)."""
 
 
 def _async_in_sync(name: str) -> TypeError:

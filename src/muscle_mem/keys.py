@@ -262,17 +262,10 @@ class TaskIdentity:
         Raises :class:`codec.CodecError` if an argument cannot be encoded. ``params`` are plain
         values; ``secret`` names those that were secrets (see :func:`task_key`).
         """
-        values = (*args, *kwargs.values(), *params.values())
-        if not all(type(v) in _FLAT for v in values):
+        kinds = tuple(map(type, (*args, *kwargs.values(), *params.values())))
+        if not _FLAT.issuperset(kinds):
             return self._compute(args, kwargs, tags, params, secret)
-        memo_key = (
-            tuple(args),
-            tuple(kwargs.items()),
-            tuple(tags),
-            tuple(params.items()),
-            secret,
-            *map(type, values),
-        )
+        memo_key = (tuple(args), tuple(kwargs.items()), tuple(tags), tuple(params.items()), secret, kinds)
         found = self._memo.get(memo_key)
         if found is None:
             found = self._compute(args, kwargs, tags, params, secret)

@@ -19,8 +19,9 @@ import inspect
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from types import CoroutineType
 from typing import Any
 
 from muscle_mem import codec
@@ -35,21 +36,17 @@ from muscle_mem.trajectory import Step, Trajectory
 logger = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class Invoke:
-    """A call the driver must make: ``fn(*args, **kwargs)``, awaiting the result if it is awaitable."""
-
-    fn: Callable[..., Any]
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
+Invoke = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+"""A call the driver must make: ``fn(*args, **kwargs)``, awaiting the result if it is awaitable."""
 
 
-@dataclass(slots=True)
-class Outcome:
-    """What the driver sends back: the value returned, or the exception raised."""
+class Raised:
+    """What the driver sends back when the call raised (otherwise it sends the value returned)."""
 
-    value: Any = None
-    error: BaseException | None = None
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,32 +72,21 @@ class Ending:
 
 
 @dataclass(slots=True)
-class _Prepared:
-    """The live call a group of edges would make, before its pre-check."""
-
-    tool: Tool
-    step: Step
-    call_args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    check: Check[Any] | None
-
-
-@dataclass(slots=True)
 class _Attempt:
-    """A group chosen for the next step: the tool, the live call, the candidate edges."""
+    """A group's live call (before its pre-check), then the candidate edges that pass it."""
 
     tool: Tool
     step: Step
     call_args: tuple[Any, ...]
     kwargs: dict[str, Any]
-    first: StepEdge
+    first: StepEdge | None = None
     """The most recently successful candidate whose pre-check passed."""
-    others: Iterator[StepEdge]
+    others: Iterator[StepEdge] | None = None
     """The other candidates, newest first (walked only if ``first`` fails its post-check)."""
-    pre: Any
+    pre: Any = None
 
 
-Replay = Generator[Invoke, Outcome, Ending]
+Replay = Generator[Invoke, Any, Ending]
 
 
 class Replayer:
@@ -120,25 +106,26 @@ class Replayer:
         node: StepNode = task.root
         if not node.groups and not node.ends:
             return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
+        run, calls, outputs = self.run, self.run.calls, self.outputs
         while True:
-            step_no = len(self.run.calls)
+            step_no = len(calls)
             reasons: list[tuple[MissReason, str]] = []
             attempt: _Attempt | None = None
             blame: str | None = None
-            for group in newest_first(node.groups):
-                if attempt is not None and group.latest_stamp() <= attempt.first.stamp:
+            for group in _newest_groups(node.groups):
+                if attempt is not None and group.latest_stamp() <= attempt.first.stamp:  # type: ignore[union-attr]
                     break  # this group and the older ones cannot hold a more recent success
-                call = self._prepare(group, step_no, reasons)
-                if call is None:
-                    tried = None
-                elif call.check is None:
-                    tried = self._attempt(call, group.ordered(), NOT_CAPTURED, step_no, reasons)
-                else:
-                    captured = yield Invoke(call.check.capture, call.call_args, call.kwargs)
-                    tried = self._checked(call, group, captured, step_no, reasons)
+                tried = self._prepare(group, step_no, reasons)
+                if tried is not None:
+                    check = tried.tool.pre_check
+                    if check is None:
+                        tried = _chosen(tried, group.ordered(), NOT_CAPTURED, step_no, reasons)
+                    else:
+                        captured = yield check.capture, tried.call_args, tried.kwargs
+                        tried = self._checked(tried, check, group, captured, step_no, reasons)
                 if tried is None:
                     blame = blame or group.step.tool
-                elif attempt is None or tried.first.stamp > attempt.first.stamp:
+                elif attempt is None or tried.first.stamp > attempt.first.stamp:  # type: ignore[union-attr]
                     attempt = tried
             if attempt is None:
                 if node.ends:
@@ -149,49 +136,50 @@ class Replayer:
                     tool=blame,
                     kind=reasons[0][0] if reasons else MissReason.NO_SAFE_STEP,
                 )
-            self.edge = attempt.first  # in use from now on: eviction leaves its trajectories alone
-            outcome = yield Invoke(attempt.tool.fn, attempt.call_args, attempt.kwargs)
-            if outcome.error is not None:
-                if not isinstance(outcome.error, Exception):
-                    raise outcome.error
+            tool, first = attempt.tool, attempt.first
+            assert first is not None
+            self.edge = first  # in use from now on: eviction leaves its trajectories alone
+            value = yield tool.fn, attempt.call_args, attempt.kwargs
+            if type(value) is Raised:
+                if not isinstance(value.error, Exception):
+                    raise value.error
                 return Ending(
-                    reason=f"replayed tool {attempt.tool.name!r} raised {outcome.error!r} at step {step_no}",
-                    tool=attempt.tool.name,
+                    reason=f"replayed tool {tool.name!r} raised {value.error!r} at step {step_no}",
+                    tool=tool.name,
                     kind=MissReason.TOOL_RAISED,
                 )
             edge: StepEdge | None
-            if attempt.tool.post_check is None:
-                edge, post = attempt.first, NOT_CAPTURED
+            if tool.post_check is None:
+                edge, post = first, NOT_CAPTURED
             else:
-                edge, post = yield from self._post_check(attempt, attempt.tool.post_check)
-            value = outcome.value
+                edge, post = yield from self._post_check(attempt, tool.post_check)
             try:
-                output = self.run.seen(attempt.tool, value)  # as at the call: later calls may change it
+                output = run.seen(tool, value)  # as at the call: later calls may change it
             except Exception as exc:
                 return Ending(
-                    reason=f"output_view of tool {attempt.tool.name!r} raised {exc!r} at step {step_no}",
-                    tool=attempt.tool.name,
+                    reason=f"output_view of tool {tool.name!r} raised {exc!r} at step {step_no}",
+                    tool=tool.name,
                     kind=MissReason.TOOL_RAISED,
                 )
-            self.outputs.append(output)
-            self.run.calls.append(
+            outputs.append(output)
+            calls.append(
                 Call(
-                    tool=attempt.tool.name,
-                    args=attempt.call_args[1:] if attempt.tool.is_method else attempt.call_args,
+                    tool=tool.name,
+                    args=attempt.call_args[1:] if tool.is_method else attempt.call_args,
                     kwargs=attempt.kwargs,
                     output=output,
                     replayed=True,
                     pre=_frozen_snapshot(attempt.pre),
                     post=_frozen_snapshot(post),
                     step=attempt.step,
-                    tool_ref=attempt.tool,
-                    returned=outcome.value if attempt.tool.output_view is not None else output,
+                    tool_ref=tool,
+                    returned=value if tool.output_view is not None else output,
                 )
             )
             if edge is None:
                 return Ending(
-                    reason=f"post-check of tool {attempt.tool.name!r} failed at step {step_no}",
-                    tool=attempt.tool.name,
+                    reason=f"post-check of tool {tool.name!r} failed at step {step_no}",
+                    tool=tool.name,
                     kind=MissReason.POST_CHECK_FAILED,
                 )
             self.edge = edge
@@ -211,7 +199,7 @@ class Replayer:
 
     def _prepare(
         self, group: StepGroup, step_no: int, reasons: list[tuple[MissReason, str]]
-    ) -> _Prepared | None:
+    ) -> _Attempt | None:
         """The live call a group would make, or None (with the reason) if it cannot be made."""
         step = group.step
         tool = self.registry.get(step.tool)
@@ -228,31 +216,30 @@ class Replayer:
                 )
             )
             return None
+        params, outputs = self.params, self.outputs
         try:
-            args = tuple([evaluate(a, self.params, self.outputs) for a in step.args])
-            kwargs = (
-                {k: evaluate(a, self.params, self.outputs) for k, a in step.kwargs} if step.kwargs else {}
-            )
+            args = tuple([evaluate(a, params, outputs) for a in step.args]) if step.args else ()
+            kwargs = {k: evaluate(a, params, outputs) for k, a in step.kwargs} if step.kwargs else {}
         except Unresolved as exc:
             kind = (
                 MissReason.AMBIGUOUS_ORIGIN if isinstance(exc, Disagreement) else MissReason.UNRESOLVED_VALUE
             )
             reasons.append((kind, f"step {step_no} (tool {tool.name!r}): {exc}"))
             return None
-        call_args = (self.context, *args) if tool.is_method else args
-        return _Prepared(tool, step, call_args, kwargs, tool.pre_check)
+        return _Attempt(tool, step, (self.context, *args) if tool.is_method else args, kwargs)
 
     def _checked(
         self,
-        call: _Prepared,
+        call: _Attempt,
+        check: Check[Any],
         group: StepGroup,
-        captured: Outcome,
+        captured: Any,
         step_no: int,
         reasons: list[tuple[MissReason, str]],
     ) -> _Attempt | None:
         """The attempt whose pre-check passes against what was just captured, or None."""
         name = call.tool.name
-        if captured.error is not None:
+        if type(captured) is Raised:
             reasons.append(
                 (
                     MissReason.PRE_CHECK_RAISED,
@@ -260,11 +247,9 @@ class Replayer:
                 )
             )
             return None
-        current, check = captured.value, call.check
-        assert check is not None
         if check.by_key:
             try:
-                candidates = group.ordered(codec.fingerprint(current), keyed=True)
+                candidates = group.ordered(snapshot_key(captured), keyed=True)
             except codec.CodecError as exc:
                 reasons.append(
                     (
@@ -274,90 +259,128 @@ class Replayer:
                 )
                 return None
         else:
-            candidates = self._passing(check.passes, current, group.ordered(), reasons, name)
-        return self._attempt(call, candidates, current, step_no, reasons)
-
-    @staticmethod
-    def _attempt(
-        call: _Prepared,
-        candidates: Iterator[StepEdge],
-        pre: Any,
-        step_no: int,
-        reasons: list[tuple[MissReason, str]],
-    ) -> _Attempt | None:
-        first = next(candidates, None)
-        if first is None:
-            reasons.append(
-                (
-                    MissReason.PRE_CHECK_FAILED,
-                    f"pre-check of tool {call.tool.name!r} failed at step {step_no}",
-                )
-            )
-            return None
-        return _Attempt(call.tool, call.step, call.call_args, call.kwargs, first, candidates, pre)
-
-    @staticmethod
-    def _passing(
-        passes: Callable[[Any, Any], bool],
-        current: Any,
-        edges: Iterator[StepEdge],
-        reasons: list[tuple[MissReason, str]],
-        name: str,
-    ) -> Iterator[StepEdge]:
-        for edge in edges:
-            if edge.step.pre is None or not edge.step.pre.kept:
-                continue
-            try:
-                if passes(current, edge.step.pre.value):
-                    yield edge
-            except MissingThreshold:
-                raise
-            except Exception as exc:
-                reasons.append(
-                    (MissReason.PRE_CHECK_RAISED, f"pre-check compare of tool {name!r} raised {exc!r}")
-                )
+            candidates = _passing(check.passes, captured, group.ordered(), reasons, name)
+        return _chosen(call, candidates, captured, step_no, reasons)
 
     def _post_check(
         self, attempt: _Attempt, check: Check[Any]
-    ) -> Generator[Invoke, Outcome, tuple[StepEdge | None, Any]]:
-        captured = yield Invoke(check.capture, attempt.call_args, attempt.kwargs)
-        if captured.error is not None:
+    ) -> Generator[Invoke, Any, tuple[StepEdge | None, Any]]:
+        captured = yield check.capture, attempt.call_args, attempt.kwargs
+        if type(captured) is Raised:
             logger.warning(
                 "post-check capture of tool %r raised %s",
                 attempt.tool.name,
                 self.run.redact(repr(captured.error)),
             )
             return None, NOT_CAPTURED
-        current = captured.value
-        key = _key(current) if check.by_key else None
+        key = _key(captured) if check.by_key else None
+        assert attempt.first is not None and attempt.others is not None
         for edge in itertools.chain((attempt.first,), attempt.others):
             snapshot = edge.step.post
             if snapshot is None:
                 continue
             if check.by_key:
                 if key is not None and key == snapshot.key:
-                    return edge, current
+                    return edge, captured
                 continue
             if not snapshot.kept:
                 continue
             try:
-                if check.passes(current, snapshot.value):
-                    return edge, current
+                if check.passes(captured, snapshot.value):
+                    return edge, captured
             except MissingThreshold:
                 raise
             except Exception as exc:
                 logger.warning(
                     "post-check compare of tool %r raised %s", attempt.tool.name, self.run.redact(repr(exc))
                 )
-        return None, current
+        return None, captured
+
+
+def _newest_groups(groups: Mapping[str, StepGroup]) -> Iterable[StepGroup]:
+    """The groups of a node, most recently successful first (a copy when there are few: no generator)."""
+    if len(groups) <= FEW_GROUPS:
+        return tuple(groups.values())[::-1]  # one C call: another thread cannot change it meanwhile
+    return newest_first(groups)
+
+
+FEW_GROUPS = 8
+"""Up to this many groups at a node are walked from a copy (cheaper than a lazy walk)."""
+
+
+def _chosen(
+    call: _Attempt,
+    candidates: Iterator[StepEdge],
+    pre: Any,
+    step_no: int,
+    reasons: list[tuple[MissReason, str]],
+) -> _Attempt | None:
+    """The call with its first candidate, or None (with the reason) when no candidate passes."""
+    first = next(candidates, None)
+    if first is None:
+        reasons.append(
+            (
+                MissReason.PRE_CHECK_FAILED,
+                f"pre-check of tool {call.tool.name!r} failed at step {step_no}",
+            )
+        )
+        return None
+    call.first, call.others, call.pre = first, candidates, pre
+    return call
+
+
+def _passing(
+    passes: Callable[[Any, Any], bool],
+    current: Any,
+    edges: Iterator[StepEdge],
+    reasons: list[tuple[MissReason, str]],
+    name: str,
+) -> Iterator[StepEdge]:
+    for edge in edges:
+        if edge.step.pre is None or not edge.step.pre.kept:
+            continue
+        try:
+            if passes(current, edge.step.pre.value):
+                yield edge
+        except MissingThreshold:
+            raise
+        except Exception as exc:
+            reasons.append(
+                (MissReason.PRE_CHECK_RAISED, f"pre-check compare of tool {name!r} raised {exc!r}")
+            )
 
 
 def _key(value: Any) -> str | None:
     """The hash an equality Check compares a snapshot by (None for a value that has none)."""
     try:
-        return codec.fingerprint(value)
+        return snapshot_key(value)
     except codec.CodecError:
         return None
+
+
+_KEYS: dict[tuple[type, Any], str] = {}
+"""Hashes of recent scalar snapshots, by type and value (floats left out: 0.0 == -0.0, two hashes)."""
+KEYS_KEPT = 4096
+MEMO_TEXT = 1024
+"""Texts longer than this are hashed each time (not kept alive by the memo)."""
+
+
+def snapshot_key(value: Any) -> str:
+    """``codec.fingerprint(value)``, remembered for recent ints, bools, None and short texts.
+
+    Raises :class:`codec.CodecError` for a value that cannot be hashed.
+    """
+    kind = type(value)
+    if kind is int or kind is bool or value is None or (kind is str and len(value) <= MEMO_TEXT):
+        memo = (kind, value)
+        key = _KEYS.get(memo)
+        if key is None:
+            key = codec.fingerprint(value)
+            if len(_KEYS) >= KEYS_KEPT:
+                _KEYS.clear()
+            _KEYS[memo] = key
+        return key
+    return codec.fingerprint(value)
 
 
 def _frozen_snapshot(value: Any) -> Any:
@@ -372,18 +395,19 @@ def _frozen_snapshot(value: Any) -> Any:
 
 def drive(replay: Replay, on_async: Callable[[str], BaseException]) -> Ending:
     """Run a replay synchronously; an awaitable result raises ``on_async(name)``."""
+    send = replay.send
     try:
-        request = next(replay)
+        fn, args, kwargs = next(replay)
         while True:
             try:
-                value = request.fn(*request.args, **request.kwargs)
+                value = fn(*args, **kwargs)
             except Exception as exc:
-                request = replay.send(Outcome(error=exc))
+                fn, args, kwargs = send(Raised(exc))
                 continue
-            if inspect.iscoroutine(value):
+            if type(value) is CoroutineType:  # what inspect.iscoroutine tells, without its call
                 value.close()
-                raise on_async(getattr(request.fn, "__qualname__", repr(request.fn)))
-            request = replay.send(Outcome(value=value))
+                raise on_async(getattr(fn, "__qualname__", repr(fn)))
+            fn, args, kwargs = send(value)
     except StopIteration as stop:
         ending: Ending = stop.value
         return ending
@@ -391,17 +415,18 @@ def drive(replay: Replay, on_async: Callable[[str], BaseException]) -> Ending:
 
 async def drive_async(replay: Replay) -> Ending:
     """Run a replay, awaiting async tools and captures."""
+    send = replay.send
     try:
-        request = next(replay)
+        fn, args, kwargs = next(replay)
         while True:
             try:
-                value = request.fn(*request.args, **request.kwargs)
+                value = fn(*args, **kwargs)
                 if inspect.isawaitable(value):
                     value = await value
             except Exception as exc:
-                request = replay.send(Outcome(error=exc))
+                fn, args, kwargs = send(Raised(exc))
                 continue
-            request = replay.send(Outcome(value=value))
+            fn, args, kwargs = send(value)
     except StopIteration as stop:
         ending: Ending = stop.value
         return ending

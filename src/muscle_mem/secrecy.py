@@ -33,7 +33,9 @@ def plain_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def secret_values(params: Mapping[str, Any] | None) -> dict[str, Any]:
     """The plain values of the params that are :class:`codec.Secret`, by name."""
-    return {k: v.get() for k, v in (params or {}).items() if isinstance(v, codec.Secret)}
+    if not params:
+        return {}
+    return {k: v.get() for k, v in params.items() if isinstance(v, codec.Secret)}
 
 
 def output_secrets(output: Any) -> list[Any]:

@@ -1,0 +1,43 @@
+"""The engine benchmark's harness on small inputs: the floor, the figures, the side-by-side protocol."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import bench_engine as bench
+
+
+def test_the_floor_answers_as_the_engine_does() -> None:
+    """The hand-written minimal replay gives the engine's answer for the stored state, and nothing for another."""
+    engine, env, raw = bench.filled(20)
+    floor = bench.Floor(env, raw, 20)
+    assert floor.hit(bench.TASK) == engine(bench.TASK).output
+    env["state"] = 99
+    assert floor.hit(bench.TASK) is None
+    assert floor.hit("another task") is None
+
+
+def test_the_measurements_give_one_sample_per_batch() -> None:
+    """Hits and floor per size, recording and a miss's end-of-run cost: samples, as the report reads them."""
+    b = bench.Bench([5])
+    assert len(b.hits(2)["5"]) == 2
+    assert len(b.floor(2)["5"]) == 2
+    assert len(bench.record_overhead(calls=100, batch=50)) == 2
+    assert len(bench.miss_end_of_run(misses=3)) == 3
+    assert "replay.py" in b.profile(hits=10)
+
+
+def test_a_worker_subprocess_answers_requests() -> None:
+    """The side-by-side protocol: a worker on the given source fills its engines and answers."""
+    src = str(Path(bench.__file__).resolve().parents[1] / "src")
+    worker = bench.Worker(src, [3])
+    try:
+        assert worker.ask("ready") == {"ready": True}
+        figures = bench.gather({"this code": worker}, rounds=1, batches=1)
+    finally:
+        worker.close()
+    assert len(figures["this code"].hits["3"]) == 1
+    assert len(figures["this code"].miss) == 300
