@@ -60,7 +60,7 @@ def template() -> Trajectory:
 
 
 def for_state(base: Trajectory, state: int) -> Trajectory:
-    snapshot = Snapshot.capture(state)
+    snapshot = Snapshot.digest(state)  # equality pre-checks store the hash of what they captured
     steps = tuple(dataclasses.replace(s, pre=snapshot) for s in base.steps)
     return dataclasses.replace(base, steps=steps, id=uuid.uuid4().hex, created_at=base.created_at + state)
 
