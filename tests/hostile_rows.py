@@ -1,0 +1,151 @@
+"""Shared by the hostile-row tests: a store holding one good trajectory, rows rewritten by SQL, an audit hook.
+
+An attacker who can write rows (SQL access to the SQLite file or the PostgreSQL schema) is played by
+:func:`plant`: it stores a twin of the good trajectory through the store, then rewrites its record
+text by SQL. The twin is newer than the good trajectory, so a replay tries it first, and its pre-check
+snapshot key matches nothing, so it can never be the one that completes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from conftest import StoreSpec, open_spec
+from muscle_mem import Check, Engine
+from muscle_mem.stores import Store
+
+TASK = "say hello"
+UNMATCHED_KEY = "0" * 32
+"""A pre-check snapshot key no environment state has: a planted row is evaluated, never completed."""
+
+
+def build_engine(store: Store | str, state: dict[str, int]) -> Engine:
+    """An engine with one tool pre-checked by equality on ``state["v"]``; its agent calls it once."""
+    engine = Engine(store)
+
+    @engine.tool(pre_check=Check.equal(lambda x: state["v"]))
+    def act(x: str) -> str:
+        return x.upper()
+
+    engine.set_agent(lambda task: act("hello"))
+    return engine
+
+
+def record_good(store: Store) -> str:
+    """Record the good trajectory of :data:`TASK` into ``store``; returns its id."""
+    engine = build_engine(store, {"v": 1})
+    result = engine(TASK)
+    engine.journal.flush()
+    assert result.stored and result.trajectory_id is not None, result.not_stored
+    return result.trajectory_id
+
+
+def good_record(spec: StoreSpec, trajectory_id: str) -> dict[str, Any]:
+    """The stored record of a trajectory, read by SQL."""
+    rows = fetch(spec, "SELECT record FROM {s}.trajectories WHERE id = %s", (trajectory_id,))
+    record: dict[str, Any] = json.loads(rows[0][0])
+    return record
+
+
+def plant(spec: StoreSpec, good_id: str, make: Callable[[dict[str, Any]], str | bytes]) -> str:
+    """Store a newer twin of the good trajectory, then rewrite its record by SQL; returns its id.
+
+    ``make`` turns the twin's record (a new id, a pre-check key that matches no state) into the text
+    written; ``bytes`` are written as they are (SQLite only: a column that is not valid UTF-8).
+    """
+    store = open_spec(spec)
+    try:
+        good = store.get(good_id)
+        assert good is not None
+        planted = dataclasses.replace(good, id=uuid.uuid4().hex, created_at=good.created_at + 1)
+        store.add(planted)
+    finally:
+        store.close()
+    record = good_record(spec, good_id)
+    record["id"], record["created_at"] = planted.id, planted.created_at
+    for step in record["steps"]:
+        if step.get("pre"):
+            step["pre"]["key"] = UNMATCHED_KEY
+    text = make(record)
+    cast = "CAST(%s AS TEXT)" if isinstance(text, bytes) else "%s"
+    execute(spec, f"UPDATE {{s}}.trajectories SET record = {cast} WHERE id = %s", (text, planted.id))
+    return planted.id
+
+
+def execute(spec: StoreSpec, sql: str, args: tuple[Any, ...] = ()) -> None:
+    """Run SQL on the store's tables directly, bypassing the store (``{s}``: the schema)."""
+    fetch(spec, sql, args)
+
+
+def fetch(spec: StoreSpec, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The rows of SQL run on the store's tables directly (``{s}``: the schema)."""
+    kind, location, schema = spec
+    if kind == "sqlite":
+        with sqlite3.connect(location) as db:
+            db.text_factory = bytes
+            rows = db.execute(sql.format(s="main").replace("%s", "?"), args).fetchall()
+        return [tuple(v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in r) for r in rows]
+    import psycopg
+
+    with psycopg.connect(location, autocommit=True) as conn:
+        cursor = conn.execute(sql.format(s=f'"{schema}"'), args)
+        return list(cursor.fetchall()) if cursor.description else []
+
+
+FORBIDDEN = frozenset(
+    {
+        "import",
+        "exec",
+        "compile",
+        "open",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.startfile",
+        "subprocess.Popen",
+        "socket.connect",
+        "ctypes.dlopen",
+        "pickle.find_class",
+        "marshal.loads",
+        "builtins.input",
+        "shutil.rmtree",
+        "os.remove",
+    }
+)
+"""Audit events that must never happen while a stored row is decoded or replayed."""
+
+_watch = threading.local()
+_installed: list[Callable[[str, tuple[Any, ...]], None]] = []
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    seen: list[str] | None = getattr(_watch, "seen", None)
+    if seen is not None and event in FORBIDDEN:
+        seen.append(f"{event}{args!r}"[:200])
+
+
+@contextmanager
+def audited() -> Iterator[list[str]]:
+    """The forbidden audit events raised in this thread meanwhile (an audit hook, installed once)."""
+    if not _installed:
+        sys.addaudithook(_hook)  # it cannot be removed: one hook for the process, off outside this block
+        _installed.append(_hook)
+    seen: list[str] = []
+    outer = getattr(_watch, "seen", None)
+    _watch.seen = seen
+    try:
+        yield seen
+    finally:
+        _watch.seen = outer
+        if outer is not None:
+            outer.extend(seen)
