@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pydantic
+
 from conftest import StoreSpec, open_spec
 from muscle_mem import Check, Engine
 from muscle_mem.stores import Store
@@ -27,13 +29,29 @@ UNMATCHED_KEY = "0" * 32
 """A pre-check snapshot key no environment state has: a planted row is evaluated, never completed."""
 
 
-def build_engine(store: Store | str, state: dict[str, int]) -> Engine:
-    """An engine with one tool pre-checked by equality on ``state["v"]``; its agent calls it once."""
-    engine = Engine(store)
+class Reply(pydantic.BaseModel):
+    """Any model: defining one loads pydantic's internals, as in any application that uses pydantic."""
+
+    text: str
+
+
+def build_engine(
+    store: Store | str,
+    state: dict[str, int],
+    seen: list[Any] | None = None,
+    types: tuple[type, ...] = (),
+) -> Engine:
+    """An engine with one tool pre-checked by equality on ``state["v"]``; its agent calls it once.
+
+    The tool's arguments are appended to ``seen``.
+    """
+    engine = Engine(store, types=types)
+    calls = [] if seen is None else seen
 
     @engine.tool(pre_check=Check.equal(lambda x: state["v"]))
-    def act(x: str) -> str:
-        return x.upper()
+    def act(x: Any) -> str:
+        calls.append(x)
+        return str(x).upper()
 
     engine.set_agent(lambda task: act("hello"))
     return engine
@@ -98,6 +116,62 @@ def fetch(spec: StoreSpec, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[A
     with psycopg.connect(location, autocommit=True) as conn:
         cursor = conn.execute(sql.format(s=f'"{schema}"'), args)
         return list(cursor.fetchall()) if cursor.description else []
+
+
+Make = Callable[[dict[str, Any]], str | bytes]
+
+
+def _const(value: Any) -> Make:
+    """A row whose first argument is the constant ``value`` (as encoded data)."""
+
+    def make(record: dict[str, Any]) -> str:
+        record["steps"][0]["args"][0] = {"static": value}
+        return json.dumps(record)
+
+    return make
+
+
+def _pre_data(value: Any) -> Make:
+    def make(record: dict[str, Any]) -> str:
+        record["steps"][0]["pre"]["data"] = value
+        return json.dumps(record)
+
+    return make
+
+
+def _format_1_template(record: dict[str, Any]) -> str:
+    record["format"] = 1
+    record["result"] = {"template": [["text", "a"], ["output", "[]"]]}
+    return json.dumps(record)
+
+
+def _invalid_utf8(record: dict[str, Any]) -> bytes:
+    return json.dumps(record).encode().replace(b'"hello"', b'"hel\xff\xfelo"')
+
+
+PROXY = "pydantic._internal._decorators:PydanticDescriptorProxy"
+ROWS: dict[str, tuple[Make, bool]] = {
+    "windows_path": (_const({"$t": "path", "cls": "WindowsPath", "v": "C:\\data\\in.txt"}), False),
+    "empty_numpy_scalar": (_pre_data({"$t": "npscalar", "dtype": "<f8", "v": ""}), True),
+    "pydantic_base_model": (_const({"$t": "pydantic", "type": "pydantic.main:BaseModel", "v": {}}), False),
+    "template_part": (_format_1_template, True),
+    "numpy_dtype_string": (
+        _const({"$t": "ndarray", "dtype": "(1,", "shape": [1], "v": "AAAAAAAAAAA="}),
+        True,
+    ),
+    "invalid_utf8": (_invalid_utf8, True),
+    "descriptor_proxy": (
+        _const(
+            {
+                "$t": "dataclass",
+                "type": PROXY,
+                "v": {"wrapped": "hello", "decorator_info": {"x": [1, 2, 3]}, "shim": None},
+            }
+        ),
+        False,
+    ),
+}
+"""Row kind → (how to make it from the good record, whether the row is refused when read)."""
 
 
 FORBIDDEN = frozenset(

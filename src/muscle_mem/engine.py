@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -46,6 +46,11 @@ class Engine:
     >>> engine.set_agent(my_agent)
     >>> result = engine("book a room for Ada", params={"name": "Ada"})  # one task for every name
     >>> result.hit, result.output, result.reason
+
+    ``types``: dataclasses, pydantic models, enums and named tuples whose stored instances may be
+    rebuilt before this process has recorded one (decoding never runs their code; see
+    :func:`muscle_mem.codec.allow`). Any other class in a stored value stays opaque, so a step
+    passing it is not replayed.
     """
 
     def __init__(
@@ -60,8 +65,10 @@ class Engine:
         ttl: float | None = None,
         embedder: str | Embedder | None = None,
         namespace: str | None = None,
+        types: Iterable[type] = (),
     ) -> None:
         check_matching(match, similarity, namespace)
+        codec.allow(types)
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY)
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
         self.match: Match = match
@@ -273,7 +280,8 @@ class Engine:
         key, text, unkeyable = self._task_identity(args, kwargs, tag_tuple, params, plain)
         note_sub_task(self, text)
         run = Run(self, text, key, tag_tuple, params or {})
-        replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
+        context = None if self._context is _UNSET else self._context
+        replayer = Replayer(self._registry, context, run, plain, self._cache.skipped)
         self._active.add(replayer)
         if unkeyable is not None:
             logger.error("the agent handles task %r uncached: %s", run.task, unkeyable)

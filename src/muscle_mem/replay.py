@@ -25,8 +25,8 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
-from muscle_mem.index import Edge, Group, Node, TaskIndex, newest_first
-from muscle_mem.provenance import Disagreement, Unresolved, evaluate
+from muscle_mem.index import Edge, Group, Node, Skipped, TaskIndex, newest_first
+from muscle_mem.provenance import Broken, Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen, kept
 from muscle_mem.tools import Tool, ToolRegistry
@@ -104,95 +104,135 @@ Replay = Generator[Invoke, Outcome, Ending]
 
 
 class Replayer:
-    """Walks a task index step by step, executing the first safe candidate each time."""
+    """Walks a task index step by step, executing the first safe candidate each time.
 
-    def __init__(self, registry: ToolRegistry, context: Any, run: Run, params: Mapping[str, Any]) -> None:
+    A stored trajectory that fails in a way no run explains (a :class:`Broken` value, or anything
+    else raised while replaying it) is left out and reported to ``skipped``; it never raises to the
+    engine's caller.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        context: Any,
+        run: Run,
+        params: Mapping[str, Any],
+        skipped: Skipped = lambda ids, why: None,
+    ) -> None:
         self.registry = registry
         self.context = context
         self.run = run
         self.params = params
+        self.skipped = skipped
         self.outputs: list[Any] = []
         self.edge: Edge | None = None
         """The edge being taken or last taken (its trajectories are the ones still being followed)."""
 
     def replay(self, task: TaskIndex) -> Replay:
         """Replay as far as it is safe; the returned :class:`Ending` says whether it was a full hit."""
-        node: Node = task.root
-        if not node.groups and not node.ends:
-            return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
-        while True:
-            step_no = len(self.run.calls)
-            reasons: list[tuple[MissReason, str]] = []
-            attempt: _Attempt | None = None
-            blame: str | None = None
-            for group in newest_first(node.groups):
-                if attempt is not None and group.latest_stamp() <= attempt.first.stamp:
-                    break  # this group and the older ones cannot hold a more recent success
-                call = self._prepare(group, step_no, reasons)
-                if call is None:
-                    tried = None
-                elif call.check is None:
-                    tried = self._attempt(call, group.ordered(), NOT_CAPTURED, step_no, reasons)
+        try:
+            node: Node = task.root
+            if not node.groups and not node.ends:
+                return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
+            while True:
+                step_no = len(self.run.calls)
+                reasons: list[tuple[MissReason, str]] = []
+                attempt: _Attempt | None = None
+                blame: str | None = None
+                for group in newest_first(node.groups):
+                    if attempt is not None and group.latest_stamp() <= attempt.first.stamp:
+                        break  # this group and the older ones cannot hold a more recent success
+                    call = self._prepare(group, step_no, reasons)
+                    if call is None:
+                        tried = None
+                    elif call.check is None:
+                        tried = self._attempt(call, group.ordered(), NOT_CAPTURED, step_no, reasons)
+                    else:
+                        captured = yield Invoke(call.check.capture, call.call_args, call.kwargs)
+                        tried = self._checked(call, group, captured, step_no, reasons)
+                    if tried is None:
+                        blame = blame or group.step.tool
+                    elif attempt is None or tried.first.stamp > attempt.first.stamp:
+                        attempt = tried
+                if attempt is None:
+                    if node.ends:
+                        return self._finish(node)
+                    return Ending(
+                        reason="; ".join(dict.fromkeys(text for _, text in reasons))
+                        or f"no stored step {step_no} is safe",
+                        tool=blame,
+                        kind=reasons[0][0] if reasons else MissReason.NO_SAFE_STEP,
+                    )
+                self.edge = attempt.first  # in use from now on: eviction leaves its trajectories alone
+                outcome = yield Invoke(attempt.tool.fn, attempt.call_args, attempt.kwargs)
+                if outcome.error is not None:
+                    if not isinstance(outcome.error, Exception):
+                        raise outcome.error
+                    return Ending(
+                        reason=f"replayed tool {attempt.tool.name!r} raised {outcome.error!r} at step {step_no}",
+                        tool=attempt.tool.name,
+                        kind=MissReason.TOOL_RAISED,
+                    )
+                edge: Edge | None
+                if attempt.tool.post_check is None:
+                    edge, post = attempt.first, NOT_CAPTURED
                 else:
-                    captured = yield Invoke(call.check.capture, call.call_args, call.kwargs)
-                    tried = self._checked(call, group, captured, step_no, reasons)
-                if tried is None:
-                    blame = blame or group.step.tool
-                elif attempt is None or tried.first.stamp > attempt.first.stamp:
-                    attempt = tried
-            if attempt is None:
-                if node.ends:
-                    return self._finish(node)
-                return Ending(
-                    reason="; ".join(dict.fromkeys(text for _, text in reasons))
-                    or f"no stored step {step_no} is safe",
-                    tool=blame,
-                    kind=reasons[0][0] if reasons else MissReason.NO_SAFE_STEP,
+                    edge, post = yield from self._post_check(attempt, attempt.tool.post_check)
+                output = kept(outcome.value)  # as at the call, like the recording: later calls may change it
+                self.outputs.append(output)
+                self.run.calls.append(
+                    Call(
+                        tool=attempt.tool.name,
+                        args=attempt.call_args[1:] if attempt.tool.is_method else attempt.call_args,
+                        kwargs=attempt.kwargs,
+                        output=output,
+                        replayed=True,
+                        pre=_frozen_snapshot(attempt.pre),
+                        post=_frozen_snapshot(post),
+                        step=attempt.step,
+                        tool_ref=attempt.tool,
+                    )
                 )
-            self.edge = attempt.first  # in use from now on: eviction leaves its trajectories alone
-            outcome = yield Invoke(attempt.tool.fn, attempt.call_args, attempt.kwargs)
-            if outcome.error is not None:
-                if not isinstance(outcome.error, Exception):
-                    raise outcome.error
-                return Ending(
-                    reason=f"replayed tool {attempt.tool.name!r} raised {outcome.error!r} at step {step_no}",
-                    tool=attempt.tool.name,
-                    kind=MissReason.TOOL_RAISED,
-                )
-            edge: Edge | None
-            if attempt.tool.post_check is None:
-                edge, post = attempt.first, NOT_CAPTURED
-            else:
-                edge, post = yield from self._post_check(attempt, attempt.tool.post_check)
-            output = kept(outcome.value)  # as at the call, like the recording: later calls may change it
-            self.outputs.append(output)
-            self.run.calls.append(
-                Call(
-                    tool=attempt.tool.name,
-                    args=attempt.call_args[1:] if attempt.tool.is_method else attempt.call_args,
-                    kwargs=attempt.kwargs,
-                    output=output,
-                    replayed=True,
-                    pre=_frozen_snapshot(attempt.pre),
-                    post=_frozen_snapshot(post),
-                    step=attempt.step,
-                    tool_ref=attempt.tool,
-                )
-            )
-            if edge is None:
-                return Ending(
-                    reason=f"post-check of tool {attempt.tool.name!r} failed at step {step_no}",
-                    tool=attempt.tool.name,
-                    kind=MissReason.POST_CHECK_FAILED,
-                )
-            self.edge = edge
-            node = edge.node
+                if edge is None:
+                    return Ending(
+                        reason=f"post-check of tool {attempt.tool.name!r} failed at step {step_no}",
+                        tool=attempt.tool.name,
+                        kind=MissReason.POST_CHECK_FAILED,
+                    )
+                self.edge = edge
+                node = edge.node
+        except MissingThreshold:
+            raise  # the application's Check is misconfigured: it must hear of it
+        except Exception as exc:
+            return self._broken(exc)
+
+    def _broken(self, exc: Exception) -> Ending:
+        """The end of a replay that failed in a way no run explains; its trajectories are skipped."""
+        why = f"its replay failed ({exc!r})"[:500]
+        self.skipped(list(self.edge.trajectories) if self.edge is not None else [], why)
+        return Ending(reason=f"a stored trajectory could not be replayed: {why}", kind=MissReason.STORE_ERROR)
 
     def _finish(self, node: Node) -> Ending:
-        """A full hit on the most recent trajectory that ends at ``node``, its answer resolved."""
-        trajectory = next(reversed(node.ends.values()))
+        """A full hit on the most recent trajectory that ends at ``node``, its answer resolved.
+
+        A trajectory whose answer is broken is skipped for the next most recent.
+        """
+        ending = self._answer(next(reversed(node.ends.values())))
+        if ending is not None:
+            return ending
+        for trajectory in list(reversed(node.ends.values()))[1:]:
+            ending = self._answer(trajectory)
+            if ending is not None:
+                return ending
+        return Ending(reason="every recorded answer here is broken", kind=MissReason.STORE_ERROR)
+
+    def _answer(self, trajectory: Trajectory) -> Ending | None:
+        """How a replay ending with ``trajectory`` ends, or None if its answer is broken (it is skipped)."""
         try:
             value = evaluate(trajectory.result, self.params, self.outputs)
+        except Broken as exc:
+            self.skipped([trajectory.id], str(exc))
+            return None
         except Unresolved as exc:
             kind = (
                 MissReason.AMBIGUOUS_ORIGIN if isinstance(exc, Disagreement) else MissReason.ANSWER_UNRESOLVED
@@ -223,9 +263,13 @@ class Replayer:
                 {k: evaluate(a, self.params, self.outputs) for k, a in step.kwargs} if step.kwargs else {}
             )
         except Unresolved as exc:
-            kind = (
-                MissReason.AMBIGUOUS_ORIGIN if isinstance(exc, Disagreement) else MissReason.UNRESOLVED_VALUE
-            )
+            if isinstance(exc, Broken):
+                self.skipped([t for edge in group.edges.values() for t in edge.trajectories], str(exc))
+                kind = MissReason.STORE_ERROR
+            elif isinstance(exc, Disagreement):
+                kind = MissReason.AMBIGUOUS_ORIGIN
+            else:
+                kind = MissReason.UNRESOLVED_VALUE
             reasons.append((kind, f"step {step_no} (tool {tool.name!r}): {exc}"))
             return None
         call_args = (self.context, *args) if tool.is_method else args

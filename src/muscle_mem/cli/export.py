@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -16,7 +17,10 @@ from typing import TextIO
 from muscle_mem.cli import cache, records, script
 from muscle_mem.cli.common import UsageError
 from muscle_mem.cli.phrases import plural
+from muscle_mem.codec import CodecError
 from muscle_mem.stores import Store
+
+log = logging.getLogger(__name__)
 
 NAME = "export"
 HELP = (
@@ -62,11 +66,16 @@ def _export(store: Store, stream: TextIO) -> tuple[int, int]:
     summaries = sorted(store.summaries(), key=lambda s: (s.created_at, s.id))
     written = skipped = 0
     for summary in summaries:
-        trajectory = store.get(summary.id)
-        if trajectory is None:
+        try:
+            trajectory = store.get(summary.id)
+            line = None if trajectory is None else records.line(trajectory, store.usage(summary.id))
+        except (ValueError, TypeError, RecursionError, CodecError) as exc:  # a row's data, not the store
+            log.warning("skipping trajectory %s: it cannot be exported (%s)", summary.id, exc)
+            line = None
+        if line is None:
             skipped += 1
             continue
-        stream.write(records.line(trajectory, store.usage(summary.id)) + "\n")
+        stream.write(line + "\n")
         written += 1
     return written, skipped
 
