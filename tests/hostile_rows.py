@@ -73,29 +73,42 @@ def good_record(spec: StoreSpec, trajectory_id: str) -> dict[str, Any]:
     return record
 
 
-def plant(spec: StoreSpec, good_id: str, make: Callable[[dict[str, Any]], str | bytes]) -> str:
+def plant(
+    spec: StoreSpec,
+    good_id: str,
+    make: Callable[[dict[str, Any]], str | bytes],
+    *,
+    matching: bool = False,
+    later: float = 1.0,
+) -> str:
     """Store a newer twin of the good trajectory, then rewrite its record by SQL; returns its id.
 
-    ``make`` turns the twin's record (a new id, a pre-check key that matches no state) into the text
-    written; ``bytes`` are written as they are (SQLite only: a column that is not valid UTF-8).
+    ``make`` turns the twin's record (a new id, created ``later`` seconds after the good one, a
+    pre-check key that matches no state unless ``matching``) into the text written; ``bytes`` are
+    written as they are (SQLite only: a column that is not valid UTF-8).
     """
     store = open_spec(spec)
     try:
         good = store.get(good_id)
         assert good is not None
-        planted = dataclasses.replace(good, id=uuid.uuid4().hex, created_at=good.created_at + 1)
+        planted = dataclasses.replace(good, id=uuid.uuid4().hex, created_at=good.created_at + later)
         store.add(planted)
     finally:
         store.close()
-    record = good_record(spec, good_id)
-    record["id"], record["created_at"] = planted.id, planted.created_at
-    for step in record["steps"]:
-        if step.get("pre"):
-            step["pre"]["key"] = UNMATCHED_KEY
-    text = make(record)
+    text = make(twin_record(good_record(spec, good_id), planted.id, planted.created_at, matching))
     cast = "CAST(%s AS TEXT)" if isinstance(text, bytes) else "%s"
     execute(spec, f"UPDATE {{s}}.trajectories SET record = {cast} WHERE id = %s", (text, planted.id))
     return planted.id
+
+
+def twin_record(record: dict[str, Any], new_id: str, created_at: float, matching: bool) -> dict[str, Any]:
+    """The record of a twin: a new id and creation time, and unless ``matching`` an unmatched pre-check."""
+    record = json.loads(json.dumps(record))
+    record["id"], record["created_at"] = new_id, created_at
+    for step in record["steps"]:
+        if step.get("pre") and not matching:
+            step["pre"]["key"] = UNMATCHED_KEY
+    return record
 
 
 def execute(spec: StoreSpec, sql: str, args: tuple[Any, ...] = ()) -> None:
@@ -204,22 +217,26 @@ _installed: list[Callable[[str, tuple[Any, ...]], None]] = []
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     seen: list[str] | None = getattr(_watch, "seen", None)
-    if seen is not None and event in FORBIDDEN:
+    if seen is not None and event in FORBIDDEN and event not in _watch.allow:
         seen.append(f"{event}{args!r}"[:200])
 
 
 @contextmanager
-def audited() -> Iterator[list[str]]:
-    """The forbidden audit events raised in this thread meanwhile (an audit hook, installed once)."""
+def audited(allow: frozenset[str] = frozenset()) -> Iterator[list[str]]:
+    """The forbidden audit events (but ``allow``) raised in this thread meanwhile.
+
+    One audit hook is installed for the process (it cannot be removed); it records only inside this
+    block, and only the events of the thread that entered it.
+    """
     if not _installed:
         sys.addaudithook(_hook)  # it cannot be removed: one hook for the process, off outside this block
         _installed.append(_hook)
     seen: list[str] = []
-    outer = getattr(_watch, "seen", None)
-    _watch.seen = seen
+    outer, outer_allow = getattr(_watch, "seen", None), getattr(_watch, "allow", frozenset())
+    _watch.seen, _watch.allow = seen, allow
     try:
         yield seen
     finally:
-        _watch.seen = outer
+        _watch.seen, _watch.allow = outer, outer_allow
         if outer is not None:
             outer.extend(seen)
