@@ -162,6 +162,18 @@ def _invalid_utf8(record: dict[str, Any]) -> bytes:
     return json.dumps(record).encode().replace(b'"hello"', b'"hel\xff\xfelo"')
 
 
+def _hash_flood(record: dict[str, Any]) -> str:
+    """2,000 int keys of one dict sharing one hash (n * (2**61 - 1) + 1): quadratic to build and copy."""
+    pairs = [[{"$t": "int", "v": format(1 + n * (2**61 - 1), "x")}, n] for n in range(2000)]
+    return _const({"$t": "dict", "v": pairs})(record)
+
+
+def _deep_nesting(record: dict[str, Any]) -> str:
+    """A constant nested 5,000 lists deep."""
+    record["steps"][0]["args"][0] = {"static": 0}
+    return json.dumps(record).replace('{"static": 0}', '{"static": ' + "[" * 5000 + "]" * 5000 + "}")
+
+
 PROXY = "pydantic._internal._decorators:PydanticDescriptorProxy"
 ROWS: dict[str, tuple[Make, bool]] = {
     "windows_path": (_const({"$t": "path", "cls": "WindowsPath", "v": "C:\\data\\in.txt"}), False),
@@ -183,6 +195,8 @@ ROWS: dict[str, tuple[Make, bool]] = {
         ),
         False,
     ),
+    "hash_flooding": (_hash_flood, True),
+    "deep_nesting": (_deep_nesting, True),
 }
 """Row kind → (how to make it from the good record, whether the row is refused when read)."""
 
