@@ -621,14 +621,19 @@ def _build_enum(cls: Any, value: Any, raw: Any) -> Any:
     member = _members(cls).get(_canon(raw))
     if member is not None:
         return member
-    if issubclass(cls, enum.Flag) and type(value) is int and _flag_missing(cls):
-        return cls(value)  # a combination of flags: made by the enum module alone
+    if issubclass(cls, enum.Flag) and type(value) is int and _stdlib_flag(cls):
+        combined = cls(value)  # a combination of flags: made by the enum module alone
+        if isinstance(combined, cls):
+            return combined
     raise ValueError(f"{value!r} is not a value of {cls.__qualname__}")
 
 
-def _flag_missing(cls: Any) -> bool:
-    """Whether a flag enum makes combinations with the enum module's own ``_missing_``."""
-    return getattr(cls._missing_, "__func__", None) is getattr(enum.Flag._missing_, "__func__", None)
+def _stdlib_flag(cls: Any) -> bool:
+    """Whether a flag enum makes combinations with the enum module's code only (no ``__new__`` of its own)."""
+    own_missing = getattr(cls._missing_, "__func__", None) is not getattr(
+        enum.Flag._missing_, "__func__", None
+    )
+    return not own_missing and getattr(cls, "__new_member__", None) is None
 
 
 def _build_namedtuple(cls: Any, values: list[Any], raw: Any) -> Any:
