@@ -467,7 +467,7 @@ def _dtype_descr(descr: Any, depth: int = 0) -> Any:
     """A dtype description checked to be of the forms :func:`numpy.lib.format.dtype_to_descr` writes."""
     if type(descr) is str and _DTYPE_TEXT.fullmatch(descr):
         return descr
-    if type(descr) is not list or depth >= 4:
+    if type(descr) is not list or depth >= 4 or len(descr) > 1000:
         raise ValueError(f"not a dtype description: {descr!r}"[:200])
     for field in descr:
         if type(field) is not tuple or len(field) not in (2, 3):

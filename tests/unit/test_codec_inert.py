@@ -196,6 +196,12 @@ def test_a_windows_path_decodes_as_its_pure_path_here() -> None:
         {"$t": "ndarray", "dtype": "<f8", "shape": [2], "v": "AAAAAAAAAAA="},
         {"$t": "ndarray", "dtype": "<f8", "shape": [-1], "v": "AAAAAAAAAAA="},
         {"$t": "ndarray", "dtype": [["a", "<f8"]], "shape": [1], "v": "AAAAAAAAAAA="},
+        {
+            "$t": "ndarray",
+            "dtype": [{"$t": "tuple", "v": [f"f{n}", "|b1"]} for n in range(1001)],
+            "shape": [0],
+            "v": "",
+        },
         {"$t": "path", "cls": "WindowsPath", "v": 7},
         {"$t": "timedelta", "v": [1, 2]},
     ],
