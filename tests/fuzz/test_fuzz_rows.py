@@ -4,7 +4,8 @@ Rows are made by hypothesis: records whose argument is a value of every kind the
 must load and replay as they were), the same records with parts replaced by hostile JSON (random
 tags, payloads, paths, forms, versions), and the hand-made hostile rows of :data:`hostile_rows.ROWS`.
 Each goes into every store (memory, a SQLite file, a PostgreSQL schema: the conftest ``store``
-fixture), then through the engine (sync and async) and every inspecting command. What must hold: no
+fixture), then through the engine (sync and async) and every command that reads rows (``ls``,
+``show``, ``stats``, ``export``, ``report``, and ``import`` of what export wrote). What must hold: no
 exception reaches the caller; no import, file open, exec or subprocess happens while a row is
 decoded (an audit hook); the good trajectory still replays, and its tool sees only its own argument.
 The number of examples is bounded so that the suite runs in ``make test``.
@@ -35,7 +36,7 @@ from muscle_mem.trajectory import to_record
 EXAMPLES = 25
 """Rows planted per store by the engine test."""
 CLI_EXAMPLES = 8
-"""Rows planted per durable store by the command test (each runs eight commands)."""
+"""Rows planted per durable store by the command test (each runs nine commands)."""
 
 
 class Rows:
@@ -141,8 +142,8 @@ COMMANDS = (("ls",), ("ls", "--json"), ("stats",), ("stats", "--json"), ("export
 def test_no_row_breaks_a_command_or_runs_anything(
     store: Store, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Whatever rows are planted, ``ls``, ``show``, ``stats``, ``export`` and ``report`` succeed, run
-    nothing, and ``export`` writes the good trajectory."""
+    """Whatever rows are planted, ``ls``, ``show``, ``stats``, ``export``, ``report`` and ``import`` (of
+    what export wrote) succeed and run nothing; ``export`` writes the good trajectory."""
     rows = Rows(store)
     if rows.spec is None:
         pytest.skip("the commands reach a durable store only (memory:// is a new store per command)")
@@ -161,5 +162,10 @@ def test_no_row_breaks_a_command_or_runs_anything(
             assert (ran.status, events) == (0, []), (argv, ran.err)
             if argv[0] == "export":
                 assert rows.good in {json.loads(line)["id"] for line in ran.out.splitlines()}
+                exported.write_text(ran.out)
+        with audited(allow=frozenset({"open"})) as events:  # what export writes, import reads back
+            ran = run_cli(capsys, "import", str(exported), "--store", f"sqlite:///{tmp_path / 'copy.db'}")
+        assert (ran.status, events) == (0, []), ran.err
 
+    exported = tmp_path / "export.jsonl"
     commands()
