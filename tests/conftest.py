@@ -10,10 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from muscle_mem.provenance import Const, Output, Param
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, StoreUnavailable
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
+
+# The same examples on every run, so a test run is reproducible (set MUSCLE_MEM_FUZZ_RANDOM=1 to explore).
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("exploring", derandomize=False)
+settings.load_profile("exploring" if os.environ.get("MUSCLE_MEM_FUZZ_RANDOM") else "repeatable")
 
 POSTGRES_ENV = "MUSCLE_MEM_TEST_POSTGRES"
 POSTGRES_URL = os.environ.get(POSTGRES_ENV, "")

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from muscle_mem.breaker import Breaker
 from muscle_mem.embed import TaskMatcher
@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 USAGE_CACHED = 10_000
 """Use statistics remembered per process, so a hit need not read them back from the store."""
+NAMED_KEPT = 10_000
+"""Skipped trajectories remembered as already named in the log (each is named once)."""
 
 
 class TrajectoryCache:
@@ -57,9 +59,9 @@ class TrajectoryCache:
         self._task_aware = policy if isinstance(policy, TaskAwarePolicy) else None
         self.bounds = bounds
         self.index: Index | LazyIndex = (
-            LazyIndex(store, Decoded(store, decoded_size), index_size)
+            LazyIndex(store, Decoded(store, decoded_size, self.skipped), index_size)
             if isinstance(store, StepIndexed)
-            else Index(store)
+            else Index(store, self.skipped)
         )
         self._metrics = metrics
         self._protected = protected
@@ -74,6 +76,7 @@ class TrajectoryCache:
         self._usage: OrderedDict[str, Usage] = OrderedDict()
         """Use statistics this process last wrote (other processes' hits then show in ``hits`` at
         once, and in this process's priorities later)."""
+        self._named: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
 
     def observe(self, run: Run) -> None:
@@ -157,6 +160,22 @@ class TrajectoryCache:
             breaker.trip(exc)
             raise
         task.promote(trajectory.id)
+
+    def skipped(self, trajectory_ids: Iterable[str], why: str | None) -> None:
+        """Count stored trajectories a call had to leave out (``store_errors``); name each once.
+
+        ``why`` is None when the store has named them already.
+        """
+        ids = list(trajectory_ids)
+        self._metrics.add("store_errors", max(len(ids), 1))
+        with self._lock:
+            new = [tid for tid in ids if tid not in self._named]
+            for tid in ids:
+                self._named[tid] = None
+            while len(self._named) > NAMED_KEPT:
+                self._named.popitem(last=False)
+        if why is not None and (new or not ids):
+            logger.warning("skipping trajectory %s: %s", ", ".join(new) or "(unknown)", why)
 
     def remove(self, trajectory_id: str) -> None:
         """Remove one trajectory (a run it missed a call of); if that fails, before the next lookup."""

@@ -6,7 +6,7 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import Token
 from typing import Any, TypeVar
 
@@ -62,6 +62,10 @@ class Engine:
     ``index_size`` (default 100,000) bounds the step index edges kept in the process and
     ``decoded_size`` (default 1,000) the decoded trajectories: a store with a step index (the three of
     this package) is read node by node as replays reach it, so memory does not grow with history.
+    ``types``: dataclasses, pydantic models, enums and named tuples whose stored instances may be
+    rebuilt before this process has recorded one (decoding never runs their code; see
+    :func:`muscle_mem.codec.allow`). Any other class in a stored value stays opaque, so a step
+    passing it is not replayed.
     """
 
     def __init__(
@@ -81,6 +85,7 @@ class Engine:
         store_retry: float = 2.0,
         index_size: int = INDEX_SIZE,
         decoded_size: int = DECODED_SIZE,
+        types: Iterable[type] = (),
     ) -> None:
         check_matching(match, similarity, namespace)
         for name, size in (("index_size", index_size), ("decoded_size", decoded_size)):
@@ -88,6 +93,7 @@ class Engine:
                 raise ValueError(f"{name} must be a positive int, not {size!r}")
         check_seconds("store_timeout", store_timeout)
         check_seconds("store_retry", store_retry)
+        codec.allow(types)
         self.policy: Policy = make_policy(policy or DEFAULT_POLICY, capacity)
         self.bounds = Bounds(capacity=capacity, max_bytes=max_bytes, ttl=ttl, policy=self.policy)
         self.match: Match = match
@@ -399,7 +405,8 @@ class Engine:
         key, text, unkeyable = self._task_identity(args, kwargs, tag_tuple, params, plain)
         note_sub_task(self, text)
         run = Run(self, text, key, tag_tuple, params or {})
-        replayer = Replayer(self._registry, None if self._context is _UNSET else self._context, run, plain)
+        context = None if self._context is _UNSET else self._context
+        replayer = Replayer(self._registry, context, run, plain, self._cache.skipped)
         self._active.add(replayer)
         if unkeyable is not None:
             unkeyable = run.redact(unkeyable)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator, Mapping, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
-from muscle_mem.stores.base import CoreStore
+from muscle_mem.stores.base import Changes, CoreStore
 from muscle_mem.trajectory import Step, Trajectory
 
 _V = TypeVar("_V")
@@ -162,18 +162,18 @@ class TaskIndex:
         return self._clock
 
     def add(self, trajectory: Trajectory) -> None:
+        """Merge a trajectory in; if it cannot be (it raises), the index is left as it was."""
         if trajectory.id in self._paths:
             return
+        calls = [(step, step.signature, _keys(step)) for step in trajectory.steps]
         self._latest = trajectory.id
         self.tags = frozenset(trajectory.tags)
         stamp = self._tick()
         node, path = self.root, []
-        for step in trajectory.steps:
-            signature = step.signature
+        for step, signature, keys in calls:
             group = node.groups.get(signature)
             if group is None:
                 group = node.groups[signature] = Group(step)
-            keys = _keys(step)
             edge = group.edges.get(keys)
             if edge is None:
                 edge = group.edges[keys] = Edge(step, Node(), signature)
@@ -233,11 +233,20 @@ class TaskIndex:
             end.ends[trajectory_id] = end.ends.pop(trajectory_id)
 
 
-class Index:
-    """Task indexes by task key, synchronised lazily with a store."""
+Skipped = Callable[[Iterable[str], str | None], None]
+"""Told of trajectories left out (ids, and why, or None when the store has named them already)."""
 
-    def __init__(self, store: CoreStore) -> None:
+
+class Index:
+    """Task indexes by task key, synchronised lazily with a store.
+
+    A trajectory that cannot be read or merged is left out and reported to ``skipped``, never raised:
+    the task's other trajectories are still found.
+    """
+
+    def __init__(self, store: CoreStore, skipped: Skipped = lambda ids, why: None) -> None:
         self.store = store
+        self._skipped = skipped
         self._tasks: dict[str, TaskIndex] = {}
         self._lock = threading.Lock()
 
@@ -257,11 +266,21 @@ class Index:
                     task.clear()
                 for trajectory_id in changes.removed:
                     task.remove(trajectory_id)
-                used = changes.last_used
-                for trajectory in sorted(changes.added, key=lambda t: used.get(t.id, t.created_at)):
-                    task.add(trajectory)
+                if changes.skipped:
+                    self._skipped(changes.skipped, None)
+                for trajectory in sorted(changes.added, key=lambda t: _last_used(changes, t)):
+                    try:
+                        task.add(trajectory)
+                    except Exception as exc:
+                        self._skipped((trajectory.id,), f"it cannot be indexed ({exc!r})")
                 task.revision = changes.revision if changes.reset else max(task.revision, changes.revision)
         return task
+
+
+def _last_used(changes: Changes, trajectory: Trajectory) -> float:
+    """When a trajectory was last used (its creation, if the store's figure is not a number)."""
+    used = changes.last_used.get(trajectory.id)
+    return used if type(used) is float or type(used) is int else trajectory.created_at
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from muscle_mem.index import Skipped
 from muscle_mem.stores.base import CoreStore, StepIndexed
 from muscle_mem.stores.steps import END, NONE, Candidate, StepRow, child, root, step_rows
 from muscle_mem.trajectory import Step, Trajectory
@@ -29,6 +30,8 @@ INDEX_SIZE = 100_000
 """Default bound on the edges of loaded nodes kept per engine."""
 DECODED_SIZE = 1_000
 """Default bound on the decoded trajectories kept per engine."""
+BAD_KEPT = 4_096
+"""Records a process remembers to have left out (it would read and name them again once forgotten)."""
 
 
 class IndexedStore(CoreStore, StepIndexed, Protocol):
@@ -38,12 +41,15 @@ class IndexedStore(CoreStore, StepIndexed, Protocol):
 class Decoded:
     """A bounded LRU of decoded trajectories with their step rows."""
 
-    def __init__(self, store: CoreStore, size: int) -> None:
+    def __init__(self, store: CoreStore, size: int, skipped: Skipped = lambda ids, why: None) -> None:
         self.store = store
         self.size = size
         self.count = 0
         """How many records were decoded (for tests and benchmarks)."""
         self._items: OrderedDict[str, tuple[Trajectory, list[StepRow]]] = OrderedDict()
+        self._bad: OrderedDict[str, None] = OrderedDict()
+        """Records left out (unreadable, or disagreeing with their rows): never read again (bounded)."""
+        self._skipped = skipped
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -56,8 +62,14 @@ class Decoded:
             if found is not None:
                 self._items.move_to_end(trajectory_id)
                 return found
+            if trajectory_id in self._bad:
+                return None
         trajectory = self.store.get(trajectory_id)
         if trajectory is None:
+            if (
+                self.store.usage(trajectory_id) is not None
+            ):  # its row is there: unreadable (the store named it)
+                self.leave_out(trajectory_id, None)
             return None
         found = (trajectory, step_rows(trajectory))
         with self._lock:
@@ -66,6 +78,16 @@ class Decoded:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return found
+
+    def leave_out(self, trajectory_id: str, why: str | None) -> None:
+        """Never use this record again in this process; count it (``store_errors``) and name it once."""
+        with self._lock:
+            if trajectory_id in self._bad:
+                return
+            self._bad[trajectory_id] = None
+            while len(self._bad) > BAD_KEPT:
+                self._bad.popitem(last=False)
+        self._skipped([trajectory_id], why)
 
     def peek(self, trajectory_id: str) -> tuple[Trajectory, list[StepRow]] | None:
         """The trajectory and its rows if they are cached (the store is not read)."""
@@ -90,7 +112,7 @@ class Decoded:
                 candidate.trajectory_id, no, node, signature, candidate.pre_key, candidate.post_key
             ):
                 return trajectory.steps[no]
-        logger.warning("step index row of trajectory %s disagrees with its record", candidate.trajectory_id)
+            self.leave_out(candidate.trajectory_id, "its step index row disagrees with its record")
         return None
 
 
@@ -198,14 +220,15 @@ class LazyNode:
         groups = []
         store = self.index.store
         for signature, head in store.heads_at(self.id):
-            step = self.index.decoded.step(head, self.id, signature)
+            step, latest = self.index.decoded.step(head, self.id, signature), head.last_used
             if step is None:  # the latest row disagrees with its record: the others may not
-                first = self.index.decoded.first_step(
-                    store.candidates_at(self.id, signature, None), self.id, signature
-                )
-                step = None if first is None else first[0]
+                candidates = store.candidates_at(self.id, signature, None)
+                first = self.index.decoded.first_step(candidates, self.id, signature)
+                if first is not None:
+                    step = first[0]
+                    latest = max(c.last_used for c in candidates if c.trajectory_id == first[1])
             if step is not None:
-                groups.append(LazyGroup(self, signature, step, head.last_used))
+                groups.append(LazyGroup(self, signature, step, latest))
         groups.sort(key=LazyGroup.latest_stamp)
         return {group.signature: group for group in groups}
 

@@ -21,8 +21,8 @@ answer) is recorded with its origin:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -43,6 +43,10 @@ class Unresolved(MuscleMemError, LookupError):
 
 class Disagreement(Unresolved):
     """A value recorded with several origins that give different values in this run."""
+
+
+class Broken(Unresolved):
+    """A recorded value whose evaluation failed in a way no run explains: its record is skipped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +148,42 @@ def param_digest(value: Any) -> str:
 
 
 def walk(value: Any, path: Sequence[PathElement]) -> Any:
-    """The value at ``path`` inside ``value``."""
+    """The value at ``path`` inside ``value``, walking only what the recorder walks.
+
+    A dict key of a mapping, an item of a list or tuple, a declared field of a named tuple, a
+    dataclass or a pydantic model: no other attribute, method or dunder is ever reached.
+    """
     for kind, key in path:
-        value = getattr(value, key) if kind == "attr" else value[key]
+        cls: Any = type(value)
+        if kind == "key":
+            if cls is not dict and (not isinstance(value, Mapping) or key not in value):
+                raise KeyError(key)  # a mapping's own __missing__ (a defaultdict's) never runs
+            value = value[key]
+        elif kind == "item":
+            if (cls is not list and cls is not tuple) and (
+                not isinstance(value, list | tuple) or hasattr(value, "_fields")
+            ):
+                raise TypeError(f"{cls.__name__} has no items to walk")
+            if key < 0:
+                raise IndexError(key)
+            value = value[key]
+        elif kind == "attr" and key in declared_fields(cls):
+            value = getattr(value, key)
+        else:
+            raise TypeError(f"{cls.__name__} has no {kind} {key!r} to walk")
     return value
+
+
+@functools.lru_cache(maxsize=1024)
+def declared_fields(cls: Any) -> frozenset[str]:
+    """The field names of a named tuple, a dataclass or a pydantic model class (none for others)."""
+    names = getattr(cls, "_fields", None)
+    if issubclass(cls, tuple) and isinstance(names, tuple):
+        return frozenset(name for name in names if type(name) is str)
+    if dataclasses.is_dataclass(cls):
+        return frozenset(f.name for f in dataclasses.fields(cls))
+    model_fields = getattr(cls, "model_fields", None)
+    return frozenset(model_fields) if isinstance(model_fields, dict) else frozenset()
 
 
 def evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> Any:
@@ -159,8 +195,12 @@ def evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> Any
             value = walk(outputs[arg.step], arg.path)
             return value if arg.form is SAME else arg.form.render(value)
         return _evaluate(arg, params, outputs)
+    except Unresolved:
+        raise
     except (KeyError, IndexError, AttributeError, TypeError, FormError) as exc:
         raise Unresolved(f"{describe(arg)} cannot be resolved: {exc!r}") from None
+    except Exception as exc:  # RecursionError, ...: a stored value this run cannot use, never a crash
+        raise Broken(f"{_described(arg)} cannot be resolved: {type(exc).__name__}: {exc}"[:500]) from None
 
 
 def _evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> Any:
@@ -224,7 +264,9 @@ def _same(a: Any, b: Any) -> bool:
 def _check_pick(output: Any, path: tuple[PathElement, ...], pick: Pick, step: int) -> None:
     """Raise :class:`Disagreement` unless position and identity choose the same element."""
     container = walk(output, path[: pick.depth])
-    index = path[pick.depth][1]
+    kind, index = path[pick.depth]
+    if kind != "item" or not isinstance(container, list | tuple):
+        raise TypeError(f"a pick at depth {pick.depth} is not a choice from a list")
     if pick.identity == SOLE:
         if len(container) != 1:
             raise Disagreement(f"step {step}'s output held one element, and now holds {len(container)}")
@@ -276,7 +318,7 @@ def children(value: Any) -> Iterator[tuple[PathElement, Any]]:
     """The values directly inside ``value`` with the path element that reaches each.
 
     These are the items of a dict (str or int keys) or a list, and the fields of a named tuple, a
-    dataclass or a pydantic model.
+    dataclass (its public ones) or a pydantic model.
     """
     if isinstance(value, Mapping):
         for key, item in value.items():
@@ -290,17 +332,60 @@ def children(value: Any) -> Iterator[tuple[PathElement, Any]]:
             yield ("attr", name), getattr(value, name)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for field in dataclasses.fields(value):
-            yield ("attr", field.name), getattr(value, field.name)
+            if not field.name.startswith("_"):  # a stored path walks public names only
+                yield ("attr", field.name), getattr(value, field.name)
     elif isinstance(getattr(type(value), "model_fields", None), dict) and not isinstance(value, type):
         for name in type(value).model_fields:
             yield ("attr", name), getattr(value, name)
 
 
 def _fresh(value: Any) -> Any:
-    """A copy of a stored constant for one replay; a constant that did not decode is not passed on."""
-    if codec.holds_opaque(value):
-        raise Unresolved(f"a stored {type(value).__name__} no longer decodes as its class")
-    return copy.deepcopy(value)
+    """A copy of a stored constant for one replay, made without running any code of its classes.
+
+    Plain data (lists, dicts, tuples of scalars) is copied directly; anything else is decoded anew,
+    so a class allowed since it was read is rebuilt now. A constant that still does not decode as
+    its class is not passed on.
+    """
+    try:
+        return _plain_copy(value)
+    except _NotPlain:
+        pass
+    fresh = codec.decode(codec.encode(value))
+    if codec.holds_opaque(fresh):
+        raise Unresolved(f"a stored {type(value).__name__} does not decode as its class here")
+    return fresh
+
+
+class _NotPlain(Exception):
+    """Raised by :func:`_plain_copy` at a value that is not plain data."""
+
+
+def _plain_copy(value: Any) -> Any:
+    """A deep copy of lists, dicts and tuples of scalars; raises :class:`_NotPlain` at anything else."""
+    kind = type(value)
+    if kind in _SCALAR_TYPES:
+        return value
+    if kind is list:
+        return [_plain_copy(item) for item in value]
+    if kind is dict:
+        return {_plain_key(key): _plain_copy(item) for key, item in value.items()}
+    if kind is tuple:
+        return tuple([_plain_copy(item) for item in value])
+    raise _NotPlain
+
+
+def _plain_key(key: Any) -> Any:
+    if type(key) not in _SCALAR_TYPES:
+        raise _NotPlain
+    return key
+
+
+def _described(arg: Arg) -> str:
+    """:func:`describe`, or the kind of value if even describing it fails."""
+    try:
+        return describe(arg)
+    except Exception:
+        return f"a stored {type(arg).__name__}"
 
 
 def describe(arg: Arg | Text) -> str:

@@ -26,8 +26,8 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
-from muscle_mem.index import StepEdge, StepGroup, StepNode, TaskSteps, newest_first
-from muscle_mem.provenance import Disagreement, Unresolved, evaluate
+from muscle_mem.index import Skipped, StepEdge, StepGroup, StepNode, TaskSteps, newest_first
+from muscle_mem.provenance import Broken, Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen
 from muscle_mem.tools import Tool, ToolRegistry
@@ -90,106 +90,147 @@ Replay = Generator[Invoke, Any, Ending]
 
 
 class Replayer:
-    """Walks a task index step by step, executing the first safe candidate each time."""
+    """Walks a task index step by step, executing the first safe candidate each time.
 
-    def __init__(self, registry: ToolRegistry, context: Any, run: Run, params: Mapping[str, Any]) -> None:
+    A stored trajectory that fails in a way no run explains (a :class:`Broken` value, or anything
+    else raised while replaying it) is left out and reported to ``skipped``; it never raises to the
+    engine's caller.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        context: Any,
+        run: Run,
+        params: Mapping[str, Any],
+        skipped: Skipped = lambda ids, why: None,
+    ) -> None:
         self.registry = registry
         self.context = context
         self.run = run
         self.params = params
+        self.skipped = skipped
         self.outputs: list[Any] = []
         self.edge: StepEdge | None = None
         """The edge being taken or last taken (its trajectories are the ones still being followed)."""
 
     def replay(self, task: TaskSteps) -> Replay:
         """Replay as far as it is safe; the returned :class:`Ending` says whether it was a full hit."""
-        node: StepNode = task.root
-        if not node.groups and not node.ends:
-            return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
-        run, calls, outputs = self.run, self.run.calls, self.outputs
-        while True:
-            step_no = len(calls)
-            reasons: list[tuple[MissReason, str]] = []
-            attempt: _Attempt | None = None
-            blame: str | None = None
-            for group in _newest_groups(node.groups):
-                if attempt is not None and group.latest_stamp() <= attempt.first.stamp:  # type: ignore[union-attr]
-                    break  # this group and the older ones cannot hold a more recent success
-                tried = self._prepare(group, step_no, reasons)
-                if tried is not None:
-                    check = tried.tool.pre_check
-                    if check is None:
-                        tried = _chosen(tried, group.ordered(), NOT_CAPTURED, step_no, reasons)
-                    else:
-                        captured = yield check.capture, tried.call_args, tried.kwargs
-                        tried = self._checked(tried, check, group, captured, step_no, reasons)
-                if tried is None:
-                    blame = blame or group.step.tool
-                elif attempt is None or tried.first.stamp > attempt.first.stamp:  # type: ignore[union-attr]
-                    attempt = tried
-            if attempt is None:
-                if node.ends:
-                    return self._finish(node)
-                return Ending(
-                    reason="; ".join(dict.fromkeys(text for _, text in reasons))
-                    or f"no stored step {step_no} is safe",
-                    tool=blame,
-                    kind=reasons[0][0] if reasons else MissReason.NO_SAFE_STEP,
+        try:
+            node: StepNode = task.root
+            if not node.groups and not node.ends:
+                return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
+            run, calls, outputs = self.run, self.run.calls, self.outputs
+            while True:
+                step_no = len(calls)
+                reasons: list[tuple[MissReason, str]] = []
+                attempt: _Attempt | None = None
+                blame: str | None = None
+                for group in _newest_groups(node.groups):
+                    if attempt is not None and group.latest_stamp() <= attempt.first.stamp:  # type: ignore[union-attr]
+                        break  # this group and the older ones cannot hold a more recent success
+                    tried = self._prepare(group, step_no, reasons)
+                    if tried is not None:
+                        check = tried.tool.pre_check
+                        if check is None:
+                            tried = _chosen(tried, group.ordered(), NOT_CAPTURED, step_no, reasons)
+                        else:
+                            captured = yield check.capture, tried.call_args, tried.kwargs
+                            tried = self._checked(tried, check, group, captured, step_no, reasons)
+                    if tried is None:
+                        blame = blame or group.step.tool
+                    elif attempt is None or tried.first.stamp > attempt.first.stamp:  # type: ignore[union-attr]
+                        attempt = tried
+                if attempt is None:
+                    if node.ends:
+                        return self._finish(node)
+                    return Ending(
+                        reason="; ".join(dict.fromkeys(text for _, text in reasons))
+                        or f"no stored step {step_no} is safe",
+                        tool=blame,
+                        kind=reasons[0][0] if reasons else MissReason.NO_SAFE_STEP,
+                    )
+                tool, first = attempt.tool, attempt.first
+                assert first is not None
+                self.edge = first  # in use from now on: eviction leaves its trajectories alone
+                value = yield tool.fn, attempt.call_args, attempt.kwargs
+                if type(value) is Raised:
+                    if not isinstance(value.error, Exception):
+                        raise value.error
+                    return Ending(
+                        reason=f"replayed tool {tool.name!r} raised {value.error!r} at step {step_no}",
+                        tool=tool.name,
+                        kind=MissReason.TOOL_RAISED,
+                    )
+                edge: StepEdge | None
+                if tool.post_check is None:
+                    edge, post = first, NOT_CAPTURED
+                else:
+                    edge, post = yield from self._post_check(attempt, tool.post_check)
+                try:
+                    output = run.seen(tool, value)  # as at the call: later calls may change it
+                except Exception as exc:
+                    return Ending(
+                        reason=f"output_view of tool {tool.name!r} raised {exc!r} at step {step_no}",
+                        tool=tool.name,
+                        kind=MissReason.TOOL_RAISED,
+                    )
+                outputs.append(output)
+                calls.append(
+                    Call(
+                        tool=tool.name,
+                        args=attempt.call_args[1:] if tool.is_method else attempt.call_args,
+                        kwargs=attempt.kwargs,
+                        output=output,
+                        replayed=True,
+                        pre=_frozen_snapshot(attempt.pre),
+                        post=_frozen_snapshot(post),
+                        step=attempt.step,
+                        tool_ref=tool,
+                        returned=value if tool.output_view is not None else output,
+                    )
                 )
-            tool, first = attempt.tool, attempt.first
-            assert first is not None
-            self.edge = first  # in use from now on: eviction leaves its trajectories alone
-            value = yield tool.fn, attempt.call_args, attempt.kwargs
-            if type(value) is Raised:
-                if not isinstance(value.error, Exception):
-                    raise value.error
-                return Ending(
-                    reason=f"replayed tool {tool.name!r} raised {value.error!r} at step {step_no}",
-                    tool=tool.name,
-                    kind=MissReason.TOOL_RAISED,
-                )
-            edge: StepEdge | None
-            if tool.post_check is None:
-                edge, post = first, NOT_CAPTURED
-            else:
-                edge, post = yield from self._post_check(attempt, tool.post_check)
-            try:
-                output = run.seen(tool, value)  # as at the call: later calls may change it
-            except Exception as exc:
-                return Ending(
-                    reason=f"output_view of tool {tool.name!r} raised {exc!r} at step {step_no}",
-                    tool=tool.name,
-                    kind=MissReason.TOOL_RAISED,
-                )
-            outputs.append(output)
-            calls.append(
-                Call(
-                    tool=tool.name,
-                    args=attempt.call_args[1:] if tool.is_method else attempt.call_args,
-                    kwargs=attempt.kwargs,
-                    output=output,
-                    replayed=True,
-                    pre=_frozen_snapshot(attempt.pre),
-                    post=_frozen_snapshot(post),
-                    step=attempt.step,
-                    tool_ref=tool,
-                    returned=value if tool.output_view is not None else output,
-                )
-            )
-            if edge is None:
-                return Ending(
-                    reason=f"post-check of tool {tool.name!r} failed at step {step_no}",
-                    tool=tool.name,
-                    kind=MissReason.POST_CHECK_FAILED,
-                )
-            self.edge = edge
-            node = edge.node
+                if edge is None:
+                    return Ending(
+                        reason=f"post-check of tool {tool.name!r} failed at step {step_no}",
+                        tool=tool.name,
+                        kind=MissReason.POST_CHECK_FAILED,
+                    )
+                self.edge = edge
+                node = edge.node
+
+        except MissingThreshold:
+            raise  # the application's Check is misconfigured: it must hear of it
+        except Exception as exc:
+            return self._broken(exc)
+
+    def _broken(self, exc: Exception) -> Ending:
+        """The end of a replay that failed in a way no run explains; its trajectories are skipped."""
+        why = f"its replay failed ({exc!r})"[:500]
+        self.skipped(list(self.edge.trajectories) if self.edge is not None else [], why)
+        return Ending(reason=f"a stored trajectory could not be replayed: {why}", kind=MissReason.STORE_ERROR)
 
     def _finish(self, node: StepNode) -> Ending:
-        """A full hit on the most recent trajectory that ends at ``node``, its answer resolved."""
-        trajectory = next(reversed(node.ends.values()))
+        """A full hit on the most recent trajectory that ends at ``node``, its answer resolved.
+
+        A trajectory whose answer is broken is skipped for the next most recent.
+        """
+        ending = self._answer(next(reversed(node.ends.values())))
+        if ending is not None:
+            return ending
+        for trajectory in list(reversed(node.ends.values()))[1:]:
+            ending = self._answer(trajectory)
+            if ending is not None:
+                return ending
+        return Ending(reason="every recorded answer here is broken", kind=MissReason.STORE_ERROR)
+
+    def _answer(self, trajectory: Trajectory) -> Ending | None:
+        """How a replay ending with ``trajectory`` ends, or None if its answer is broken (it is skipped)."""
         try:
             value = evaluate(trajectory.result, self.params, self.outputs)
+        except Broken as exc:
+            self.skipped([trajectory.id], str(exc))
+            return None
         except Unresolved as exc:
             kind = (
                 MissReason.AMBIGUOUS_ORIGIN if isinstance(exc, Disagreement) else MissReason.ANSWER_UNRESOLVED
@@ -221,9 +262,13 @@ class Replayer:
             args = tuple([evaluate(a, params, outputs) for a in step.args]) if step.args else ()
             kwargs = {k: evaluate(a, params, outputs) for k, a in step.kwargs} if step.kwargs else {}
         except Unresolved as exc:
-            kind = (
-                MissReason.AMBIGUOUS_ORIGIN if isinstance(exc, Disagreement) else MissReason.UNRESOLVED_VALUE
-            )
+            if isinstance(exc, Broken):
+                self.skipped([t for edge in group.ordered() for t in edge.trajectories], str(exc))
+                kind = MissReason.STORE_ERROR
+            elif isinstance(exc, Disagreement):
+                kind = MissReason.AMBIGUOUS_ORIGIN
+            else:
+                kind = MissReason.UNRESOLVED_VALUE
             reasons.append((kind, f"step {step_no} (tool {tool.name!r}): {exc}"))
             return None
         return _Attempt(tool, step, (self.context, *args) if tool.is_method else args, kwargs)

@@ -7,6 +7,7 @@ turn a trajectory into a JSON-compatible dict (through :mod:`muscle_mem.codec`) 
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from collections.abc import Mapping
@@ -176,8 +177,20 @@ class _ArgReader:
     def __init__(self, version: int, steps_before: int) -> None:
         self.version = version
         self.steps_before = steps_before
+        self.depth = 0
 
     def read(self, data: Mapping[str, Any]) -> Arg:
+        if self.depth >= codec.MAX_DEPTH:
+            raise RecordError(f"recorded values nested more than {codec.MAX_DEPTH} deep")
+        self.depth += 1
+        try:
+            return self._read(data)
+        finally:
+            self.depth -= 1
+
+    def _read(self, data: Mapping[str, Any]) -> Arg:
+        if not isinstance(data, Mapping):
+            raise RecordError(f"a recorded value is an object, not a {type(data).__name__}")
         if "static" in data:
             return Const(codec.decode(data["static"]))
         if "param" in data:
@@ -194,7 +207,7 @@ class _ArgReader:
         if "output" in data:
             form = _form_from(data["form"]) if "form" in data else SAME
             path = self._path(data.get("path", []))
-            picks = tuple(self._pick(p, len(path)) for p in data.get("picks", []))
+            picks = tuple(self._pick(p, path) for p in data.get("picks", []))
             return Output(self._step(data["output"]), path, form, picks)
         if "agree" in data and self.version >= 2:
             options = tuple(self.read(o) for o in data["agree"])
@@ -216,7 +229,9 @@ class _ArgReader:
                 return Param(_text(text))
             if kind != "output":
                 raise RecordError(f"unknown template part kind {kind!r}")
-            record = json.loads(text)
+            record = json.loads(_text(text))
+            if type(record) is not list or len(record) not in (2, 3):
+                raise RecordError(f"a template output part is [step, path(, text)], not {text!r}"[:200])
             output = Output(self._step(record[0]), self._path(record[1]))
             return Agree((output, Const(_text(record[2])))) if len(record) > 2 else output
         if "text" in data:
@@ -235,7 +250,7 @@ class _ArgReader:
         path: list[PathElement] = []
         for kind, encoded in data:
             key = codec.decode(encoded)
-            if kind == "item" and type(key) is int:
+            if kind == "item" and type(key) is int and key >= 0:
                 path.append(("item", key))
             elif kind == "key" and type(key) in (str, int):
                 path.append(("key", key))
@@ -246,10 +261,10 @@ class _ArgReader:
         return tuple(path)
 
     @staticmethod
-    def _pick(data: Any, path_length: int) -> Pick:
+    def _pick(data: Any, path: tuple[PathElement, ...]) -> Pick:
         depth, identity = data
-        if type(depth) is not int or not 0 <= depth < path_length:
-            raise RecordError(f"a pick at depth {depth!r} outside its path")
+        if type(depth) is not int or not 0 <= depth < len(path) or path[depth][0] != "item":
+            raise RecordError(f"a pick at depth {depth!r} is not a list item of its path")
         return Pick(depth, _text(identity))
 
 
@@ -318,7 +333,7 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
                 kwargs=tuple((str(k), _ArgReader(version, i).read(a)) for k, a in s["kwargs"]),
                 pre=_snapshot_from(s["pre"]),
                 post=_snapshot_from(s["post"]),
-                seconds=float(s["seconds"]),
+                seconds=_finite(s["seconds"]),
             )
             for i, s in enumerate(data["steps"])
         )
@@ -329,11 +344,18 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
             tags=tuple(str(t) for t in data["tags"]),
             steps=steps,
             result=_ArgReader(version, len(steps)).read(data["result"]),
-            agent_seconds=float(data["agent_seconds"]),
+            agent_seconds=_finite(data["agent_seconds"]),
             tokens=int(data.get("tokens", 0)),
-            created_at=float(data["created_at"]),
+            created_at=_finite(data["created_at"]),
         )
     except RecordError:
         raise
-    except (KeyError, TypeError, ValueError, ArithmeticError, codec.CodecError) as exc:
-        raise RecordError(f"malformed trajectory record: {exc!r}") from exc
+    except Exception as exc:  # whatever a malformed record raises, it is this record that is refused
+        raise RecordError(f"malformed trajectory record: {exc!r}"[:1000]) from None
+
+
+def _finite(value: Any) -> float:
+    number = float(value)
+    if not math.isfinite(number):
+        raise RecordError(f"expected a finite number, found {number!r}")
+    return number

@@ -413,6 +413,7 @@ def test_changed_class_decodes_to_opaque() -> None:
 
 
 def test_decode_never_imports_modules(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A class is rebuilt only once this process encoded one; decoding imports nothing, loaded or not."""
     (tmp_path / "mm_codec_probe.py").write_text(
         textwrap.dedent(
             """
@@ -430,18 +431,18 @@ def test_decode_never_imports_modules(tmp_path: pathlib.Path, monkeypatch: pytes
         )
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    import mm_codec_probe
-
-    data = encode([mm_codec_probe.Probe(1)])
-    assert decode(data) == [mm_codec_probe.Probe(1)]
-    del sys.modules["mm_codec_probe"]
+    data = [{"$t": "dataclass", "type": "mm_codec_probe:Probe", "v": {"value": 1}}]
     back = decode(data)[0]
     assert isinstance(back, Opaque) and back.data == {"value": 1}
     assert "mm_codec_probe" not in sys.modules
-    assert fingerprint(back) == fingerprint(mm_codec_probe.Probe(1))
-    data[0]["type"] = "mm_codec_probe:Missing"
-    sys.modules["mm_codec_probe"] = mm_codec_probe
+    import mm_codec_probe
+
     try:
+        assert isinstance(decode(data)[0], Opaque)  # loaded, but never encoded here
+        assert fingerprint(back) == fingerprint(mm_codec_probe.Probe(1))
+        assert encode([mm_codec_probe.Probe(1)]) == data
+        assert decode(data) == [mm_codec_probe.Probe(1)]
+        data[0]["type"] = "mm_codec_probe:Missing"
         assert isinstance(decode(data)[0], Opaque)
         assert mm_codec_probe.IMPORTS == [1]
     finally:

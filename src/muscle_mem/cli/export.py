@@ -19,6 +19,7 @@ from typing import TextIO
 from muscle_mem.cli import cache, records, script, untrusted
 from muscle_mem.cli.common import UsageError
 from muscle_mem.cli.phrases import plural
+from muscle_mem.codec import CodecError
 from muscle_mem.secrecy import looks_secret
 from muscle_mem.stores import Store
 
@@ -77,19 +78,19 @@ def _export(store: Store, stream: TextIO) -> tuple[int, int, int]:
     summaries = sorted(untrusted.summaries(store.summaries()), key=lambda s: (s.created_at, s.id))
     written = skipped = withheld = 0
     for summary in summaries:
-        trajectory = store.get(summary.id)
-        if trajectory is None:
-            skipped += 1
-            continue
-        secret = looks_secret(trajectory)
+        secret = line = None
+        try:
+            trajectory = store.get(summary.id)
+            secret = None if trajectory is None else looks_secret(trajectory)
+            if trajectory is not None and secret is None:
+                line = records.line(trajectory, untrusted.figures_of(store.usage(summary.id)))
+        except (ValueError, TypeError, RecursionError, CodecError) as exc:  # a row's data, not the store
+            logger.warning("skipping trajectory %s: it cannot be exported (%s)", summary.id, exc)
         if secret is not None:
             logger.warning("leaving out trajectory %s: it holds what looks like %s", summary.id, secret)
             withheld += 1
             continue
-        try:
-            line = records.line(trajectory, untrusted.figures_of(store.usage(summary.id)))
-        except ValueError as exc:  # a figure that is not a finite number
-            logger.warning("skipping trajectory %s: it cannot be written as JSON (%s)", summary.id, exc)
+        if line is None:
             skipped += 1
             continue
         stream.write(line + "\n")

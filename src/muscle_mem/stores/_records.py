@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -46,15 +47,30 @@ _EVENT_KINDS: dict[str, tuple[type, ...]] = {
 assert _EVENT_KINDS.keys() == _EVENT_FIELDS
 
 
+MAX_RECORD_BYTES = 16 * 2**20
+"""The largest record text a store writes or reads (the work one row can cost is bounded)."""
+
+
+class Undecodable(str):
+    """A stored text that is not valid UTF-8, shown with its bad bytes replaced; its row is skipped."""
+
+
 def dumps(trajectory: Trajectory, signer: Signer | None = None) -> str:
     """The stored JSON text (ASCII) of a trajectory, signed if there is a signer.
 
-    Raises :class:`codec.CodecError` on unstorable values.
+    Raises :class:`codec.CodecError` on unstorable values, and on a record over :data:`MAX_RECORD_BYTES`.
     """
     record = to_record(trajectory)
-    if signer is not None:
-        return signer.stamp(trajectory.task_key, record)
-    return json.dumps(record, separators=(",", ":"))
+    text = (
+        signer.stamp(trajectory.task_key, record)
+        if signer is not None
+        else json.dumps(record, separators=(",", ":"))
+    )
+    if len(text) > MAX_RECORD_BYTES:
+        raise codec.CodecError(
+            f"the trajectory's record is {len(text):,} bytes (at most {MAX_RECORD_BYTES:,})"
+        )
+    return text
 
 
 def loads(
@@ -63,18 +79,28 @@ def loads(
     """The trajectory stored as ``text`` in row ``row_id`` under ``task_key``, or None if it cannot be read.
 
     A record the signer refuses, or one that cannot be decoded, is named in a warning. Only JSON
-    parsing and :func:`from_record` run on stored data: nothing is unpickled or evaluated.
+    parsing and :func:`from_record` run on stored data: nothing is unpickled or evaluated, and
+    whatever the text holds, reading it raises nothing.
     """
     try:
+        if isinstance(text, Undecodable):
+            raise RecordError("it is not valid UTF-8")
+        if len(text) > MAX_RECORD_BYTES:
+            raise RecordError(f"it is {len(text):,} bytes (at most {MAX_RECORD_BYTES:,})")
         data = json.loads(text)
         if not isinstance(data, dict):
             raise RecordError(f"expected a JSON object, found {type(data).__name__}")
         if signer is not None and not signer.accepts(data, task_key, row_id, where):
             return None
         return from_record(data)
-    except (ValueError, RecordError, codec.CodecError, RecursionError) as exc:
-        log.warning("skipping trajectory %s in %s: it cannot be decoded (%s)", row_id, where, exc)
+    except Exception as exc:  # a row never breaks a read: it is skipped, named
+        log.warning("skipping trajectory %s in %s: it cannot be decoded (%s)", row_id, where, _short(exc))
         return None
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 300 else text[:300] + "..."
 
 
 def initial_usage(trajectory: Trajectory, usage: Usage | None) -> Usage:
@@ -125,19 +151,32 @@ def prepare(items: Iterable[tuple[Trajectory, Usage | None]], signer: Signer | N
 
 
 def summaries(rows: Iterable[Any], where: str) -> Iterator[Summary]:
-    """Summaries from rows.
+    """Summaries from rows; a row whose columns are not what a store writes is skipped, named.
 
     Each row is (id, task, tags JSON, steps, created_at, hits, last_used, saved, priority, attention).
     """
     found = []
-    for tid, task, tags, steps, created_at, *usage in rows:
+    for row in rows:
         try:
-            tag_list = json.loads(tags)
-        except ValueError:
-            log.warning("skipping trajectory %s in %s: its tags cannot be decoded", tid, where)
-            continue
-        found.append(Summary(tid, task, tuple(str(t) for t in tag_list), steps, created_at, Usage(*usage)))
+            found.append(_summary(*row))
+        except Exception as exc:
+            log.warning("skipping trajectory %s in %s: %s", row[0], where, _short(exc))
     return iter(found)
+
+
+def _summary(tid: Any, task: Any, tags: Any, steps: Any, created_at: Any, *usage: Any) -> Summary:
+    for name, text in (("id", tid), ("task", task), ("tags", tags)):
+        if not isinstance(text, str) or isinstance(text, Undecodable):
+            raise ValueError(f"its {name} is not text in UTF-8")
+    tag_list = json.loads(tags)
+    if not isinstance(tag_list, list) or not all(isinstance(t, str) for t in tag_list):
+        raise ValueError("its tags are not a list of texts")
+    if type(steps) is not int or type(usage[0]) is not int:
+        raise ValueError("its step or hit count is not an integer")
+    for number in (created_at, *usage[1:]):
+        if type(number) not in (int, float) or not math.isfinite(number):
+            raise ValueError(f"it holds {number!r} where a number belongs")
+    return Summary(tid, task, tuple(tag_list), steps, float(created_at), Usage(*usage))
 
 
 def dump_event(event: Event) -> str:
@@ -150,10 +189,11 @@ def load_events(rows: Iterable[tuple[Any, str]], where: str) -> list[Event]:
     found = []
     for row_id, text in rows:
         try:
-            data = json.loads(text)
-            found.append(_event(data))
-        except (ValueError, TypeError, AttributeError) as exc:
-            log.warning("skipping event %s in %s: it cannot be decoded (%s)", row_id, where, exc)
+            if isinstance(text, Undecodable):
+                raise ValueError("it is not valid UTF-8")
+            found.append(_event(json.loads(text)))
+        except Exception as exc:
+            log.warning("skipping event %s in %s: it cannot be decoded (%s)", row_id, where, _short(exc))
     return found
 
 

@@ -37,6 +37,8 @@ class Changes:
     made anew): ``added`` is then the full set."""
     last_used: Mapping[str, float] = field(default_factory=dict)
     """When each added trajectory was last used (stored or hit), so a reader can order them by it."""
+    skipped: tuple[str, ...] = ()
+    """Ids of rows added that could not be read (each named in a warning, never raised)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -530,6 +530,7 @@ class PostgresStore:
         revision, floor = rows[0][4], rows[0][5]  # the state row always comes back
         added: list[tuple[int, Trajectory]] = []
         removed: set[str] = set()
+        skipped: list[str] = []
         last_used: dict[str, float] = {}
         for kind, tid, record, rev, _, _, used in rows:
             if kind == 1:
@@ -540,9 +541,13 @@ class PostgresStore:
                     added.append((rev, trajectory))
                     if used is not None:
                         last_used[tid] = used
+                else:
+                    skipped.append(tid)
         added.sort(key=lambda item: item[0])
         reset = since < floor or since > revision  # behind the tombstones, or a store made anew
-        return Changes(revision, tuple(t for _, t in added), frozenset(removed), reset, last_used)
+        return Changes(
+            revision, tuple(t for _, t in added), frozenset(removed), reset, last_used, tuple(skipped)
+        )
 
     def get(self, trajectory_id: str) -> Trajectory | None:
         row = self._run(lambda conn: conn.execute(self._sql["get"], (trajectory_id,)).fetchone())

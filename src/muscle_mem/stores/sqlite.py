@@ -165,6 +165,7 @@ class SQLiteStore:
             db = sqlite3.connect(
                 self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
             )
+            db.text_factory = _text
             try:
                 self._enter_wal(db)
                 db.execute("PRAGMA synchronous=NORMAL")
@@ -503,11 +504,14 @@ class SQLiteStore:
                         )
                     )
                 )
-            added = (
-                _records.loads(record, tid, task_key, str(self.path), self.signer) for tid, record, _ in rows
-            )
+            loaded = [
+                (tid, _records.loads(record, tid, task_key, str(self.path), self.signer))
+                for tid, record, _ in rows
+            ]
             last_used = {tid: used for tid, _, used in rows if used is not None}
-            return Changes(revision, tuple(t for t in added if t is not None), removed, reset, last_used)
+            added = tuple(t for _, t in loaded if t is not None)
+            skipped = tuple(tid for tid, t in loaded if t is None)
+            return Changes(revision, added, removed, reset, last_used, skipped)
 
         return self._guard(run)
 
@@ -626,6 +630,14 @@ class SQLiteStore:
 def _tenths_ms(seconds: float) -> int:
     """Seconds as milliseconds, down to whole tenths of a second (so the busy timeout rarely changes)."""
     return max(int(seconds * 10), 0) * 100
+
+
+def _text(raw: bytes) -> str:
+    """A TEXT value read; one that is not valid UTF-8 is marked, so its row is skipped, not fatal."""
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return _records.Undecodable(raw.decode("utf-8", "replace"))
 
 
 _INHERITED: list[_Conn] = []
