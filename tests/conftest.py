@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from faultproxy import FaultProxy
 from muscle_mem.provenance import Const, Output, Param
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, StoreUnavailable
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
@@ -179,3 +180,15 @@ def logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     """Captures every record of the ``muscle_mem`` loggers, debug included."""
     caplog.set_level(logging.DEBUG, logger="muscle_mem")
     return caplog
+
+
+@pytest.fixture
+def proxy() -> Iterator[FaultProxy]:
+    """A proxy to the test PostgreSQL server, forwarding until told otherwise."""
+    if not POSTGRES_URL:
+        pytest.skip(SKIP_POSTGRES)
+    from psycopg.conninfo import conninfo_to_dict
+
+    info = conninfo_to_dict(POSTGRES_URL)
+    with FaultProxy(str(info.get("host", "127.0.0.1")), int(info.get("port", 5432))) as running:
+        yield running

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import POSTGRES_URL, SKIP_POSTGRES, drop_schema
+from conftest import POSTGRES_URL, drop_schema
 from faultproxy import FaultProxy
 from muscle_mem import Engine, MissReason, NotStoredReason, Result
 
@@ -25,18 +25,6 @@ STORE_TIMEOUT = 1.0
 BOUND = STORE_TIMEOUT + 1.5
 """The most seconds a call may take here: the store's share, and slack for the agent and the machine."""
 RETRY = 0.2
-
-
-@pytest.fixture
-def proxy() -> Iterator[FaultProxy]:
-    """A proxy to the test PostgreSQL server, forwarding until told otherwise."""
-    if not POSTGRES_URL:
-        pytest.skip(SKIP_POSTGRES)
-    from psycopg.conninfo import conninfo_to_dict
-
-    info = conninfo_to_dict(POSTGRES_URL)
-    with FaultProxy(str(info.get("host", "127.0.0.1")), int(info.get("port", 5432))) as running:
-        yield running
 
 
 @pytest.fixture

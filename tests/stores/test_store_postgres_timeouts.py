@@ -24,17 +24,6 @@ SLACK = 1.5
 
 
 @pytest.fixture
-def proxy() -> Iterator[FaultProxy]:
-    if not POSTGRES_URL:
-        pytest.skip(SKIP_POSTGRES)
-    from psycopg.conninfo import conninfo_to_dict
-
-    info = conninfo_to_dict(POSTGRES_URL)
-    with FaultProxy(str(info.get("host", "127.0.0.1")), int(info.get("port", 5432))) as running:
-        yield running
-
-
-@pytest.fixture
 def schema() -> Iterator[str]:
     if not POSTGRES_URL:
         pytest.skip(SKIP_POSTGRES)
