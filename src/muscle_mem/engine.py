@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import Token
 from typing import Any, TypeVar
 
-from muscle_mem import codec, secret_patterns
+from muscle_mem import codec
 from muscle_mem.breaker import Breaker, check_seconds
 from muscle_mem.cache import TrajectoryCache
 from muscle_mem.check import Check
@@ -443,7 +443,7 @@ class Engine:
             key, text = self._identify(args, kwargs, tags, plain, frozenset(secrets))
         except codec.CodecError as exc:
             key, text, problem = "", task_text(args, kwargs, plain), str(exc)
-        return key, redact(text, secrets) if secrets else secret_patterns.scrub(text), problem
+        return key, redact(text, secrets), problem  # redact also scrubs secret-looking texts
 
     def _end(self, run: Run) -> None:
         run.ended = True

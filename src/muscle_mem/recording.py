@@ -595,12 +595,13 @@ def _adopted(tool: Tool, stray: Callable[[str, Run], None], runs: list[Run]) -> 
     """
     if not runs:
         return None
-    if len(runs) > 1 or _in_asyncio_task():
-        where = "an asyncio task" if _in_asyncio_task() else "a thread"
+    in_task = _in_asyncio_task()
+    if len(runs) > 1 or in_task:
+        where = "an asyncio task" if in_task else "a thread"
         for run in runs:
             run.unattributable(
                 f"tool {tool.name!r} was called from {where} without a run in its context while "
-                f"{_runs(len(runs))} of the engine were in progress: whether it is this run's cannot be told, so it is not "
+                f"{_runs(len(runs))} in progress: whether it is this run's cannot be told, so it is not "
                 "recorded and the run is not stored (make the call in the run's context: create the task "
                 "inside the run, or submit it with contextvars.copy_context().run)"
             )
@@ -615,7 +616,7 @@ def _adopted(tool: Tool, stray: Callable[[str, Run], None], runs: list[Run]) -> 
 
 
 def _runs(count: int) -> str:
-    return "1 run" if count == 1 else f"{count} runs"
+    return "1 run of the engine was" if count == 1 else f"{count} runs of the engine were"
 
 
 def _in_asyncio_task() -> bool:
