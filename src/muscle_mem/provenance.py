@@ -34,7 +34,8 @@ from muscle_mem.forms import SAME, Form, FormError
 PathKind = Literal["key", "attr", "item"]
 PathElement = tuple[PathKind, Any]
 _SCALARS = (str, int, float, bool, bytes, type(None))
-_SCALAR_TYPES = frozenset(_SCALARS)
+SCALAR_TYPES = frozenset(_SCALARS)
+"""The immutable scalar types: a value of one is used as it is, never copied."""
 
 
 class Unresolved(MuscleMemError, LookupError):
@@ -189,7 +190,7 @@ def declared_fields(cls: Any) -> frozenset[str]:
 def evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> Any:
     """The live value ``arg`` stands for in a run with these params and step outputs."""
     try:
-        if type(arg) is Const and type(arg.value) in _SCALAR_TYPES:  # the common cases first: a hit's cost
+        if type(arg) is Const and type(arg.value) in SCALAR_TYPES:  # the common cases first: a hit's cost
             return arg.value
         if type(arg) is Output and not arg.picks:
             value = walk(outputs[arg.step], arg.path)
@@ -363,7 +364,7 @@ class _NotPlain(Exception):
 def _plain_copy(value: Any) -> Any:
     """A deep copy of lists, dicts and tuples of scalars; raises :class:`_NotPlain` at anything else."""
     kind = type(value)
-    if kind in _SCALAR_TYPES:
+    if kind in SCALAR_TYPES:
         return value
     if kind is list:
         return [_plain_copy(item) for item in value]
@@ -375,7 +376,7 @@ def _plain_copy(value: Any) -> Any:
 
 
 def _plain_key(key: Any) -> Any:
-    if type(key) not in _SCALAR_TYPES:
+    if type(key) not in SCALAR_TYPES:
         raise _NotPlain
     return key
 

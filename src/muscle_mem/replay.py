@@ -19,7 +19,7 @@ import inspect
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from types import CoroutineType
 from typing import Any
@@ -27,7 +27,7 @@ from typing import Any
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.index import Skipped, StepEdge, StepGroup, StepNode, TaskSteps, newest_first
-from muscle_mem.provenance import Broken, Disagreement, Unresolved, evaluate
+from muscle_mem.provenance import SCALAR_TYPES, Broken, Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen
 from muscle_mem.tools import Tool, ToolRegistry
@@ -83,7 +83,10 @@ class _Attempt:
     """The most recently successful candidate whose pre-check passed."""
     others: Iterator[StepEdge] | None = None
     """The other candidates, newest first (walked only if ``first`` fails its post-check)."""
-    pre: Any = None
+    pre: Any = NOT_CAPTURED
+    """What the pre-check captured (a :class:`Raised` if the capture raised)."""
+    stamp: float = 0.0
+    """The stamp of ``first``."""
 
 
 Replay = Generator[Invoke, Any, Ending]
@@ -126,20 +129,36 @@ class Replayer:
                 reasons: list[tuple[MissReason, str]] = []
                 attempt: _Attempt | None = None
                 blame: str | None = None
-                for group in _newest_groups(node.groups):
-                    if attempt is not None and group.latest_stamp() <= attempt.first.stamp:  # type: ignore[union-attr]
+                groups = node.groups
+                # newest first; a copy when there are few (one C call: another thread cannot change it meanwhile)
+                for group in (
+                    tuple(groups.values())[::-1] if len(groups) <= FEW_GROUPS else newest_first(groups)
+                ):
+                    if attempt is not None and group.latest_stamp() <= attempt.stamp:
                         break  # this group and the older ones cannot hold a more recent success
                     tried = self._prepare(group, step_no, reasons)
                     if tried is not None:
                         check = tried.tool.pre_check
                         if check is None:
-                            tried = _chosen(tried, group.ordered(), NOT_CAPTURED, step_no, reasons)
+                            candidates: Iterator[StepEdge] | None = group.ordered()
                         else:
-                            captured = yield check.capture, tried.call_args, tried.kwargs
-                            tried = self._checked(tried, check, group, captured, step_no, reasons)
+                            tried.pre = yield check.capture, tried.call_args, tried.kwargs
+                            candidates = self._candidates(tried, check, group, step_no, reasons)
+                        first = next(candidates, None) if candidates is not None else None
+                        if first is None:
+                            if candidates is not None:
+                                reasons.append(
+                                    (
+                                        MissReason.PRE_CHECK_FAILED,
+                                        f"pre-check of tool {tried.tool.name!r} failed at step {step_no}",
+                                    )
+                                )
+                            tried = None
+                        else:
+                            tried.first, tried.others, tried.stamp = first, candidates, first.stamp
                     if tried is None:
                         blame = blame or group.step.tool
-                    elif attempt is None or tried.first.stamp > attempt.first.stamp:  # type: ignore[union-attr]
+                    elif attempt is None or tried.stamp > attempt.stamp:
                         attempt = tried
                 if attempt is None:
                     if node.ends:
@@ -167,27 +186,33 @@ class Replayer:
                     edge, post = first, NOT_CAPTURED
                 else:
                     edge, post = yield from self._post_check(attempt, tool.post_check)
-                try:
-                    output = run.seen(tool, value)  # as at the call: later calls may change it
-                except Exception as exc:
-                    return Ending(
-                        reason=f"output_view of tool {tool.name!r} raised {exc!r} at step {step_no}",
-                        tool=tool.name,
-                        kind=MissReason.TOOL_RAISED,
-                    )
+                if type(value) in SCALAR_TYPES and tool.output_view is None and not tool.secret_outputs:
+                    output = value  # what run.seen makes of it
+                else:
+                    try:
+                        output = run.seen(tool, value)  # as at the call: later calls may change it
+                    except Exception as exc:
+                        return Ending(
+                            reason=f"output_view of tool {tool.name!r} raised {exc!r} at step {step_no}",
+                            tool=tool.name,
+                            kind=MissReason.TOOL_RAISED,
+                        )
                 outputs.append(output)
+                pre = attempt.pre
                 calls.append(
                     Call(
-                        tool=tool.name,
-                        args=attempt.call_args[1:] if tool.is_method else attempt.call_args,
-                        kwargs=attempt.kwargs,
-                        output=output,
-                        replayed=True,
-                        pre=_frozen_snapshot(attempt.pre),
-                        post=_frozen_snapshot(post),
-                        step=attempt.step,
-                        tool_ref=tool,
-                        returned=value if tool.output_view is not None else output,
+                        tool.name,
+                        attempt.call_args[1:] if tool.is_method else attempt.call_args,
+                        attempt.kwargs,
+                        output,
+                        True,
+                        0.0,
+                        pre if type(pre) in SCALAR_TYPES else _frozen_snapshot(pre),
+                        post if post is NOT_CAPTURED else _frozen_snapshot(post),
+                        attempt.step,
+                        tool,
+                        0,
+                        value if tool.output_view is not None else output,
                     )
                 )
                 if edge is None:
@@ -257,6 +282,11 @@ class Replayer:
                 )
             )
             return None
+        constant = step.constant_arguments
+        if constant is not None:
+            args, named = constant
+            kwargs = dict(named) if named else {}
+            return _Attempt(tool, step, (self.context, *args) if tool.is_method else args, kwargs)
         params, outputs = self.params, self.outputs
         try:
             args = tuple([evaluate(a, params, outputs) for a in step.args]) if step.args else ()
@@ -273,39 +303,39 @@ class Replayer:
             return None
         return _Attempt(tool, step, (self.context, *args) if tool.is_method else args, kwargs)
 
-    def _checked(
+    def _candidates(
         self,
         call: _Attempt,
         check: Check[Any],
         group: StepGroup,
-        captured: Any,
         step_no: int,
         reasons: list[tuple[MissReason, str]],
-    ) -> _Attempt | None:
-        """The attempt whose pre-check passes against what was just captured, or None."""
-        name = call.tool.name
+    ) -> Iterator[StepEdge] | None:
+        """The candidate edges whose pre-check passes against what was just captured (``call.pre``).
+
+        None (with the reason) when the capture raised or cannot be hashed.
+        """
+        captured = call.pre
         if type(captured) is Raised:
             reasons.append(
                 (
                     MissReason.PRE_CHECK_RAISED,
-                    f"pre-check capture of tool {name!r} raised {captured.error!r} at step {step_no}",
+                    f"pre-check capture of tool {call.tool.name!r} raised {captured.error!r} at step {step_no}",
                 )
             )
             return None
         if check.by_key:
             try:
-                candidates = group.ordered(snapshot_key(captured), keyed=True)
+                return group.ordered(snapshot_key(captured), keyed=True)
             except codec.CodecError as exc:
                 reasons.append(
                     (
                         MissReason.SNAPSHOT_UNHASHABLE,
-                        f"pre-check snapshot of tool {name!r} cannot be hashed: {exc}",
+                        f"pre-check snapshot of tool {call.tool.name!r} cannot be hashed: {exc}",
                     )
                 )
                 return None
-        else:
-            candidates = _passing(check.passes, captured, group.ordered(), reasons, name)
-        return _chosen(call, candidates, captured, step_no, reasons)
+        return _passing(check.passes, captured, group.ordered(), reasons, call.tool.name)
 
     def _post_check(
         self, attempt: _Attempt, check: Check[Any]
@@ -342,36 +372,8 @@ class Replayer:
         return None, captured
 
 
-def _newest_groups(groups: Mapping[str, StepGroup]) -> Iterable[StepGroup]:
-    """The groups of a node, most recently successful first (a copy when there are few: no generator)."""
-    if len(groups) <= FEW_GROUPS:
-        return tuple(groups.values())[::-1]  # one C call: another thread cannot change it meanwhile
-    return newest_first(groups)
-
-
 FEW_GROUPS = 8
 """Up to this many groups at a node are walked from a copy (cheaper than a lazy walk)."""
-
-
-def _chosen(
-    call: _Attempt,
-    candidates: Iterator[StepEdge],
-    pre: Any,
-    step_no: int,
-    reasons: list[tuple[MissReason, str]],
-) -> _Attempt | None:
-    """The call with its first candidate, or None (with the reason) when no candidate passes."""
-    first = next(candidates, None)
-    if first is None:
-        reasons.append(
-            (
-                MissReason.PRE_CHECK_FAILED,
-                f"pre-check of tool {call.tool.name!r} failed at step {step_no}",
-            )
-        )
-        return None
-    call.first, call.others, call.pre = first, candidates, pre
-    return call
 
 
 def _passing(
