@@ -9,6 +9,7 @@ import time
 import weakref
 
 from muscle_mem.breaker import Breaker
+from muscle_mem.fast_init import fast_instance
 from muscle_mem.reasons import Problem
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending
@@ -91,7 +92,8 @@ def _flush_at_exit() -> None:
 
 def hit_event(run: Run, trajectory_id: str, steps: int, elapsed: float, saved: float, tokens: int) -> Event:
     """The event of a full hit."""
-    return Event(
+    return fast_instance(
+        Event,
         at=time.time(),
         task=run.task,
         task_key=run.task_key,
@@ -117,7 +119,8 @@ def miss_event(
 
     Its texts are redacted of secret-looking texts (an exception a tool raised may quote a key).
     """
-    return Event(
+    return fast_instance(
+        Event,
         at=time.time(),
         task=run.task,
         task_key=run.task_key,

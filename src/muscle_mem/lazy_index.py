@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from muscle_mem.index import Skipped
+from muscle_mem.provenance import constant_arguments
 from muscle_mem.stores.base import CoreStore, StepIndexed
 from muscle_mem.stores.steps import END, NONE, Candidate, StepRow, child, root, step_rows
 from muscle_mem.trajectory import Step, Trajectory
@@ -133,6 +134,8 @@ class LazyGroup:
         self.node = node
         self.signature = signature
         self.step = step
+        self.constant = constant_arguments(step.args, step.kwargs)
+        """The call's arguments if each is a constant scalar (a replay then need not evaluate them)."""
         self.latest = latest
         """The latest use of any trajectory making this call here."""
         self._edges: dict[str | None, list[LazyEdge]] = {}

@@ -9,6 +9,7 @@ from typing import Any
 
 from muscle_mem.cache import TrajectoryCache
 from muscle_mem.dataflow import trajectory_of
+from muscle_mem.fast_init import fast_instance
 from muscle_mem.index import TaskSteps
 from muscle_mem.journal import Journal, hit_event, miss_event
 from muscle_mem.metrics import Metrics
@@ -59,7 +60,8 @@ class Outcomes:
             self.metrics.add("store_errors")
             logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
         logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
-        return Result(
+        return fast_instance(
+            Result,
             hit=True,
             output=ending.answer,
             steps_replayed=steps,
@@ -104,7 +106,8 @@ class Outcomes:
         elapsed = time.perf_counter() - started
         self.journal.add(miss_event(run, ending, replayed, elapsed, now - agent_started, stored_id, refused))
         logger.info("miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
-        return Result(
+        return fast_instance(
+            Result,
             hit=False,
             output=output,
             steps_replayed=replayed,

@@ -187,6 +187,19 @@ def declared_fields(cls: Any) -> frozenset[str]:
     return frozenset(model_fields) if isinstance(model_fields, dict) else frozenset()
 
 
+ConstantArguments = tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]]
+"""A call's positional and keyword arguments, each a constant scalar."""
+
+
+def constant_arguments(args: Sequence[Arg], kwargs: Sequence[tuple[str, Arg]]) -> ConstantArguments | None:
+    """What :func:`evaluate` gives for each argument when all are constant scalars (the same in
+    every run, and immutable: no copy is needed), else None."""
+    for arg in (*args, *(a for _, a in kwargs)):
+        if type(arg) is not Const or type(arg.value) not in SCALAR_TYPES:
+            return None
+    return tuple(a.value for a in args), tuple((k, a.value) for k, a in kwargs)  # type: ignore[union-attr]
+
+
 def evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> Any:
     """The live value ``arg`` stands for in a run with these params and step outputs."""
     try:

@@ -26,6 +26,7 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
+from muscle_mem.fast_init import fast_instance
 from muscle_mem.index import Skipped, StepEdge, StepGroup, StepNode, TaskSteps, newest_first
 from muscle_mem.provenance import SCALAR_TYPES, Broken, Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
@@ -49,7 +50,7 @@ class Raised:
         self.error = error
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Ending:
     """How a replay ended: a full hit (the ``trajectory`` completed, its ``answer``), or why it stopped."""
 
@@ -261,7 +262,7 @@ class Replayer:
                 MissReason.AMBIGUOUS_ORIGIN if isinstance(exc, Disagreement) else MissReason.ANSWER_UNRESOLVED
             )
             return Ending(reason=f"the recorded answer {exc}", kind=kind)
-        return Ending(trajectory=trajectory, answer=value)
+        return fast_instance(Ending, trajectory=trajectory, answer=value)
 
     def _prepare(
         self, group: StepGroup, step_no: int, reasons: list[tuple[MissReason, str]]
@@ -282,7 +283,7 @@ class Replayer:
                 )
             )
             return None
-        constant = step.constant_arguments
+        constant = group.constant
         if constant is not None:
             args, named = constant
             kwargs = dict(named) if named else {}

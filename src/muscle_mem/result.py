@@ -30,7 +30,7 @@ def step_views(calls: Sequence[Any]) -> tuple[StepView, ...]:
     return tuple(StepView(c.tool, c.args, MappingProxyType(c.kwargs), c.returned, c.replayed) for c in calls)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Result:
     """The outcome of ``engine(...)``: truthy exactly on a full cache hit.
 

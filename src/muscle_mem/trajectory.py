@@ -18,7 +18,6 @@ from muscle_mem import codec
 from muscle_mem.errors import MuscleMemError
 from muscle_mem.forms import SAME, Form, FormKind
 from muscle_mem.provenance import (
-    SCALAR_TYPES,
     Agree,
     Arg,
     Const,
@@ -66,10 +65,6 @@ class Snapshot:
         return cls(value=None, key=codec.fingerprint(value), kept=False)
 
 
-_UNKNOWN: Any = object()
-"""A cache of :class:`Step` not filled yet."""
-
-
 @dataclass(frozen=True, slots=True)
 class Step:
     """One tool call of a trajectory."""
@@ -82,46 +77,18 @@ class Step:
     post: Snapshot | None = None
     seconds: float = 0.0
     """How long the tool body took when recorded."""
-    _signature: str | None = field(default=None, init=False, repr=False, compare=False)
-    _constant: Any = field(default=_UNKNOWN, init=False, repr=False, compare=False)
 
     @property
     def signature(self) -> str:
         """Identity of the call itself (tool, version, arguments), independent of snapshots."""
-        signature = self._signature
-        if signature is None:
-            signature = codec.digest(
-                [
-                    self.tool,
-                    self.version,
-                    [arg_record(a) for a in self.args],
-                    [[k, arg_record(a)] for k, a in self.kwargs],
-                ]
-            )
-            object.__setattr__(self, "_signature", signature)  # a cache: the step is immutable
-        return signature
-
-    @property
-    def constant_arguments(self) -> tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]] | None:
-        """The arguments of every replay of the step when each is a constant scalar, else None.
-
-        Such arguments are the same in every run (a scalar is immutable, so no copy is needed): a
-        replay skips their evaluation.
-        """
-        constant = self._constant
-        if constant is _UNKNOWN:
-            constant = _constant_arguments(self.args, self.kwargs)
-            object.__setattr__(self, "_constant", constant)  # a cache: the step is immutable
-        return constant  # type: ignore[no-any-return]
-
-
-def _constant_arguments(
-    args: tuple[Arg, ...], kwargs: tuple[tuple[str, Arg], ...]
-) -> tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]] | None:
-    for arg in (*args, *(a for _, a in kwargs)):
-        if type(arg) is not Const or type(arg.value) not in SCALAR_TYPES:
-            return None
-    return tuple(a.value for a in args), tuple((k, a.value) for k, a in kwargs)  # type: ignore[union-attr]
+        return codec.digest(
+            [
+                self.tool,
+                self.version,
+                [arg_record(a) for a in self.args],
+                [[k, arg_record(a)] for k, a in self.kwargs],
+            ]
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,7 @@ class Summary:
     usage: Usage
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Event:
     """One engine call, as kept for reports: a hit, or a miss and why."""
 
