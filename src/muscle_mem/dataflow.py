@@ -101,8 +101,12 @@ class Unreplayable(codec.CodecError):
     """A run that cannot be stored as a trajectory a replay would repeat faithfully."""
 
 
+_NUMBER = (int, float)
+"""A tuple, not ``int | float``: a union is built anew at each call of the line that spells it."""
+
+
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, _NUMBER) and not isinstance(value, bool)
 
 
 def _stands_in(text: str, value: Any, *, in_dates: bool = False) -> bool:
@@ -113,13 +117,20 @@ def _stands_in(text: str, value: Any, *, in_dates: bool = False) -> bool:
     return any(True for _ in word_spans(text, str(value)))
 
 
+_KEYED = frozenset({str, bytes, int, float, uuid.UUID})
+"""The types :func:`_value_key` keys by value (subclasses other than bool are checked after)."""
+
+
 def _value_key(value: Any) -> Hashable | None:
     """What equal values share: the value itself, or the fingerprint of a structured value (None
     for None and booleans, which are the agent's constants: they carry no identity to follow)."""
+    kind = type(value)
+    if kind in _KEYED:
+        return (kind, value)
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str | bytes | int | float | uuid.UUID):
-        return (type(value), value)
+        return (kind, value)
     if not _has_identity(value, 0):
         return None
     try:

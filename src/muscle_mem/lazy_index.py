@@ -269,6 +269,7 @@ class LazyTaskIndex:
     def __init__(self, index: LazyIndex, task_key: str) -> None:
         self.index = index
         self.task_key = task_key
+        self._root = root(task_key)
         self.revision = 0
         self.size = 0
         self.lock = threading.Lock()
@@ -281,7 +282,7 @@ class LazyTaskIndex:
     @property
     def root(self) -> LazyNode:
         """The task's first node."""
-        return self.index.node(self.task_key, root(self.task_key))
+        return self.index.node(self.task_key, self._root)
 
     @property
     def tags(self) -> frozenset[str]:

@@ -45,11 +45,15 @@ class Metrics:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def hit(self, steps: int, saved_seconds: float, saved_tokens: int) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: it costs a hit several times as much here
+        try:
             self.hits += 1
             self.steps_replayed += steps
             self.saved_seconds += saved_seconds
             self.saved_tokens += saved_tokens
+        finally:
+            lock.release()
 
     def miss(self, steps: int, reason: MissReason | None, agent_seconds: float, tokens: int) -> None:
         with self._lock:

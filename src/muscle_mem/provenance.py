@@ -334,7 +334,13 @@ def children(value: Any) -> Iterator[tuple[PathElement, Any]]:
     These are the items of a dict (str or int keys) or a list, and the fields of a named tuple, a
     dataclass (its public ones) or a pydantic model.
     """
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind in SCALAR_TYPES:
+        return  # the common case, and the slowest through the checks below
+    if kind is list or kind is tuple:
+        for index, item in enumerate(value):
+            yield ("item", index), item
+    elif isinstance(value, Mapping):
         for key, item in value.items():
             if isinstance(key, str | int) and not isinstance(key, bool):
                 yield ("key", key), item

@@ -142,6 +142,31 @@ class Flight:
 class Run:
     """A task being solved: what the engine replayed and what the agent did, in order."""
 
+    __slots__ = (
+        "_lock",
+        "_orders",
+        "calls",
+        "ended",
+        "id",
+        "in_flight",
+        "in_parent_tool",
+        "late",
+        "owner",
+        "params",
+        "parent",
+        "problems",
+        "recording",
+        "relevance",
+        "sealed",
+        "secret_outputs",
+        "secrets",
+        "stored_id",
+        "tags",
+        "task",
+        "task_key",
+        "tokens",
+    )
+
     def __init__(
         self, owner: object, task: str, task_key: str, tags: tuple[str, ...], params: Mapping[str, Any]
     ) -> None:

@@ -18,7 +18,6 @@ import dataclasses
 import inspect
 import itertools
 import logging
-import threading
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from types import CoroutineType
@@ -100,6 +99,8 @@ class Replayer:
     else raised while replaying it) is left out and reported to ``skipped``; it never raises to the
     engine's caller.
     """
+
+    __slots__ = ("context", "edge", "outputs", "params", "registry", "run", "skipped")
 
     def __init__(
         self,
@@ -485,23 +486,18 @@ class ActiveReplays:
 
     def __init__(self) -> None:
         self._by_run: dict[int, Replayer] = {}
-        self._lock = threading.Lock()
 
     def add(self, replayer: Replayer) -> None:
-        with self._lock:
-            self._by_run[replayer.run.id] = replayer
+        self._by_run[replayer.run.id] = replayer  # one C call each, as the copies below: no lock
 
     def remove(self, run: Run) -> None:
-        with self._lock:
-            self._by_run.pop(run.id, None)
+        self._by_run.pop(run.id, None)
 
     def runs(self) -> list[Run]:
         """The runs in progress (a call from a thread without a run in its context may be theirs)."""
-        with self._lock:
-            return [r.run for r in self._by_run.values()]
+        return [r.run for r in tuple(self._by_run.values())]
 
     def protected(self) -> frozenset[str]:
         """The trajectories replays in progress follow (eviction leaves them alone)."""
-        with self._lock:
-            edges = [r.edge for r in self._by_run.values() if r.edge is not None]
+        edges = [r.edge for r in tuple(self._by_run.values()) if r.edge is not None]
         return frozenset().union(*(e.trajectories for e in edges))

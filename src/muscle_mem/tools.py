@@ -27,7 +27,8 @@ class Tool:
     secret_outputs: bool = False
     """Whether its outputs are secrets: stored only as references, never in clear."""
     is_async: bool = field(init=False)
-    _signature: inspect.Signature | None = field(default=None, init=False, repr=False)
+    _positional: tuple[str, ...] | None = field(default=None, init=False, repr=False)
+    """The names of the positional parameters (``self`` excluded), read once."""
     foreign_call_noted: bool = field(default=False, init=False, repr=False)
     """Whether the log already said this tool was called inside another engine's run."""
 
@@ -36,16 +37,18 @@ class Tool:
 
     def parameter_names(self, nargs: int, kwarg_names: tuple[str, ...]) -> list[str]:
         """Names of the recorded positional arguments (``self`` excluded), then of the kwargs."""
-        if self._signature is None:
+        positional = self._positional
+        if positional is None:
             try:
-                self._signature = inspect.signature(self.fn)
+                signature = inspect.signature(self.fn)
             except (TypeError, ValueError):
-                self._signature = inspect.Signature()
-        params = list(self._signature.parameters.values())
-        if self.is_method:
-            params = params[1:]
-        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        names = [positional[i] if i < len(positional) else f"args[{i}]" for i in range(nargs)]
+                signature = inspect.Signature()
+            params = list(signature.parameters.values())
+            if self.is_method:
+                params = params[1:]
+            kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            positional = self._positional = tuple(p.name for p in params if p.kind in kinds)
+        names = [*positional[:nargs], *(f"args[{i}]" for i in range(len(positional), nargs))]
         return names + list(kwarg_names)
 
 

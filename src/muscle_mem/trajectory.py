@@ -146,10 +146,14 @@ def arg_record(arg: Arg | Text) -> dict[str, Any]:
         case Const(value):
             return {"static": codec.encode(value)}
         case Param(name, form):
-            return {"param": name} if form == SAME else {"param": name, "form": _form_record(form)}
+            return (
+                {"param": name}
+                if form is SAME or form == SAME
+                else {"param": name, "form": _form_record(form)}
+            )
         case Output(step, path, form, picks):
             record: dict[str, Any] = {"output": step, "path": [[k, codec.encode(v)] for k, v in path]}
-            if form != SAME:
+            if form is not SAME and form != SAME:
                 record["form"] = _form_record(form)
             if picks:
                 record["picks"] = [[p.depth, p.identity] for p in picks]
