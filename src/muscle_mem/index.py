@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
-from muscle_mem.provenance import ConstantArguments, constant_arguments
+from muscle_mem.provenance import DirectArguments, direct_arguments
 from muscle_mem.stores.base import Changes, CoreStore
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -41,8 +41,8 @@ class StepGroup(Protocol):
     @property
     def step(self) -> Step: ...
     @property
-    def constant(self) -> ConstantArguments | None:
-        """The call's arguments if each is a constant scalar (a replay then need not evaluate them)."""
+    def direct(self) -> DirectArguments | None:
+        """How to pass the call's arguments if none needs evaluating (constant scalars, whole outputs)."""
 
     def ordered(self, pre_key: str | None = None, *, keyed: bool = False) -> Iterator[StepEdge]: ...
     def latest_stamp(self) -> float: ...
@@ -96,10 +96,10 @@ class Group:
     step: Step
     edges: dict[tuple[str | None, str | None], Edge] = field(default_factory=dict)
     by_pre: dict[str | None, dict[str | None, Edge]] = field(default_factory=dict)
-    constant: ConstantArguments | None = field(init=False)
+    direct: DirectArguments | None = field(init=False)
 
     def __post_init__(self) -> None:
-        self.constant = constant_arguments(self.step.args, self.step.kwargs)
+        self.direct = direct_arguments(self.step.args, self.step.kwargs)
 
     def ordered(self, pre_key: str | None = None, *, keyed: bool = False) -> Iterator[Edge]:
         """Edges, most recent first: all of them, or (``keyed``) those whose pre snapshot hashes to a key.

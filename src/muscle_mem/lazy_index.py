@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from muscle_mem.index import Skipped
-from muscle_mem.provenance import constant_arguments
+from muscle_mem.provenance import direct_arguments
 from muscle_mem.stores.base import CoreStore, StepIndexed
 from muscle_mem.stores.steps import END, NONE, Candidate, StepRow, child, root, step_rows
 from muscle_mem.trajectory import Step, Trajectory
@@ -134,8 +134,8 @@ class LazyGroup:
         self.node = node
         self.signature = signature
         self.step = step
-        self.constant = constant_arguments(step.args, step.kwargs)
-        """The call's arguments if each is a constant scalar (a replay then need not evaluate them)."""
+        self.direct = direct_arguments(step.args, step.kwargs)
+        """How to pass the call's arguments if none needs evaluating (constant scalars, whole outputs)."""
         self.latest = latest
         """The latest use of any trajectory making this call here."""
         self._edges: dict[str | None, list[LazyEdge]] = {}
@@ -350,7 +350,9 @@ class LazyIndex:
 
     def node(self, task_key: str, node_id: str) -> LazyNode:
         """The node with this id, cached or new (not loaded yet)."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: it would cost a hit several times as much here
+        try:
             node = self._nodes.get(node_id)
             if node is not None:
                 self._nodes.move_to_end(node_id)
@@ -358,6 +360,8 @@ class LazyIndex:
             node = self._nodes[node_id] = LazyNode(self, task_key, node_id)
             self._by_task.setdefault(task_key, set()).add(node_id)
             return node
+        finally:
+            lock.release()
 
     def cached(self, node_id: str) -> LazyNode | None:
         """The node with this id if it is cached."""

@@ -187,17 +187,30 @@ def declared_fields(cls: Any) -> frozenset[str]:
     return frozenset(model_fields) if isinstance(model_fields, dict) else frozenset()
 
 
-ConstantArguments = tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]]
-"""A call's positional and keyword arguments, each a constant scalar."""
+Direct = tuple[int, Any]
+"""An argument a replay passes without evaluating it: ``(-1, value)`` for a constant scalar, ``(step, None)``
+for the whole output of an earlier step."""
+DirectArguments = tuple[tuple[Direct, ...], tuple[tuple[str, Direct], ...]]
+"""A call's positional and keyword arguments, each :data:`Direct`."""
 
 
-def constant_arguments(args: Sequence[Arg], kwargs: Sequence[tuple[str, Arg]]) -> ConstantArguments | None:
-    """What :func:`evaluate` gives for each argument when all are constant scalars (the same in
-    every run, and immutable: no copy is needed), else None."""
-    for arg in (*args, *(a for _, a in kwargs)):
-        if type(arg) is not Const or type(arg.value) not in SCALAR_TYPES:
-            return None
-    return tuple(a.value for a in args), tuple((k, a.value) for k, a in kwargs)  # type: ignore[union-attr]
+def direct_arguments(args: Sequence[Arg], kwargs: Sequence[tuple[str, Arg]]) -> DirectArguments | None:
+    """How to pass each argument without :func:`evaluate` when all are constant scalars (the same in
+    every run, and immutable: no copy is needed) or whole outputs (what ``evaluate`` gives for them
+    too), else None."""
+    positional = tuple(_direct(a) for a in args)
+    named = tuple((k, _direct(a)) for k, a in kwargs)
+    if None in positional or any(d is None for _, d in named):
+        return None
+    return positional, named  # type: ignore[return-value]
+
+
+def _direct(arg: Arg) -> Direct | None:
+    if type(arg) is Const and type(arg.value) in SCALAR_TYPES:
+        return (-1, arg.value)
+    if type(arg) is Output and not arg.path and not arg.picks and arg.form is SAME:
+        return (arg.step, None)
+    return None
 
 
 def evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> Any:

@@ -71,22 +71,10 @@ class Ending:
         return dataclasses.replace(self, reason=run.redact(self.reason))
 
 
-@dataclass(slots=True)
-class _Attempt:
-    """A group's live call (before its pre-check), then the candidate edges that pass it."""
-
-    tool: Tool
-    step: Step
-    call_args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    first: StepEdge | None = None
-    """The most recently successful candidate whose pre-check passed."""
-    others: Iterator[StepEdge] | None = None
-    """The other candidates, newest first (walked only if ``first`` fails its post-check)."""
-    pre: Any = NOT_CAPTURED
-    """What the pre-check captured (a :class:`Raised` if the capture raised)."""
-    stamp: float = 0.0
-    """The stamp of ``first``."""
+_Attempt = tuple[StepEdge, Iterator[StepEdge], Any, Tool, Step, tuple[Any, ...], dict[str, Any]]
+"""The call a step makes: its most recently successful candidate whose pre-check passed, the other
+candidates (newest first, walked only if the first fails its post-check), what the pre-check
+captured, the tool, the recorded step, and the live arguments."""
 
 
 Replay = Generator[Invoke, Any, Ending]
@@ -136,32 +124,32 @@ class Replayer:
                 for group in (
                     tuple(groups.values())[::-1] if len(groups) <= FEW_GROUPS else newest_first(groups)
                 ):
-                    if attempt is not None and group.latest_stamp() <= attempt.stamp:
+                    if attempt is not None and group.latest_stamp() <= attempt[0].stamp:
                         break  # this group and the older ones cannot hold a more recent success
-                    tried = self._prepare(group, step_no, reasons)
-                    if tried is not None:
-                        check = tried.tool.pre_check
+                    call = self._prepare(group, step_no, reasons)
+                    first = None
+                    if call is not None:
+                        tool, call_args, kwargs = call
+                        check = tool.pre_check
+                        pre = NOT_CAPTURED
                         if check is None:
                             candidates: Iterator[StepEdge] | None = group.ordered()
                         else:
-                            tried.pre = yield check.capture, tried.call_args, tried.kwargs
-                            candidates = self._candidates(tried, check, group, step_no, reasons)
-                        first = next(candidates, None) if candidates is not None else None
-                        if first is None:
-                            if candidates is not None:
+                            pre = yield check.capture, call_args, kwargs
+                            candidates = self._candidates(tool, check, group, pre, step_no, reasons)
+                        if candidates is not None:
+                            first = next(candidates, None)
+                            if first is None:
                                 reasons.append(
                                     (
                                         MissReason.PRE_CHECK_FAILED,
-                                        f"pre-check of tool {tried.tool.name!r} failed at step {step_no}",
+                                        f"pre-check of tool {tool.name!r} failed at step {step_no}",
                                     )
                                 )
-                            tried = None
-                        else:
-                            tried.first, tried.others, tried.stamp = first, candidates, first.stamp
-                    if tried is None:
+                            elif attempt is None or first.stamp > attempt[0].stamp:
+                                attempt = (first, candidates, pre, tool, group.step, call_args, kwargs)
+                    if first is None:
                         blame = blame or group.step.tool
-                    elif attempt is None or tried.stamp > attempt.stamp:
-                        attempt = tried
                 if attempt is None:
                     if node.ends:
                         return self._finish(node)
@@ -171,10 +159,9 @@ class Replayer:
                         tool=blame,
                         kind=reasons[0][0] if reasons else MissReason.NO_SAFE_STEP,
                     )
-                tool, first = attempt.tool, attempt.first
-                assert first is not None
+                first, _, pre, tool, step, call_args, kwargs = attempt
                 self.edge = first  # in use from now on: eviction leaves its trajectories alone
-                value = yield tool.fn, attempt.call_args, attempt.kwargs
+                value = yield tool.fn, call_args, kwargs
                 if type(value) is Raised:
                     if not isinstance(value.error, Exception):
                         raise value.error
@@ -200,18 +187,17 @@ class Replayer:
                             kind=MissReason.TOOL_RAISED,
                         )
                 outputs.append(output)
-                pre = attempt.pre
                 calls.append(
                     Call(
                         tool.name,
-                        attempt.call_args[1:] if tool.is_method else attempt.call_args,
-                        attempt.kwargs,
+                        call_args[1:] if tool.is_method else call_args,
+                        kwargs,
                         output,
                         True,
                         0.0,
                         pre if type(pre) in SCALAR_TYPES else _frozen_snapshot(pre),
                         post if post is NOT_CAPTURED else _frozen_snapshot(post),
-                        attempt.step,
+                        step,
                         tool,
                         0,
                         value if tool.output_view is not None else output,
@@ -267,8 +253,8 @@ class Replayer:
 
     def _prepare(
         self, group: StepGroup, step_no: int, reasons: list[tuple[MissReason, str]]
-    ) -> _Attempt | None:
-        """The live call a group would make, or None (with the reason) if it cannot be made."""
+    ) -> tuple[Tool, tuple[Any, ...], dict[str, Any]] | None:
+        """The live call a group would make (the tool, its arguments), or None (with the reason) if it cannot be made."""
         step = group.step
         tool = self.registry.get(step.tool)
         if tool is None:
@@ -284,12 +270,16 @@ class Replayer:
                 )
             )
             return None
-        constant = group.constant
-        if constant is not None:
-            args, named = constant
-            kwargs = dict(named) if named else {}
-            return _Attempt(tool, step, (self.context, *args) if tool.is_method else args, kwargs)
         params, outputs = self.params, self.outputs
+        direct = group.direct
+        if direct is not None:
+            try:
+                args = tuple([value if at < 0 else outputs[at] for at, value in direct[0]])
+                kwargs = {k: value if at < 0 else outputs[at] for k, (at, value) in direct[1]}
+            except IndexError:
+                pass  # an output this run has not made: evaluated below, which says so
+            else:
+                return tool, (self.context, *args) if tool.is_method else args, kwargs
         try:
             args = tuple([evaluate(a, params, outputs) for a in step.args]) if step.args else ()
             kwargs = {k: evaluate(a, params, outputs) for k, a in step.kwargs} if step.kwargs else {}
@@ -303,26 +293,26 @@ class Replayer:
                 kind = MissReason.UNRESOLVED_VALUE
             reasons.append((kind, f"step {step_no} (tool {tool.name!r}): {exc}"))
             return None
-        return _Attempt(tool, step, (self.context, *args) if tool.is_method else args, kwargs)
+        return tool, (self.context, *args) if tool.is_method else args, kwargs
 
     def _candidates(
         self,
-        call: _Attempt,
+        tool: Tool,
         check: Check[Any],
         group: StepGroup,
+        captured: Any,
         step_no: int,
         reasons: list[tuple[MissReason, str]],
     ) -> Iterator[StepEdge] | None:
-        """The candidate edges whose pre-check passes against what was just captured (``call.pre``).
+        """The candidate edges whose pre-check passes against what was just ``captured``.
 
         None (with the reason) when the capture raised or cannot be hashed.
         """
-        captured = call.pre
         if type(captured) is Raised:
             reasons.append(
                 (
                     MissReason.PRE_CHECK_RAISED,
-                    f"pre-check capture of tool {call.tool.name!r} raised {captured.error!r} at step {step_no}",
+                    f"pre-check capture of tool {tool.name!r} raised {captured.error!r} at step {step_no}",
                 )
             )
             return None
@@ -333,26 +323,26 @@ class Replayer:
                 reasons.append(
                     (
                         MissReason.SNAPSHOT_UNHASHABLE,
-                        f"pre-check snapshot of tool {call.tool.name!r} cannot be hashed: {exc}",
+                        f"pre-check snapshot of tool {tool.name!r} cannot be hashed: {exc}",
                     )
                 )
                 return None
-        return _passing(check.passes, captured, group.ordered(), reasons, call.tool.name)
+        return _passing(check.passes, captured, group.ordered(), reasons, tool.name)
 
     def _post_check(
         self, attempt: _Attempt, check: Check[Any]
     ) -> Generator[Invoke, Any, tuple[StepEdge | None, Any]]:
-        captured = yield check.capture, attempt.call_args, attempt.kwargs
+        first, others, _, tool, _, call_args, kwargs = attempt
+        captured = yield check.capture, call_args, kwargs
         if type(captured) is Raised:
             logger.warning(
                 "post-check capture of tool %r raised %s",
-                attempt.tool.name,
+                tool.name,
                 self.run.redact(repr(captured.error)),
             )
             return None, NOT_CAPTURED
         key = _key(captured) if check.by_key else None
-        assert attempt.first is not None and attempt.others is not None
-        for edge in itertools.chain((attempt.first,), attempt.others):
+        for edge in itertools.chain((first,), others):
             snapshot = edge.step.post
             if snapshot is None:
                 continue
@@ -369,7 +359,7 @@ class Replayer:
                 raise
             except Exception as exc:
                 logger.warning(
-                    "post-check compare of tool %r raised %s", attempt.tool.name, self.run.redact(repr(exc))
+                    "post-check compare of tool %r raised %s", tool.name, self.run.redact(repr(exc))
                 )
         return None, captured
 
