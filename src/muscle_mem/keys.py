@@ -262,10 +262,18 @@ class TaskIdentity:
         Raises :class:`codec.CodecError` if an argument cannot be encoded. ``params`` are plain
         values; ``secret`` names those that were secrets (see :func:`task_key`).
         """
-        kinds = tuple(map(type, (*args, *kwargs.values(), *params.values())))
+        values = (*args, *kwargs.values(), *params.values()) if kwargs or params else args
+        kinds = tuple(map(type, values))
         if not _FLAT.issuperset(kinds):
             return self._compute(args, kwargs, tags, params, secret)
-        memo_key = (tuple(args), tuple(kwargs.items()), tuple(tags), tuple(params.items()), secret, kinds)
+        memo_key = (
+            tuple(args),
+            tuple(kwargs.items()) if kwargs else (),
+            tuple(tags),
+            tuple(params.items()) if params else (),
+            secret,
+            kinds,
+        )
         found = self._memo.get(memo_key)
         if found is None:
             found = self._compute(args, kwargs, tags, params, secret)

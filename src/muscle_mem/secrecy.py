@@ -63,6 +63,8 @@ def redact(text: str, secrets: Mapping[str, Any]) -> str:
     stands whole, so that redacting pin 5 leaves invoice 512 alone and two different texts never
     become one. Secret-looking texts are redacted too (:func:`secret_patterns.scrub`).
     """
+    if not secrets:
+        return secret_patterns.scrub(text)
     forms: list[tuple[str, str]] = []
     for name, value in secrets.items():
         if isinstance(value, bool) or value is None:
