@@ -52,7 +52,7 @@ from muscle_mem.provenance import (
 from muscle_mem.reasons import NotStoredReason, Problem, problem_kind
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Run
 from muscle_mem.secrecy import leaks_secret, looks_secret, plain_params
-from muscle_mem.templates import is_plain_number_text, number_tokens, word_spans
+from muscle_mem.templates import NumberToken, is_plain_number_text, number_tokens, word_spans
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -205,6 +205,7 @@ class _ArgBuilder:
         self.secret = secret
         self.literal = task_literal
         """The task text outside its params: a value found there is (also) a constant of the task."""
+        self._literal_numbers: tuple[NumberToken, ...] | None = None
         self.outputs = _Outputs()
 
     def build(self, value: Any, where: str) -> Arg:
@@ -240,7 +241,13 @@ class _ArgBuilder:
         return any(isinstance(o, Param) and o.name in self.secret for o in origins)
 
     def _in_task(self, value: Any) -> bool:
-        return bool(self.literal) and isinstance(value, str | int | float) and _stands_in(self.literal, value)
+        if not self.literal or not isinstance(value, str | int | float):
+            return False
+        if _is_number(value):  # as _stands_in, over the literal's numbers read once
+            if self._literal_numbers is None:
+                self._literal_numbers = tuple(number_tokens(self.literal))
+            return any(t.value == float(value) and not t.in_date for t in self._literal_numbers)
+        return _stands_in(self.literal, value)
 
     def _origins(self, value: Any, where: str) -> list[Arg]:
         """Every param and output ``value`` is, as it is or converted to its type."""
@@ -468,14 +475,14 @@ def _literal(task: str, params: Mapping[str, Any]) -> str:
     return text
 
 
-def _snapshot(value: Any, check: Check[Any] | None, where: str) -> Snapshot | None:
+def _snapshot(value: Any, check: Check[Any] | None, where: str, which: str) -> Snapshot | None:
     """The snapshot to store: only its hash for an equality Check, which compares by hash."""
     if value is NOT_CAPTURED:
         return None
     try:
         return Snapshot.digest(value) if check is not None and check.by_key else Snapshot.capture(value)
     except codec.CodecError as exc:
-        raise codec.CodecError(f"{where}: {exc}") from None
+        raise codec.CodecError(f"{where} {which}-check snapshot: {exc}") from None
 
 
 def trajectory_of(run: Run, output: Any, seconds: float) -> Trajectory | Problem:
@@ -538,11 +545,17 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         else:
             assert tool is not None
             names = tool.parameter_names(len(call.args), tuple(call.kwargs))
-            args = tuple(builder.build(v, f"{where} argument {names[i]!r}") for i, v in enumerate(call.args))
-            kwargs = tuple((k, builder.build(v, f"{where} argument {k!r}")) for k, v in call.kwargs.items())
+            args = tuple(
+                [builder.build(v, f"{where} argument {names[i]!r}") for i, v in enumerate(call.args)]
+            )
+            kwargs = (
+                tuple([(k, builder.build(v, f"{where} argument {k!r}")) for k, v in call.kwargs.items()])
+                if call.kwargs
+                else ()
+            )
             version = tool.version
-        pre = _snapshot(call.pre, tool.pre_check if tool else None, f"{where} pre-check snapshot")
-        post = _snapshot(call.post, tool.post_check if tool else None, f"{where} post-check snapshot")
+        pre = _snapshot(call.pre, tool.pre_check if tool else None, where, "pre")
+        post = _snapshot(call.post, tool.post_check if tool else None, where, "post")
         steps.append(Step(call.tool, version, args, kwargs, pre, post, call.seconds))
         builder.outputs.add(index, call.output)
     answer = builder.build(result, "the agent's return value")
