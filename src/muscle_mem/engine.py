@@ -33,6 +33,7 @@ from muscle_mem.session import Session
 from muscle_mem.stores import CoreStore, MemoryStore, StoreUnavailable, budget, open_store
 from muscle_mem.stores.signing import Keys, signer_from
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
+from muscle_mem.writer import Writer
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +67,10 @@ class Engine:
     rebuilt before this process has recorded one (decoding never runs their code; see
     :func:`muscle_mem.codec.allow`). Any other class in a stored value stays opaque, so a step
     passing it is not replayed.
+    ``write_behind=True`` takes a miss's store write off the caller's path: the trajectory is built
+    and checked as the call ends, then written by a background thread, in order; the result says
+    ``storing`` (not ``stored``), and :meth:`flush` waits for the writes (a process that dies first
+    loses those still queued; the store holds each trajectory whole or not at all).
     """
 
     def __init__(
@@ -86,6 +91,7 @@ class Engine:
         index_size: int = INDEX_SIZE,
         decoded_size: int = DECODED_SIZE,
         types: Iterable[type] = (),
+        write_behind: bool = False,
     ) -> None:
         check_matching(match, similarity, namespace)
         for name, size in (("index_size", index_size), ("decoded_size", decoded_size)):
@@ -130,7 +136,10 @@ class Engine:
             index_size=index_size,
             decoded_size=decoded_size,
         )
-        self._outcomes = Outcomes(self._cache, self.metrics, self.journal)
+        if type(write_behind) is not bool:
+            raise TypeError(f"write_behind must be a bool, not {write_behind!r}")
+        self._writer = Writer() if write_behind else None
+        self._outcomes = Outcomes(self._cache, self.metrics, self.journal, self._writer)
         self.namespace = namespace
         self._identify = TaskIdentity(match, namespace=namespace)
         self._registry = ToolRegistry()
@@ -454,9 +463,19 @@ class Engine:
         """False while the store is unavailable (an outage): calls are then served by the agent, uncached."""
         return self._breaker.available
 
-    def close(self) -> None:
-        """Write pending events and close the store."""
+    def flush(self) -> None:
+        """Write what is pending: the trajectories of past misses (with ``write_behind``), then events."""
+        self._flush_recordings()
         self.journal.flush()
+
+    def _flush_recordings(self) -> None:
+        """Wait until the background writer (``write_behind``) has written every trajectory handed to it."""
+        if self._writer is not None:
+            self._writer.flush()
+
+    def close(self) -> None:
+        """Write pending trajectories and events and close the store."""
+        self.flush()
         self.store.close()
 
     def __enter__(self) -> Engine:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from muscle_mem.recording import Run
 from muscle_mem.replay import Ending, Replay
 from muscle_mem.result import Result
 from muscle_mem.stores import StoreUnavailable
+from muscle_mem.trajectory import Trajectory
+from muscle_mem.writer import Writer
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +41,14 @@ class Call:
 class Outcomes:
     """Turns the end of an engine call into its :class:`Result`, with its bookkeeping."""
 
-    def __init__(self, cache: TrajectoryCache, metrics: Metrics, journal: Journal) -> None:
+    def __init__(
+        self, cache: TrajectoryCache, metrics: Metrics, journal: Journal, writer: Writer | None = None
+    ) -> None:
         self.cache = cache
         self.metrics = metrics
         self.journal = journal
+        self.writer = writer
+        """Where store writes go when they are made behind the caller (``Engine(write_behind=True)``)."""
 
     def hit(self, call: Call, ending: Ending) -> Result:
         """The result of a full hit, its event and its use statistics written."""
@@ -115,7 +122,8 @@ class Outcomes:
             reason=ending.reason,
             trajectory_id=stored_id,
             elapsed=time.perf_counter() - started,
-            stored=stored_id is not None,
+            stored=stored_id is not None and self.writer is None,
+            storing=stored_id is not None and self.writer is not None,
             not_stored=str(refused) if refused is not None else None,
             not_stored_reason=refused.kind if refused is not None else None,
             miss_reason=ending.kind,
@@ -128,6 +136,9 @@ class Outcomes:
         trajectory = trajectory_of(run, output, seconds)
         if isinstance(trajectory, Problem):
             return None, trajectory
+        if self.writer is not None:
+            self.writer.submit(functools.partial(self._write, trajectory, run.relevance, run.task))
+            return trajectory.id, None
         try:
             self.cache.add(trajectory, run.relevance)
         except StoreUnavailable as exc:
@@ -142,6 +153,26 @@ class Outcomes:
             )
         return trajectory.id, None
 
+    def _write(self, trajectory: Trajectory, relevance: float, task: str) -> None:
+        """Store a trajectory on the writer's thread; a failure is logged and counted, as a run not stored."""
+        try:
+            self.cache.add(trajectory, relevance)
+        except StoreUnavailable as exc:
+            logger.warning(
+                "the trajectory of task %r was not stored: the store is unavailable (%s)", task, exc
+            )
+            self.metrics.not_stored(NotStoredReason.STORE_UNAVAILABLE)
+        except Exception:
+            self.metrics.add("store_errors")
+            logger.exception("could not write the trajectory of task %r to the store", task)
+            self.metrics.not_stored(NotStoredReason.STORE_ERROR)
+
+    def _remove(self, trajectory_id: str) -> None:
+        try:
+            self.cache.remove(trajectory_id)
+        except Exception as exc:  # removed before the next lookup reads the store
+            logger.warning("could not remove trajectory %s yet: %s", trajectory_id, exc)
+
     def stray_call(self, tool: str, ended: Run) -> None:
         """Remove the trajectory of a run whose agent had returned when one of its tools was called.
 
@@ -154,9 +185,9 @@ class Outcomes:
                 tool,
                 ended.task,
             )
-            try:
-                self.cache.remove(ended.stored_id)
-            except Exception as exc:  # removed before the next lookup reads the store
-                logger.warning("could not remove trajectory %s yet: %s", ended.stored_id, exc)
+            if self.writer is not None:  # after its write, which the writer makes first
+                self.writer.submit(functools.partial(self._remove, ended.stored_id))
+            else:
+                self._remove(ended.stored_id)
             self.metrics.not_stored(NotStoredReason.CALLED_AFTER_RUN)
             ended.stored_id = None

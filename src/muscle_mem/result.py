@@ -56,9 +56,17 @@ class Result:
 
     The write is synchronous (only the journal's events are batched), so another engine on the same
     store can replay it at once. It can still be removed later: by eviction, or when a tool of the run
-    is called after the run ended (``metrics.not_stored_by_reason[CALLED_AFTER_RUN]`` counts those)."""
+    is called after the run ended (``metrics.not_stored_by_reason[CALLED_AFTER_RUN]`` counts those).
+    Never true with ``Engine(write_behind=True)``: see ``storing``."""
+    storing: bool = False
+    """This call's run became a trajectory, checked and handed to the engine's background writer
+    (``Engine(write_behind=True)``), which had not written it when the call returned.
+
+    ``trajectory_id`` is its id. It is in the store once ``engine.flush()`` (or ``close()``) returns,
+    unless that write fails: the failure is logged and counted in ``metrics.not_stored_by_reason``
+    (``STORE_ERROR`` or ``STORE_UNAVAILABLE``). If the process dies first, it is not stored."""
     not_stored: str | None = None
-    """On a miss whose run was not stored: why, in words. None on a hit and when ``stored``."""
+    """On a miss whose run was not stored: why, in words. None on a hit, when ``stored`` and when ``storing``."""
     not_stored_reason: NotStoredReason | None = None
     """The kind of ``not_stored``."""
     miss_reason: MissReason | None = None

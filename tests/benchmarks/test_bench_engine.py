@@ -21,12 +21,13 @@ def test_the_floor_answers_as_the_engine_does() -> None:
 
 
 def test_the_measurements_give_one_sample_per_batch() -> None:
-    """Hits and floor per size, recording and a miss's end-of-run cost: samples, as the report reads them."""
+    """Hits and floor per size, recording and a miss's end-of-run cost (written behind too): samples."""
     b = bench.Bench([5])
     assert len(b.hits(2)["5"]) == 2
     assert len(b.floor(2)["5"]) == 2
     assert len(bench.record_overhead(calls=100, batch=50)) == 2
     assert len(bench.miss_end_of_run(misses=3)) == 3
+    assert len(bench.miss_end_of_run(misses=3, write_behind=True)) == 3
     assert "replay.py" in b.profile(hits=10)
 
 
@@ -41,3 +42,4 @@ def test_a_worker_subprocess_answers_requests() -> None:
         worker.close()
     assert len(figures["this code"].hits["3"]) == 1
     assert len(figures["this code"].miss) == 300
+    assert len(figures["this code"].behind) == 300
