@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from muscle_mem import codec, secret_patterns
-from muscle_mem.provenance import Agree, Arg, Const, Guarded, Output, Struct, Template, Text
+from muscle_mem.provenance import SCALAR_TYPES, Agree, Arg, Const, Guarded, Output, Struct, Template, Text
 from muscle_mem.templates import NUMBER_TEXT, whole_number
 from muscle_mem.trajectory import Trajectory
 
@@ -174,7 +174,9 @@ def _arg_leaves(arg: Arg) -> Iterator[Any]:
 def _value_leaves(value: Any, depth: int) -> Iterator[Any]:
     if depth > _MAX_DEPTH:
         return
-    if isinstance(value, dict):
+    if type(value) in SCALAR_TYPES:  # the common case: a leaf, known without the checks below
+        yield value
+    elif isinstance(value, dict):
         for key, item in value.items():
             yield from _value_leaves(key, depth + 1)
             yield from _value_leaves(item, depth + 1)
