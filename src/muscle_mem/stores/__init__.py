@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from muscle_mem.stores.base import (
     Browsable,
+    ChangeFeed,
     Changes,
     CoreStore,
     Event,
@@ -38,6 +39,8 @@ from muscle_mem.stores.base import (
     StoreUnavailable,
     Summary,
     TaskState,
+    Touch,
+    UsageBatched,
 )
 from muscle_mem.stores.memory import MemoryStore
 from muscle_mem.stores.postgres import PostgresStore
@@ -49,6 +52,7 @@ ENV = "MUSCLE_MEM_STORE"
 __all__ = [
     "ENV",
     "Browsable",
+    "ChangeFeed",
     "Changes",
     "CoreStore",
     "Event",
@@ -66,6 +70,8 @@ __all__ = [
     "StoredRecord",
     "Summary",
     "TaskState",
+    "Touch",
+    "UsageBatched",
     "open_store",
 ]
 
