@@ -18,14 +18,11 @@ from conftest import POSTGRES_URL, StoreSpec, open_spec, trajectory
 from muscle_mem.stores import (
     Event,
     PostgresStore,
-    Rank,
     SQLiteStore,
     Store,
     StoreError,
     _records,
-    postgres,
     sqlite,
-    steps,
 )
 from muscle_mem.trajectory import Trajectory
 

@@ -139,7 +139,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "CREATE SEQUENCE {s}.revs",
         "SELECT setval('{s}.revs', greatest(revision, 1), revision > 0) FROM {s}.state",
-        f"""CREATE TABLE {{s}}.counters (
+        """CREATE TABLE {s}.counters (
             shard INTEGER PRIMARY KEY, count BIGINT NOT NULL, nbytes BIGINT NOT NULL)""",
         f"INSERT INTO {{s}}.counters SELECT g, 0, 0 FROM generate_series(0, {COUNTER_SHARDS} - 1) AS g",
         "UPDATE {s}.counters SET count = s.count, nbytes = s.nbytes FROM {s}.state s WHERE shard = 0",
