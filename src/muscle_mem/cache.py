@@ -1,7 +1,8 @@
 """The trajectory cache of one engine: its store and index, bounded by an eviction policy.
 
 One place for what happens to stored trajectories: lookup (with the semantic fallback), adding a
-new one and enforcing the bounds, the use statistics a hit writes, and the TTL. Trajectories a
+new one and enforcing the bounds, the use statistics a hit writes (behind, in batches, with a
+``sync_interval``: see :mod:`muscle_mem.usage_log`), and the TTL. Trajectories a
 replay in progress is following are never evicted (``protected``). Every store operation goes
 through the engine's :class:`~muscle_mem.breaker.Breaker`: while the store is unavailable, each raises
 :class:`~muscle_mem.stores.StoreUnavailable` at once.
@@ -25,8 +26,9 @@ from muscle_mem.keys import in_namespace
 from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE, Decoded, LazyIndex
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
-from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable
+from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable, UsageBatched
 from muscle_mem.trajectory import Trajectory, Usage
+from muscle_mem.usage_log import UsageLog
 
 logger = logging.getLogger(__name__)
 
@@ -53,16 +55,23 @@ class TrajectoryCache:
         namespace: str | None = None,
         index_size: int = INDEX_SIZE,
         decoded_size: int = DECODED_SIZE,
+        sync_interval: float = 0.0,
     ) -> None:
         self.store = store
         self.policy = policy
         self._task_aware = policy if isinstance(policy, TaskAwarePolicy) else None
         self.bounds = bounds
         self.index: Index | LazyIndex = (
-            LazyIndex(store, Decoded(store, decoded_size, self.skipped), index_size)
+            LazyIndex(store, Decoded(store, decoded_size, self.skipped), index_size, sync_interval)
             if isinstance(store, StepIndexed)
             else Index(store, self.skipped)
         )
+        self.usage_log = (
+            UsageLog(store, policy, breaker, sync_interval)
+            if sync_interval > 0 and isinstance(store, UsageBatched)
+            else None
+        )
+        """Hits written behind (None: each hit writes its use statistics at once)."""
         self._metrics = metrics
         self._protected = protected
         self._breaker = breaker
@@ -123,13 +132,24 @@ class TrajectoryCache:
         with self._breaker:
             self.store.add(trajectory, usage)
             self._metrics.add("stored")
+            self._invalidate(trajectory.task_key)
+            if self.usage_log is not None and (self.bounds.capacity or self.bounds.max_bytes is not None):
+                self.usage_log.flush()  # eviction ranks by every hit noted, written or not
             evicted = self.bounds.enforce(self.store, now, self._protected() | {trajectory.id})
         if evicted:
+            self._invalidate(None)
             self._metrics.add("evicted", len(evicted))
 
     def touch(self, run: Run, task: TaskSteps, trajectory: Trajectory, saved: float) -> None:
-        """Write the use statistics of a hit and make the trajectory the task's first candidate."""
+        """Write the use statistics of a hit and make the trajectory the task's first candidate.
+
+        With a usage log, the hit is only noted (written behind).
+        """
         now = time.time()
+        if self.usage_log is not None:
+            self.usage_log.hit(trajectory.task_key, trajectory.id, now, run.relevance, saved)
+            task.promote(trajectory.id)
+            return
         breaker = self._breaker
         if breaker.cause is not None:
             breaker.refuse()
@@ -182,10 +202,21 @@ class TrajectoryCache:
         try:
             with self._breaker:
                 self.store.remove([trajectory_id])
+            self._invalidate(None)
         except Exception:
             with self._lock:
                 self._doomed.add(trajectory_id)
             raise
+
+    def flush(self) -> None:
+        """Write the hits kept behind (if any) now."""
+        if self.usage_log is not None:
+            self.usage_log.flush()
+
+    def _invalidate(self, task_key: str | None) -> None:
+        """This process changed a task (None: some tasks): read its state again at its next lookup."""
+        if isinstance(self.index, LazyIndex):
+            self.index.invalidate(task_key)
 
     def _remove_doomed(self) -> None:
         with self._lock:
@@ -193,6 +224,7 @@ class TrajectoryCache:
         if not doomed:
             return
         self.store.remove(doomed)
+        self._invalidate(None)
         with self._lock:
             self._doomed.difference_update(doomed)
 
@@ -204,4 +236,5 @@ class TrajectoryCache:
         self._next_expiry = time.monotonic() + min(1.0, ttl / 10)
         expired = self.bounds.expire(self.store, time.time(), self._protected())
         if expired:
+            self._invalidate(None)
             self._metrics.add("evicted", len(expired))
