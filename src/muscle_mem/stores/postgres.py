@@ -536,11 +536,11 @@ class PostgresStore:
         ordered = sorted(touches, key=lambda t: t.id)  # rows locked in one order by every writer
         args = (
             [t.id for t in ordered],
-            [t.hits for t in ordered],
-            [t.last_used for t in ordered],
-            [t.saved_seconds for t in ordered],
-            [t.priority for t in ordered],
-            [t.attention for t in ordered],
+            [int(t.hits) for t in ordered],
+            [float(t.last_used) for t in ordered],
+            [float(t.saved_seconds) for t in ordered],
+            [float(t.priority) for t in ordered],
+            [float(t.attention) for t in ordered],
         )
         if ordered:
             self._run(lambda conn: conn.execute(self._sql["touch_many"], args))
