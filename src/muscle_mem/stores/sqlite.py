@@ -338,6 +338,7 @@ class SQLiteStore:
 
         def run() -> int:
             with self._write() as db:
+                (version,) = db.execute("PRAGMA data_version").fetchone()  # no other writer till COMMIT
                 stored: set[str] = set()
                 for start in range(0, len(prepared), _CHUNK):
                     chunk = [p.trajectory.id for p in prepared[start : start + _CHUNK]]
@@ -371,7 +372,8 @@ class SQLiteStore:
                     ],
                 )
                 db.executemany(_INSERT_STEPS, [r.values() for p in new for r in p.steps])
-                return len(new)
+            self._own_change(top - len(new), top, {p.trajectory.task_key for p in new}, version)
+            return len(new)
 
         return self._guard(run) if prepared else 0
 
@@ -536,6 +538,20 @@ class SQLiteStore:
             return max(self._marks.get(task_key, 0), self._marks_floor)
 
         return self._guard(run)
+
+    def _own_change(self, before: int, revision: int, task_keys: set[str], version: int) -> None:
+        """Mark the tasks this connection just changed, without reading them back, if the marks were
+        current before (no other connection committed since they were read; ``version``: this
+        connection's ``data_version`` inside the transaction)."""
+        with self._marks_lock:
+            if self._marks_seen != before:
+                return  # read at the next mark
+            self._marks_read += 1
+            for key in task_keys:
+                self._marks[key] = self._marks_read
+            self._marks_seen = revision
+        conn = self._conn()
+        conn.data_version, conn.revision = version, revision
 
     def _read_marks(self) -> None:
         """Mark the tasks changed since the revision last read (every task, if that cannot be told)."""
