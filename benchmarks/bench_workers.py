@@ -307,6 +307,86 @@ def measure(
     return rows
 
 
+PLAN_QUERIES = ("task_state", "changes", "candidates_pre")
+
+
+def plans(pg_url: str, size: int) -> list[dict[str, Any]]:
+    """Hot-path statements on a store where one task holds ``size`` trajectories, timed each way.
+
+    Each runs prepared at once (``prepare_threshold=0``), first 10 times for a small task (so that a
+    generic plan is made from those), then timed for the big one: with the server's default
+    ``plan_cache_mode`` and with the store's ``force_custom_plan``, before and after ANALYZE.
+    """
+    import statistics
+
+    import psycopg
+
+    sys.path.insert(0, str(SRC))
+    from muscle_mem.stores import PostgresStore
+
+    schema = f"bench_plans_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    store = PostgresStore(pg_url, schema=schema)
+    s = f'"{schema}"'
+    rows = []
+    try:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"ALTER TABLE {s}.trajectories SET (autovacuum_enabled = off)")
+            conn.execute(f"ALTER TABLE {s}.steps SET (autovacuum_enabled = off)")
+            conn.execute(f"ALTER TABLE {s}.usage SET (autovacuum_enabled = off)")
+            conn.execute(
+                f"INSERT INTO {s}.trajectories SELECT g, 't' || g, CASE WHEN g <= %s THEN 'big' ELSE 'small' END, "
+                "'task', '[]', 1, 0, 2, '{{}}', g FROM generate_series(1, %s + 10) g",
+                (size, size),
+            )
+            conn.execute(
+                f"INSERT INTO {s}.usage SELECT 't' || g, g, 0, g, 0, 0, 0 FROM generate_series(1, %s + 10) g",
+                (size,),
+            )
+            conn.execute(
+                f"INSERT INTO {s}.steps SELECT 't' || g, 0, CASE WHEN g <= %s THEN 'root-big' ELSE 'root-small' "
+                "END, 'sig' || (g %% 7), 'pre' || (g %% 1000), 'post' || g FROM generate_series(1, %s + 10) g",
+                (size, size),
+            )
+            conn.execute(
+                f"INSERT INTO {s}.tasks VALUES ('big', 'task', %s, %s), ('small', 'task', 10, %s)",
+                (size, size, size + 10),
+            )
+            conn.execute(f"SELECT setval('{s}.revs', %s)", (size + 10,))
+            args = {
+                "task_state": (("small",), ("big",)),
+                "changes": ({"key": "small", "since": size + 10}, {"key": "big", "since": size}),
+                "candidates_pre": (("root-small", "sig1", "pre1"), ("root-big", "sig1", "pre1")),
+            }
+            for analyzed in (False, True):
+                if analyzed:
+                    conn.execute(f"ANALYZE {s}.trajectories, {s}.steps, {s}.usage, {s}.tasks, {s}.tombstones")
+                for mode in ("auto", "force_custom_plan"):
+                    for name in PLAN_QUERIES:
+                        sql = store._sql[name]
+                        with psycopg.connect(pg_url, autocommit=True, prepare_threshold=0) as prepared:
+                            prepared.execute(f"SET plan_cache_mode = {mode}")
+                            small, big = args[name]
+                            for _ in range(10):
+                                prepared.execute(sql, small).fetchall()
+                            times = []
+                            for _ in range(15):
+                                t0 = time.perf_counter()
+                                prepared.execute(sql, big).fetchall()
+                                times.append(1000 * (time.perf_counter() - t0))
+                        rows.append(
+                            {
+                                "query": name,
+                                "analyzed": analyzed,
+                                "mode": mode,
+                                "ms": statistics.median(times),
+                            }
+                        )
+    finally:
+        store.close()
+        drop(pg_url, schema)
+    return rows
+
+
 HEADER = (
     f"{'store':9} {'procs':>5} {'code':5} {'calls/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
     f"{'hit p99':>7} {'rt/call':>8} {'rt/hit':>7} {'rt all':>7} {'hits':>5} {'pg cpu ms/1k hits':>18}"
@@ -331,9 +411,23 @@ def main() -> None:
     parser.add_argument("--stores", default="postgres,sqlite")
     parser.add_argument("--postgres", default=os.environ.get("MUSCLE_MEM_TEST_POSTGRES"))
     parser.add_argument("--quick", action="store_true", help="1 and 2 workers, 1 s, SQLite only")
+    parser.add_argument("--plans", type=int, default=0, metavar="SIZE", help="only time the hot-path plans")
     args = parser.parse_args()
     if args.worker:
         worker(json.loads(args.worker))
+        return
+    if args.plans:
+        print(f"hot-path statements, one task of {args.plans:,} trajectories, prepared (median ms of 15):")
+        print(f"{'query':15} {'statistics':11} {'auto':>8} {'force_custom_plan':>18}")
+        found = plans(args.postgres, args.plans)
+        for name in PLAN_QUERIES:
+            for analyzed in (False, True):
+                cells = {
+                    r["mode"]: r["ms"] for r in found if r["query"] == name and r["analyzed"] == analyzed
+                }
+                print(
+                    f"{name:15} {'ANALYZE' if analyzed else 'none':11} {cells['auto']:>8.3f} {cells['force_custom_plan']:>18.3f}"
+                )
         return
     kinds = [k for k in args.stores.split(",") if k != "postgres" or args.postgres]
     counts = [int(n) for n in args.workers.split(",")]
