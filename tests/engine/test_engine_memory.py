@@ -59,7 +59,7 @@ def test_lru_keeps_the_task_in_use(store: Store) -> None:
 def test_adaptive_default_recalls_a_task_recorded_again_after_its_eviction(store: Store) -> None:
     """The engine tells the default policy each task: a task back after its eviction is kept over a new one."""
     engine, _ = counting_engine(store, capacity=2)
-    assert engine.policy.name == "adaptive" and engine.policy.history == 6  # type: ignore[attr-defined]
+    assert engine.policy.name == "adaptive" and engine.policy.history == 10  # type: ignore[attr-defined]
     engine("alpha task")
     assert engine("alpha task").hit
     engine("bravo task")
