@@ -19,14 +19,14 @@ from collections.abc import Callable, Iterable
 from muscle_mem.breaker import Breaker
 from muscle_mem.embed import TaskMatcher
 from muscle_mem.eviction.bounds import Bounds
-from muscle_mem.eviction.policies import Policy, TaskAwarePolicy
+from muscle_mem.eviction.policies import Policy, RecallAware, TaskAwarePolicy
 from muscle_mem.eviction.relevance import TaskStream
 from muscle_mem.index import Index, TaskSteps
 from muscle_mem.keys import in_namespace
 from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE, Decoded, LazyIndex
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
-from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable, UsageBatched
+from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable, TaskRecall, UsageBatched
 from muscle_mem.trajectory import Trajectory, Usage
 from muscle_mem.usage_log import UsageLog
 
@@ -36,6 +36,8 @@ USAGE_CACHED = 10_000
 """Use statistics remembered per process, so a hit need not read them back from the store."""
 NAMED_KEPT = 10_000
 """Skipped trajectories remembered as already named in the log (each is named once)."""
+RECALL_SLACK = 10
+"""The store's shared recall may outgrow the policy's ``history`` by a tenth: pruned once per so many adds."""
 
 
 class TrajectoryCache:
@@ -60,6 +62,12 @@ class TrajectoryCache:
         self.store = store
         self.policy = policy
         self._task_aware = policy if isinstance(policy, TaskAwarePolicy) else None
+        self._recall = (
+            (store, policy) if isinstance(store, TaskRecall) and isinstance(policy, RecallAware) else None
+        )
+        """The store's shared recall and the policy that admits by it (None: the policy's own recall)."""
+        self._unpruned = 0
+        """Adds since the shared recall was last pruned."""
         self.bounds = bounds
         self.index: Index | LazyIndex = (
             LazyIndex(store, Decoded(store, decoded_size, self.skipped), index_size, sync_interval)
@@ -123,22 +131,41 @@ class TrajectoryCache:
     def add(self, trajectory: Trajectory, relevance: float) -> None:
         """Store a new trajectory, then evict what the bounds no longer hold (raises if the store fails)."""
         now = time.time()
-        aware = self._task_aware
-        usage = (
-            self.policy.admit(now, relevance)
-            if aware is None
-            else aware.admit_task(trajectory.task_key, now, relevance)
-        )
         with self._breaker:
+            usage = self._admit(trajectory.task_key, now, relevance)
             self.store.add(trajectory, usage)
             self._metrics.add("stored")
             self._invalidate(trajectory.task_key)
             if self.usage_log is not None and (self.bounds.capacity or self.bounds.max_bytes is not None):
                 self.usage_log.flush()  # eviction ranks by every hit noted, written or not
             evicted = self.bounds.enforce(self.store, now, self._protected() | {trajectory.id})
+            self._prune_recall()
         if evicted:
             self._invalidate(None)
             self._metrics.add("evicted", len(evicted))
+
+    def _admit(self, task_key: str, now: float, relevance: float) -> Usage:
+        """The use statistics of a new recording (with the store's shared recall, if both keep one)."""
+        if self._recall is not None:
+            store, policy = self._recall
+            return policy.admit_recalled(task_key, now, relevance, store.recalled(task_key))
+        aware = self._task_aware
+        return (
+            self.policy.admit(now, relevance) if aware is None else aware.admit_task(task_key, now, relevance)
+        )
+
+    def _prune_recall(self) -> None:
+        """Forget the store's oldest remembered tasks past the policy's ``history`` (once in a while)."""
+        if self._recall is None:
+            return
+        store, policy = self._recall
+        with self._lock:
+            self._unpruned += 1
+            due = self._unpruned * RECALL_SLACK >= max(policy.history, RECALL_SLACK)
+            if due:
+                self._unpruned = 0
+        if due:
+            store.forget_recalled(policy.history)
 
     def touch(self, run: Run, task: TaskSteps, trajectory: Trajectory, saved: float) -> None:
         """Write the use statistics of a hit and make the trajectory the task's first candidate.

@@ -2,7 +2,8 @@
 
 A hit only notes itself here. Every ``interval`` seconds (in the background, see
 :mod:`muscle_mem.writeback`), at ``engine.flush()``, ``engine.close()`` and interpreter exit, the log
-reads the use statistics it does not know yet (one statement), applies each hit in order with the
+reads the current use statistics of every trajectory hit (one statement: so the priorities it computes
+start from every process's hits, not only its own), applies each hit in order with the
 eviction policy's ``hit``/``hit_task`` (the priorities are those a write-through engine computes), and
 writes them all with one ``touch_many``: each trajectory's hits and saved seconds are added to the
 stored ones in SQL, so several processes never lose or double count each other's. A crash loses the
@@ -52,8 +53,6 @@ class UsageLog:
         self._count = 0
         self._unwritten: OrderedDict[str, Touch] = OrderedDict()
         """Hits applied to the policy but not written yet (the store was unavailable)."""
-        self._known: OrderedDict[str, Usage] = OrderedDict()
-        """The use statistics this process last wrote (so it reads them once per trajectory)."""
         self._last = time.monotonic()
         self._lock = threading.Lock()
         self._flushing = threading.Lock()
@@ -108,25 +107,24 @@ class UsageLog:
                 budget.stop(token)
 
     def _write(self, pending: dict[str, _Hits]) -> None:
-        unknown = [tid for tid in pending if tid not in self._known]
         try:
-            fetched = self._store.usage_many(unknown) if unknown else {}
+            fetched = self._store.usage_many(list(pending)) if pending else {}
         except StoreUnavailable:
             self._keep(pending)
             raise
         for tid, hits in pending.items():
-            usage = self._known.pop(tid, None) or fetched.get(tid)
+            usage = fetched.get(tid)
             if usage is None:
                 continue  # removed meanwhile
+            before = self._unwritten.get(tid)
+            if before is not None:  # hits applied but not written yet: start from them
+                usage = _after(usage, before)
             for now, relevance, saved in hits.calls:
                 usage = (
                     self._policy.hit(usage, now, relevance, saved)
                     if self._aware is None
                     else self._aware.hit_task(hits.task_key, usage, now, relevance, saved)
                 )
-            self._known[tid] = usage
-            if len(self._known) > KEPT:
-                self._known.popitem(last=False)
             touch = Touch(
                 tid,
                 len(hits.calls),
@@ -165,3 +163,14 @@ class UsageLog:
                 del pending[next(iter(pending))]
             self._pending = pending
             self._count = sum(len(h.calls) for h in pending.values())
+
+
+def _after(usage: Usage, touch: Touch) -> Usage:
+    """The use statistics ``usage`` would be once ``touch`` is written."""
+    return Usage(
+        hits=usage.hits + touch.hits,
+        last_used=max(usage.last_used, touch.last_used),
+        saved_seconds=usage.saved_seconds + touch.saved_seconds,
+        priority=touch.priority,
+        attention=touch.attention,
+    )

@@ -70,6 +70,24 @@ def test_adaptive_default_recalls_a_task_recorded_again_after_its_eviction(store
     assert "alpha task" in {s.task for s in store.summaries()}
 
 
+def test_a_task_replayed_by_one_engine_is_recalled_by_another_sharing_the_store(store: Store) -> None:
+    """Engines sharing a store share its recall: one admits at the clock a task another replayed."""
+    first, _ = counting_engine(store, capacity=3)
+    first("alpha task")
+    assert first("alpha task").hit
+    first.flush()
+    store.remove([s.id for s in store.summaries()])
+    second, _ = counting_engine(store, capacity=3)
+    assert not second("alpha task").hit
+    (stored,) = store.summaries()
+    assert stored.usage.priority == second.policy.clock  # type: ignore[attr-defined]
+    second("bravo task")  # a task no engine stored: on probation, below the clock
+    bravo = next(s for s in store.summaries() if s.task == "bravo task")
+    assert bravo.usage.priority < second.policy.clock  # type: ignore[attr-defined]
+    first.close()
+    second.close()
+
+
 class ShiftedTime:
     """The ``time`` module as the engine sees it, moved forward on demand (no sleeping in tests)."""
 

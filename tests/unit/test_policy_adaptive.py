@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from muscle_mem.eviction import Adaptive, Bounds, Decayed, FrontierAware, TaskAwarePolicy, make_policy
+from muscle_mem.eviction import (
+    Adaptive,
+    Bounds,
+    Decayed,
+    FrontierAware,
+    RecallAware,
+    TaskAwarePolicy,
+    make_policy,
+)
 from muscle_mem.stores import MemoryStore, SQLiteStore, Store
 from muscle_mem.trajectory import Step, Trajectory, Usage
 
@@ -135,6 +143,22 @@ def test_probation_is_tuned_by_which_kind_of_remembered_task_comes_back() -> Non
     policy.hit_task("old", Usage(), 2.0, 1.0, 0.0)
     policy.admit_task("old", 3.0, 1.0)
     assert policy.probation > 0.4
+
+
+def test_a_shared_recall_decides_admission_over_the_process_own() -> None:
+    """``admit_recalled`` admits by the store's answer: a task remembered starts at the clock, else on probation."""
+    policy = Adaptive(kept=10, probation=0.5)
+    assert isinstance(policy, RecallAware)
+    policy.evicted(100.0, 10)
+    assert policy.admit_recalled("fresh", 0.0, 1.0, None).priority == pytest.approx(105.0)
+    assert policy.admit_recalled("replayed", 0.0, 1.0, True).priority == 110.0
+    assert policy.probation > 0.5  # a replayed task came back: probation was too short
+    tuned = policy.probation
+    assert policy.admit_recalled("unreplayed", 0.0, 1.0, False).priority == 110.0
+    assert policy.probation < tuned  # one evicted unreplayed came back: probation was too long
+    policy.admit_task("local", 0.0, 1.0)
+    on_probation = policy.clock - policy.probation * policy.kept
+    assert policy.admit_recalled("local", 0.0, 1.0, None).priority == pytest.approx(on_probation)
 
 
 def test_adaptive_without_history_remembers_nothing() -> None:

@@ -11,6 +11,7 @@ from muscle_mem.eviction.policies import (
     FrontierAware,
     Policy,
     PolicyName,
+    RecallAware,
     TaskAwarePolicy,
     make_policy,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "FrontierAware",
     "Policy",
     "PolicyName",
+    "RecallAware",
     "TaskAwarePolicy",
     "make_policy",
 ]

@@ -3,7 +3,8 @@
 A policy turns accesses into :class:`~muscle_mem.trajectory.Usage` (what the store keeps) and tells
 the store how to rank victims (:class:`~muscle_mem.stores.base.Rank`). Order-invariant policies keep
 their whole rank in ``Usage.priority``, so a store evicts by an index scan or heap pop (O(log n));
-a :class:`TaskAwarePolicy` is also told the task key of each use, a :class:`FrontierAware` one the
+a :class:`TaskAwarePolicy` is also told the task key of each use, a :class:`RecallAware` one whether
+a store shared by every process remembers a task it admits, a :class:`FrontierAware` one the
 priority of each eviction's last victim;
 ``attention-lru`` ranks by a score that changes with time, which a store finds with the threshold
 algorithm of :mod:`muscle_mem.stores.ranking` (two orders read side by side, a full scan at worst).
@@ -66,6 +67,24 @@ class TaskAwarePolicy(Policy, Protocol):
         self, task_key: str, usage: Usage, now: float, relevance: float, saved_seconds: float
     ) -> Usage:
         """The use statistics after a hit on a trajectory of ``task_key``."""
+        ...
+
+
+@runtime_checkable
+class RecallAware(TaskAwarePolicy, Protocol):
+    """A task-aware policy that can take the recall a store shares (:class:`~muscle_mem.stores.TaskRecall`).
+
+    The engine reads whether the store remembers the task, then calls :meth:`admit_recalled`
+    instead of ``admit_task``, so every process sharing the store admits from the same recall.
+    """
+
+    @property
+    def history(self) -> int:
+        """How many task keys the recall should keep (the engine prunes the store's to it)."""
+        ...
+
+    def admit_recalled(self, task_key: str, now: float, relevance: float, recalled: bool | None) -> Usage:
+        """As ``admit_task``, told whether the task is remembered as replayed (None: not remembered)."""
         ...
 
 
@@ -238,7 +257,10 @@ class Adaptive:
     - A replay adds ``life * C`` slots to the priority, never less than the clock and never more
       than ``life * C`` past it (a frequent trajectory banks at most one extra life).
     - Recall: the last ``history`` task keys stored or replayed in this process. A task stored
-      again while remembered starts at the clock, as a replayed one, not on probation.
+      again while remembered starts at the clock, as a replayed one, not on probation. With a store
+      that shares its recall (:class:`~muscle_mem.stores.TaskRecall`), the engine calls
+      :meth:`admit_recalled` with the store's answer, so every worker sees every worker's tasks;
+      this process's recall then only weighs the two kinds for tuning ``probation``.
     """
 
     history: int = 5 * DEFAULT_KEPT
@@ -287,13 +309,22 @@ class Adaptive:
 
     def admit_task(self, task_key: str, now: float, relevance: float) -> Usage:
         with self._lock:
-            replayed = self._forget(task_key)
-            if replayed is None:
-                priority = self._clock - self.probation * self.kept
-            else:
-                self._tune(replayed)
-                priority = self._clock
-            self._remember(task_key, replayed is not None)
+            return self._admit(task_key, now, relevance, self._forget(task_key))
+
+    def admit_recalled(self, task_key: str, now: float, relevance: float, recalled: bool | None) -> Usage:
+        """As :meth:`admit_task`, with the store's shared recall instead of this process's."""
+        with self._lock:
+            self._forget(task_key)
+            return self._admit(task_key, now, relevance, recalled)
+
+    def _admit(self, task_key: str, now: float, relevance: float, replayed: bool | None) -> Usage:
+        """Admit a recording of a task remembered as ``replayed`` (None: not remembered; lock held)."""
+        if replayed is None:
+            priority = self._clock - self.probation * self.kept
+        else:
+            self._tune(replayed)
+            priority = self._clock
+        self._remember(task_key, replayed is not None)
         return Usage(last_used=now, priority=priority, attention=_clip(relevance))
 
     def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:

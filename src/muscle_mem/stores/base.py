@@ -265,6 +265,25 @@ class UsageBatched(Protocol):
 
 
 @runtime_checkable
+class TaskRecall(Protocol):
+    """The optional part of a store that remembers, for every process, the tasks lately stored or replayed.
+
+    Kept by the writes themselves: storing a trajectory remembers its task as not replayed (as
+    replayed if it was remembered already: a task stored again), a hit (``touch``, ``touch_many``)
+    as replayed; either makes the task the most recently remembered. An eviction policy reads it
+    when it admits a new recording (:class:`~muscle_mem.eviction.policies.RecallAware`).
+    """
+
+    def recalled(self, task_key: str) -> bool | None:
+        """Whether a remembered task was replayed; None if the task is not remembered."""
+        ...
+
+    def forget_recalled(self, keep: int) -> int:
+        """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
+        ...
+
+
+@runtime_checkable
 class EventLog(Protocol):
     """The optional part of a store that keeps the engine's events (for ``stats`` and ``report``)."""
 

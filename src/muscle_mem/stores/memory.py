@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
@@ -66,6 +66,8 @@ class MemoryStore:
         """The revision of each task's latest add or removal (its change mark)."""
         self._cleared = 0
         """The revision of the latest ``clear``: every task's mark is at least this."""
+        self._recall: OrderedDict[str, bool] = OrderedDict()
+        """Task key -> whether it was replayed, least recently remembered first (:class:`TaskRecall`)."""
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -93,6 +95,7 @@ class MemoryStore:
                 task.order.append((rev, tid))
                 task.live += 1
                 self._marks[t.task_key] = rev
+                self._remember(t.task_key, t.task_key in self._recall)
                 self._nbytes += p.nbytes
                 self._by_priority.push(tid, stats.priority, rev)
                 self._by_age.push(tid, t.created_at, rev)
@@ -113,6 +116,7 @@ class MemoryStore:
                 self._touch(
                     entry, Touch(trajectory_id, 1, now, saved_seconds, priority, attention), later=False
                 )
+                self._remember(entry.trajectory.task_key, True)
                 self._prune_heaps()
 
     def touch_many(self, touches: Sequence[Touch]) -> None:
@@ -123,6 +127,7 @@ class MemoryStore:
                 entry = self._entries.get(t.id)
                 if entry is not None:
                     self._touch(entry, t, later=True)
+                    self._remember(entry.trajectory.task_key, True)
             self._prune_heaps()
 
     def usage_many(self, trajectory_ids: Sequence[str]) -> dict[str, Usage]:
@@ -130,6 +135,21 @@ class MemoryStore:
         with self._lock:
             self._check_open()
             return {tid: replace(e.usage) for tid in trajectory_ids if (e := self._entries.get(tid))}
+
+    def recalled(self, task_key: str) -> bool | None:
+        """Whether a remembered task was replayed; None if the task is not remembered."""
+        with self._lock:
+            self._check_open()
+            return self._recall.get(task_key)
+
+    def forget_recalled(self, keep: int) -> int:
+        """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
+        with self._lock:
+            self._check_open()
+            gone = max(len(self._recall) - max(keep, 0), 0)
+            for _ in range(gone):
+                self._recall.popitem(last=False)
+            return gone
 
     def remove(self, trajectory_ids: Iterable[str]) -> int:
         with self._lock:
@@ -155,6 +175,7 @@ class MemoryStore:
             self._revision += 1
             self._floor = self._cleared = self._revision
             self._marks.clear()
+            self._recall.clear()
             self._entries.clear()
             self._tasks.clear()
             self._tombstones.clear()
@@ -365,6 +386,11 @@ class MemoryStore:
         if t.priority != usage.priority:
             usage.priority = t.priority
             self._by_priority.push(t.id, t.priority, entry.rev)
+
+    def _remember(self, task_key: str, replayed: bool) -> None:
+        """Make a task the most recently remembered, as replayed or not (lock held)."""
+        self._recall[task_key] = replayed
+        self._recall.move_to_end(task_key)
 
     def _forget_steps(self, trajectory: Trajectory) -> None:
         for row in steps.step_rows(trajectory):

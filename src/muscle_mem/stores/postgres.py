@@ -150,6 +150,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE {s}.trajectories ALTER COLUMN stamp SET NOT NULL",
         "CREATE INDEX trajectories_task_stamp ON {s}.trajectories (task_key, stamp)",
         "ALTER TABLE {s}.state DROP COLUMN revision, DROP COLUMN count, DROP COLUMN nbytes",
+        "CREATE SEQUENCE {s}.recalls",
+        "CREATE TABLE {s}.recall (task_key TEXT PRIMARY KEY, replayed BOOLEAN NOT NULL, seq BIGINT NOT NULL)",
+        "CREATE INDEX recall_order ON {s}.recall (seq)",
     ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
@@ -553,6 +556,17 @@ class PostgresStore:
         rows = self._run(lambda conn: conn.execute(self._sql["usage_many"], (ids,)).fetchall())
         return {row[0]: Usage(*row[1:]) for row in rows}
 
+    def recalled(self, task_key: str) -> bool | None:
+        """Whether a remembered task was replayed; None if the task is not remembered."""
+        row = self._run(lambda conn: conn.execute(self._sql["recalled"], (task_key,)).fetchone())
+        return None if row is None else bool(row[0])
+
+    def forget_recalled(self, keep: int) -> int:
+        """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
+        return int(
+            self._run(lambda conn: conn.execute(self._sql["forget_recalled"], (max(keep, 0),)).rowcount)
+        )
+
     def remove(self, trajectory_ids: Iterable[str]) -> int:
         ids = list(dict.fromkeys(trajectory_ids))
         if not ids:
@@ -582,7 +596,7 @@ class PostgresStore:
         def work(conn: Connection[Any]) -> None:
             with conn.transaction():
                 conn.execute(self._sql["clear_lock"])  # writers lock task rows: they wait
-                for table in ("trajectories", "usage", "tombstones", "tasks", "steps"):
+                for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall"):
                     conn.execute(f'DELETE FROM "{self.schema}".{table}')
                 conn.execute(self._sql["clear_state"])
                 conn.execute(self._sql["clear_counters"])
@@ -743,6 +757,13 @@ class PostgresStore:
 
 _PAYLOAD = "CASE WHEN octet_length(k.task_key) < 4000 THEN k.task_key ELSE '*' END"
 """A notification's payload: the task key (one too long for a payload marks every task)."""
+_RECALL_HITS = (
+    "INSERT INTO {s}.recall AS m (task_key, replayed, seq) "
+    "SELECT task_key, true, nextval('{s}.recalls') FROM "
+    "(SELECT DISTINCT t.task_key FROM u JOIN {s}.trajectories t USING (id)) AS h ORDER BY task_key "
+    "ON CONFLICT (task_key) DO UPDATE SET replayed = true, seq = excluded.seq"
+)
+"""A hit's trajectories' tasks remembered as replayed (after ``u``, the usage rows a hit updated)."""
 _SQL = {
     "version": "SELECT value FROM {s}.meta WHERE key = 'schema_version'",
     "set_version": "INSERT INTO {s}.meta VALUES ('schema_version', %s) "
@@ -760,6 +781,9 @@ _SQL = {
         SELECT task_key, min(task), count(*), nextval('{s}.revs') FROM r GROUP BY task_key ORDER BY task_key
         ON CONFLICT (task_key) DO UPDATE SET n = k.n + excluded.n, stamp = nextval('{s}.revs')
         RETURNING k.task_key, k.stamp),
+    m AS (INSERT INTO {s}.recall AS m (task_key, replayed, seq)
+        SELECT task_key, count(*) > 1, nextval('{s}.recalls') FROM r GROUP BY task_key ORDER BY task_key
+        ON CONFLICT (task_key) DO UPDATE SET replayed = true, seq = excluded.seq),
     t AS (INSERT INTO {s}.trajectories (rev, id, task_key, task, tags, steps, created_at, nbytes, record, stamp)
         SELECT nextval('{s}.revs'), r.id, r.task_key, r.task, r.tags, r.steps, r.created_at, r.nbytes, r.record,
             k.stamp FROM r JOIN k USING (task_key) ORDER BY r.ord
@@ -792,14 +816,18 @@ _SQL = {
     "candidates_pre": "SELECT s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used FROM {s}.steps s "
     "JOIN {s}.usage u ON u.id = s.trajectory_id WHERE s.node = %s AND s.signature = %s AND s.pre_key = %s",
     "stored_ids": "SELECT id FROM {s}.trajectories JOIN unnest(%s::text[]) AS i (id) USING (id)",
-    "touch": "WITH c AS (" + _ASYNC_COMMIT + ") "
+    "touch": "WITH c AS (" + _ASYNC_COMMIT + "), u AS ("
     "UPDATE {s}.usage SET hits = hits + 1, last_used = %s, saved_seconds = saved_seconds + %s, "
-    "priority = %s, attention = %s WHERE id = %s AND (SELECT true FROM c)",
-    "touch_many": "WITH c AS (" + _ASYNC_COMMIT + ") "
+    "priority = %s, attention = %s WHERE id = %s AND (SELECT true FROM c) RETURNING id) " + _RECALL_HITS,
+    "touch_many": "WITH c AS (" + _ASYNC_COMMIT + "), u AS ("
     "UPDATE {s}.usage u SET hits = u.hits + v.hits, last_used = GREATEST(u.last_used, v.last_used), "
     "saved_seconds = u.saved_seconds + v.saved, priority = v.priority, attention = v.attention "
     "FROM unnest(%s::text[], %s::bigint[], %s::float8[], %s::float8[], %s::float8[], %s::float8[]) "
-    "AS v (id, hits, last_used, saved, priority, attention) WHERE u.id = v.id AND (SELECT true FROM c)",
+    "AS v (id, hits, last_used, saved, priority, attention) WHERE u.id = v.id AND (SELECT true FROM c) "
+    "RETURNING u.id) " + _RECALL_HITS,
+    "recalled": "SELECT replayed FROM {s}.recall WHERE task_key = %s",
+    "forget_recalled": "DELETE FROM {s}.recall WHERE seq <= "
+    "(SELECT seq FROM {s}.recall ORDER BY seq DESC LIMIT 1 OFFSET %s)",
     "usage_many": f"SELECT id, {_USAGE} FROM {{s}}.usage WHERE id = ANY(%s)",
     "delete": """WITH l AS MATERIALIZED (
         SELECT task_key FROM {s}.tasks WHERE task_key IN (SELECT t.task_key FROM {s}.trajectories t WHERE {{where}})

@@ -12,7 +12,10 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
   its latest add or removal, schema version 5): a reader whose stamp is the same answers from memory;
 - ``state``: one row with the revision counter (bumped in the transaction of every add and removal),
   the oldest revision still answerable incrementally, the count and the byte size;
-- ``events``: the engine's recent events (JSON), for reports (schema version 2).
+- ``events``: the engine's recent events (JSON), for reports (schema version 2);
+- ``recall``: the tasks lately stored or replayed, by any process, with whether they were replayed
+  and the order they were last remembered in (:class:`~muscle_mem.stores.base.TaskRecall`, schema
+  version 5); kept by two triggers, on a trajectory's insert and on a hit's update of its usage.
 
 A reader learns that another connection committed from ``PRAGMA data_version`` (local: no statement
 reads a table, no lock is taken); only then does it read which tasks changed
@@ -87,6 +90,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN stamp INTEGER NOT NULL DEFAULT 0",
         "UPDATE tasks SET stamp = (SELECT revision FROM state)",
         "CREATE INDEX tasks_stamp ON tasks (stamp)",
+        "CREATE TABLE recall (task_key TEXT PRIMARY KEY, replayed INTEGER NOT NULL, seq INTEGER NOT NULL)",
+        "CREATE INDEX recall_seq ON recall (seq)",
+        """CREATE TRIGGER recall_stored AFTER INSERT ON trajectories BEGIN
+            INSERT INTO recall VALUES (NEW.task_key, 0, (SELECT IFNULL(MAX(seq), 0) + 1 FROM recall))
+            ON CONFLICT (task_key) DO UPDATE SET replayed = 1, seq = excluded.seq; END""",
+        """CREATE TRIGGER recall_replayed AFTER UPDATE OF hits ON usage BEGIN
+            INSERT INTO recall SELECT task_key, 1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM recall)
+            FROM trajectories WHERE id = NEW.id
+            ON CONFLICT (task_key) DO UPDATE SET replayed = 1, seq = excluded.seq; END""",
     ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
@@ -419,6 +431,29 @@ class SQLiteStore:
 
         return self._guard(run) if ids else {}
 
+    def recalled(self, task_key: str) -> bool | None:
+        """Whether a remembered task was replayed; None if the task is not remembered."""
+        row = self._guard(
+            lambda: (
+                self._conn()
+                .db.execute("SELECT replayed FROM recall WHERE task_key = ?", (task_key,))
+                .fetchone()
+            )
+        )
+        return None if row is None else bool(row[0])
+
+    def forget_recalled(self, keep: int) -> int:
+        """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
+
+        def run() -> int:
+            with self._write() as db:
+                return db.execute(
+                    "DELETE FROM recall WHERE seq <= (SELECT seq FROM recall ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                    (max(keep, 0),),
+                ).rowcount
+
+        return self._guard(run)
+
     def remove(self, trajectory_ids: Iterable[str]) -> int:
         ids = list(dict.fromkeys(trajectory_ids))
 
@@ -475,7 +510,7 @@ class SQLiteStore:
     def clear(self) -> None:
         def run() -> None:
             with self._write() as db:
-                for table in ("trajectories", "usage", "tombstones", "tasks", "steps"):
+                for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall"):
                     db.execute(f"DELETE FROM {table}")
                 db.execute(
                     "UPDATE state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0"
