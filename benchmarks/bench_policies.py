@@ -18,7 +18,8 @@ is a share of the distinct tasks in the stream.
 ``--only legacy`` prints the earlier tables on the bfcl streams alone (LFU, the Attention-LRU
 variants and the document's claim, the ``decayed`` half-life sweep, docs/hit_ratio.png);
 ``--only matcher`` the semantic matcher's precision and recall; ``--only eviction`` the eviction
-costs at 1,000 to 100,000 trajectories.
+costs at 1,000 to 100,000 trajectories; ``--only workers`` the default policy's margins with 1, 2
+and 4 workers sharing one store.
 """
 
 from __future__ import annotations
@@ -46,11 +47,20 @@ import policies_pairs
 import policies_reference as ref
 import policies_stream
 
+from muscle_mem.cache import RECALL_SLACK
 from muscle_mem.embed import Embedder, HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
 from muscle_mem.embed.text import analyse
-from muscle_mem.eviction import AttentionLRUCache, Bounds, Decayed, Policy, TaskAwarePolicy, make_policy
+from muscle_mem.eviction import (
+    AttentionLRUCache,
+    Bounds,
+    Decayed,
+    Policy,
+    RecallAware,
+    TaskAwarePolicy,
+    make_policy,
+)
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, ranking
-from muscle_mem.trajectory import Step, Trajectory, Usage
+from muscle_mem.trajectory import Step, Trajectory
 
 SHARES = (0.025, 0.05, 0.10, 0.20)
 SECONDS = 30.0
@@ -91,35 +101,35 @@ def shared_run(
 ) -> int:
     """Workers sharing one MemoryStore, each with its own policy and bounds; requests routed at random.
 
-    Each worker does what the engine's cache does: a hit reads the use statistics this worker last
-    wrote for the trajectory, else the store's, and writes the policy's priority; a miss stores a
-    new trajectory (a new id) and enforces the bounds, protecting it. So a worker sees the other
-    workers' uses only through the store.
+    Each worker does what the engine's cache does: a hit reads the trajectory's use statistics from
+    the store (as the usage log does at each flush, so every worker's hits count) and writes the
+    policy's priority; a miss stores a new trajectory (a new id), admitted by the store's shared
+    recall when the policy takes it (the recall pruned to the policy's history as the cache does),
+    and enforces the bounds, protecting it.
     """
     store = MemoryStore()
-    workers: list[tuple[Policy, Bounds, dict[str, Usage]]] = [
-        (policy, Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=policy), {})
-        for policy in policies
+    workers = [
+        (policy, Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=policy)) for policy in policies
     ]
     route = np.random.default_rng(seed).integers(len(workers), size=len(s.keys)).tolist()
     clock = (T0 + np.arange(len(s.keys)) * SECONDS if times is None else T0 + times).tolist()
     current: dict[int, str] = {}
+    unpruned = [0] * len(workers)
     hits = stored = 0
     for i, key in enumerate(s.keys.tolist()):
         now, relevance = clock[i], float(s.relevance[i])
-        policy, bounds, written = workers[route[i]]
+        w = route[i]
+        policy, bounds = workers[w]
         aware = policy if isinstance(policy, TaskAwarePolicy) else None
         tid = current.get(key)
         found = None if tid is None else store.usage(tid)  # the engine's index: is it still stored?
         if tid is not None and found is not None:
-            usage = written.get(tid) or found
             hits += 1
             new = (
-                policy.hit(usage, now, relevance, 1.0)
+                policy.hit(found, now, relevance, 1.0)
                 if aware is None
-                else aware.hit_task(f"t{key}", usage, now, relevance, 1.0)
+                else aware.hit_task(f"t{key}", found, now, relevance, 1.0)
             )
-            written[tid] = new
             store.touch(tid, now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
             continue
         stored += 1
@@ -127,11 +137,19 @@ def shared_run(
         trajectory = Trajectory(
             task_key=f"t{key}", task=texts[key], steps=(Step("tool", "v1"),), created_at=now, id=tid
         )
-        admitted = (
-            policy.admit(now, relevance) if aware is None else aware.admit_task(f"t{key}", now, relevance)
-        )
+        if isinstance(policy, RecallAware):
+            admitted = policy.admit_recalled(f"t{key}", now, relevance, store.recalled(f"t{key}"))
+        elif aware is not None:
+            admitted = aware.admit_task(f"t{key}", now, relevance)
+        else:
+            admitted = policy.admit(now, relevance)
         store.add(trajectory, admitted)
         bounds.enforce(store, now, frozenset((tid,)))  # the new trajectory is in use: protected
+        if isinstance(policy, RecallAware):
+            unpruned[w] += 1
+            if unpruned[w] * RECALL_SLACK >= max(policy.history, RECALL_SLACK):
+                unpruned[w] = 0
+                store.forget_recalled(policy.history)
     return hits
 
 
@@ -596,12 +614,17 @@ def run_job(job: Job) -> list[float]:
 
 def run_all(fams: list[Family], jobs: int) -> dict[Job, list[float]]:
     """Every policy at every rate with one worker, and the adaptive ones with several; in ``jobs`` processes."""
-    _FAMILIES[:] = fams
     todo: list[Job] = []
     for fi, fam in enumerate(fams):
         for seed in range(len(fam.streams)):
             todo += [(fi, seed, name, rate, 1) for name in COMPARED for rate in RATES]
             todo += [(fi, seed, n, r, k) for n in SHARED_POLICIES for r in SHARED_RATES for k in WORKERS[1:]]
+    return run_jobs(fams, todo, jobs)
+
+
+def run_jobs(fams: list[Family], todo: list[Job], jobs: int) -> dict[Job, list[float]]:
+    """The hit ratios of ``todo``, in ``jobs`` processes."""
+    _FAMILIES[:] = fams
     if jobs <= 1:
         return {job: run_job(job) for job in todo}
     import multiprocessing
@@ -672,6 +695,32 @@ def compare(fams: list[Family], jobs: int) -> Margins:
                     cells = np.stack([margins[(name, k, fam.name, rate, share)] for share in SHARES], axis=1)
                     print(f"{fam.name:<11}{rate:<9}{name:<24}{k:>3}" + _cells(cells).replace("±", " ±"))
     return margins
+
+
+def workers_table(fams: list[Family], jobs: int) -> None:
+    """The default policy alone with 1, 2 and 4 workers at 30 s (it ignores the pace): margins by capacity."""
+    todo = [
+        (fi, seed, DEFAULT, "30 s", k)
+        for fi, fam in enumerate(fams)
+        for seed in range(len(fam.streams))
+        for k in WORKERS
+    ]
+    results = run_jobs(fams, todo, jobs)
+    print("\nWorkers sharing one store (usage read from the store at each hit, the store's shared recall):")
+    print("margin of the default policy against the better of ARC and S3-FIFO, points, mean ± sd over seeds")
+    print(f"{'stream':<11}{'K':>3}" + "".join(f"{f'{s:.1%}':>13}" for s in SHARES))
+    for fi, fam in enumerate(fams):
+        best = np.array(
+            [
+                [max(ref.arc(s.keys.tolist(), c), ref.s3fifo(s.keys.tolist(), c)) / len(s.keys) for c in cs]
+                for s, cs in (
+                    (s, [max(1, round(share * s.distinct)) for share in SHARES]) for s in fam.streams
+                )
+            ]
+        )
+        for k in WORKERS:
+            ratios = np.array([results[(fi, seed, DEFAULT, "30 s", k)] for seed in range(len(fam.streams))])
+            print(f"{fam.name:<11}{k:>3}" + _cells(ratios - best).replace("±", " ±"))
 
 
 def summary(margins: Margins) -> None:
@@ -746,8 +795,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--postgres", default=os.environ.get("MUSCLE_MEM_TEST_POSTGRES", ""))
     parser.add_argument(
         "--only",
-        choices=("legacy", "matcher", "eviction"),
-        help="one earlier section instead: the bfcl tables, the matcher, or eviction costs by size",
+        choices=("legacy", "matcher", "eviction", "workers"),
+        help="one section instead: the bfcl tables, the matcher, eviction costs by size, or the workers' margins",
     )
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -757,6 +806,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         matcher_quality()
     elif args.only == "legacy":
         legacy(args, start)
+    elif args.only == "workers":
+        emb, _ = embedder(args.embedder)
+        seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
+        workers_table(families(seeds, length, emb), args.jobs)
     else:
         emb, label = embedder(args.embedder)
         seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)

@@ -12,7 +12,9 @@ A reader passes back the stamp it read: rows stamped after it are what changed. 
 removal notifies the schema's channel with the task key (see :mod:`muscle_mem.stores._pglisten`):
 a process listening knows which tasks changed without asking. A URL with ``listen=off`` (for a
 pooler in transaction mode, where ``LISTEN`` does not work; it is also found out by itself) makes
-readers poll instead. Hot-path statements are planned for their parameters each time
+readers poll instead. The shared recall (``recall``, ordered by its own sequence ``recalls``) is
+written by the statements that add trajectories and apply hits, its rows locked in task key order.
+Hot-path statements are planned for their parameters each time
 (``plan_cache_mode = force_custom_plan``): a generic plan cannot flip them.
 
 A connection dropped by the server (restart, ``pg_terminate_backend``, network) discards the pool
