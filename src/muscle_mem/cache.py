@@ -36,6 +36,8 @@ USAGE_CACHED = 10_000
 """Use statistics remembered per process, so a hit need not read them back from the store."""
 NAMED_KEPT = 10_000
 """Skipped trajectories remembered as already named in the log (each is named once)."""
+RECALL_KEPT = 5_000
+"""Tasks a store's shared recall keeps when this engine's policy does not read it (others may)."""
 RECALL_SLACK = 10
 """The store's shared recall may outgrow the policy's ``history`` by a tenth: pruned once per so many adds."""
 
@@ -62,10 +64,10 @@ class TrajectoryCache:
         self.store = store
         self.policy = policy
         self._task_aware = policy if isinstance(policy, TaskAwarePolicy) else None
-        self._recall = (
-            (store, policy) if isinstance(store, TaskRecall) and isinstance(policy, RecallAware) else None
-        )
-        """The store's shared recall and the policy that admits by it (None: the policy's own recall)."""
+        self._recall = store if isinstance(store, TaskRecall) else None
+        """The store's shared recall (None: the store keeps none)."""
+        self._recall_aware = policy if isinstance(policy, RecallAware) else None
+        """The policy, if it admits by the store's recall (else its own, if any)."""
         self._unpruned = 0
         """Adds since the shared recall was last pruned."""
         self.bounds = bounds
@@ -146,26 +148,29 @@ class TrajectoryCache:
 
     def _admit(self, task_key: str, now: float, relevance: float) -> Usage:
         """The use statistics of a new recording (with the store's shared recall, if both keep one)."""
-        if self._recall is not None:
-            store, policy = self._recall
-            return policy.admit_recalled(task_key, now, relevance, store.recalled(task_key))
+        if self._recall is not None and self._recall_aware is not None:
+            recalled = self._recall.recalled(task_key)
+            return self._recall_aware.admit_recalled(task_key, now, relevance, recalled)
         aware = self._task_aware
         return (
             self.policy.admit(now, relevance) if aware is None else aware.admit_task(task_key, now, relevance)
         )
 
     def _prune_recall(self) -> None:
-        """Forget the store's oldest remembered tasks past the policy's ``history`` (once in a while)."""
+        """Forget the store's oldest remembered tasks past the policy's ``history`` (once in a while).
+
+        With a policy that does not read the recall, the store's is kept to :data:`RECALL_KEPT`.
+        """
         if self._recall is None:
             return
-        store, policy = self._recall
+        keep = RECALL_KEPT if self._recall_aware is None else self._recall_aware.history
         with self._lock:
             self._unpruned += 1
-            due = self._unpruned * RECALL_SLACK >= max(policy.history, RECALL_SLACK)
+            due = self._unpruned * RECALL_SLACK >= max(keep, RECALL_SLACK)
             if due:
                 self._unpruned = 0
         if due:
-            store.forget_recalled(policy.history)
+            self._recall.forget_recalled(keep)
 
     def touch(self, run: Run, task: TaskSteps, trajectory: Trajectory, saved: float) -> None:
         """Write the use statistics of a hit and make the trajectory the task's first candidate.

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from muscle_mem import Check, Engine
-from muscle_mem.stores import Store
+from muscle_mem import Check, Engine, cache
+from muscle_mem.stores import Store, TaskRecall
 
 POLICIES = ["adaptive", "lru", "lfu", "attention-lru", "decayed"]
 
@@ -86,6 +86,28 @@ def test_a_task_replayed_by_one_engine_is_recalled_by_another_sharing_the_store(
     assert bravo.usage.priority < second.policy.clock  # type: ignore[attr-defined]
     first.close()
     second.close()
+
+
+def test_the_store_recall_is_kept_to_the_policy_history(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine prunes the store's shared recall to ``history`` task keys (a tenth more between prunes),
+    and to ``RECALL_KEPT`` with a policy that does not read it."""
+    assert isinstance(store, TaskRecall)
+    engine, _ = counting_engine(store, capacity=2)  # history: 10
+    for i in range(25):
+        engine(f"ticket {i:04d}")
+    assert store.forget_recalled(11) == 0
+    latest = next(key for key, text in store.tasks().items() if text == "ticket 0024")
+    assert store.recalled(latest) is False  # the latest are kept
+    store.clear()
+    monkeypatch.setattr(cache, "RECALL_KEPT", 3)
+    lru, _ = counting_engine(store, capacity=2, policy="lru")
+    for i in range(10):
+        lru(f"ticket {i:04d}")
+    assert store.forget_recalled(4) == 0
+    engine.close()
+    lru.close()
 
 
 class ShiftedTime:
