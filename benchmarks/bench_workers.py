@@ -12,8 +12,15 @@ checkout of the branch point: ``git worktree add /tmp/feed-base main``), the sam
 
 Target (issue 12, goal 1): at most 0.1 round trips per hit, and p99 at 16 processes within 2x of one.
 
+Flat out (the default), every worker calls as fast as it can: that measures throughput, and on a
+2-core machine 16 busy processes wait for the CPU, so their tails say more about the scheduler than
+about the store. With ``--rate N`` the workers together offer N calls/s on a fixed schedule (open
+loop) and a call's latency counts from when it was due, so queueing behind a slow call is counted:
+at a load the machine can carry, the p99 ratio between 16 processes and one measures contention in
+the store and the engine.
+
 Run: python benchmarks/bench_workers.py [--baseline /tmp/feed-base/src] [--seconds 4] [--quick]
-      [--workers 1,2,4,8,16] [--stores postgres,sqlite] [--postgres URL]
+      [--workers 1,2,4,8,16] [--stores postgres,sqlite] [--postgres URL] [--rate 300]
 """
 
 from __future__ import annotations
@@ -150,14 +157,21 @@ def worker(args: dict[str, Any]) -> None:
     started = time.perf_counter()
     before = counter.total()
     new = 0
+    gap = 1.0 / args["rate"] if args.get("rate") else 0.0
+    due = started + rng.random() * gap  # workers' schedules interleave
     while time.perf_counter() - started < args["seconds"]:
+        if gap:  # open loop: a call is due every ``gap`` s, its latency counted from when it was due
+            pause = due - time.perf_counter()
+            if pause > 0:
+                time.sleep(pause)
         if rng.random() < NEW_SHARE:
             new += 1
             task = f"new task {args['seed']}-{new}"
         else:
             task = f"pool task {rng.randrange(POOL)}"
         mine = counter.mine()
-        t0 = time.perf_counter()
+        t0 = due if gap else time.perf_counter()
+        due += gap
         result = engine(task)
         latencies.append(time.perf_counter() - t0)
         calls += 1
@@ -213,13 +227,23 @@ def backend_cpu(pg_url: str, application: str) -> float:
 
 
 def run(
-    src: Path, url: str, workers: int, seconds: float, pg_url: str | None, application: str
+    src: Path,
+    url: str,
+    workers: int,
+    seconds: float,
+    pg_url: str | None,
+    application: str,
+    rate: float = 0.0,
 ) -> dict[str, Any]:
-    """One configuration: ``workers`` processes with ``PYTHONPATH=src`` on the store at ``url``."""
+    """One configuration: ``workers`` processes with ``PYTHONPATH=src`` on the store at ``url``.
+
+    ``rate``: calls per second offered by all the workers together (0: each calls as fast as it can).
+    """
     env = {**os.environ, "PYTHONPATH": str(src)}
+    task = {"url": url, "seconds": seconds, "rate": rate / workers}
     procs = [
         subprocess.Popen(
-            [sys.executable, __file__, "--worker", json.dumps({"url": url, "seconds": seconds, "seed": i})],
+            [sys.executable, __file__, "--worker", json.dumps({**task, "seed": i})],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -287,7 +311,12 @@ def drop(pg_url: str, schema: str) -> None:
 
 
 def measure(
-    kinds: list[str], counts: list[int], seconds: float, pg_url: str | None, baseline: Path | None
+    kinds: list[str],
+    counts: list[int],
+    seconds: float,
+    pg_url: str | None,
+    baseline: Path | None,
+    rate: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Every configuration, this code and the baseline alternating; one row each."""
     rows = []
@@ -298,7 +327,9 @@ def measure(
                 for name, src in variants:
                     url, schema, application = fresh_store(kind, pg_url, Path(tmp), name)
                     try:
-                        row = run(src, url, n, seconds, pg_url if kind == "postgres" else None, application)
+                        row = run(
+                            src, url, n, seconds, pg_url if kind == "postgres" else None, application, rate
+                        )
                     finally:
                         if schema is not None and pg_url:
                             drop(pg_url, schema)
@@ -410,6 +441,12 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4,8,16")
     parser.add_argument("--stores", default="postgres,sqlite")
     parser.add_argument("--postgres", default=os.environ.get("MUSCLE_MEM_TEST_POSTGRES"))
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="calls/s offered by all workers together, latency from when each call was due (0: flat out)",
+    )
     parser.add_argument("--quick", action="store_true", help="1 and 2 workers, 1 s, SQLite only")
     parser.add_argument("--plans", type=int, default=0, metavar="SIZE", help="only time the hot-path plans")
     args = parser.parse_args()
@@ -434,8 +471,14 @@ def main() -> None:
     seconds = args.seconds
     if args.quick:
         kinds, counts, seconds = ["sqlite"], [1, 2], 1.0
+    load = (
+        f"{args.rate:g} calls/s offered in all (open loop)"
+        if args.rate
+        else "each worker flat out (closed loop)"
+    )
+    print(f"{load}; {seconds:g} s per row")
     print(HEADER)
-    rows = measure(kinds, counts, seconds, args.postgres, args.baseline)
+    rows = measure(kinds, counts, seconds, args.postgres, args.baseline, args.rate)
     for kind in kinds:
         mine = {r["workers"]: r for r in rows if r["store"] == kind and r["code"] == "this"}
         if 1 in mine and max(mine) > 1:

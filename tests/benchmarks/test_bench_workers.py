@@ -21,3 +21,11 @@ def test_two_worker_processes_on_one_sqlite_file_mostly_hit(tmp_path: Path) -> N
     assert row["cpu_ms_per_1k_hits"] is None
     line = bench_workers.format_row({"store": "sqlite", "workers": 2, "code": "this", **row})
     assert line.split()[:3] == ["sqlite", "2", "this"]
+
+
+def test_an_offered_rate_paces_the_workers(tmp_path: Path) -> None:
+    """With an offered rate, the workers together make about that many calls per second."""
+    url = f"sqlite:///{tmp_path / 'paced.db'}"
+    row = bench_workers.run(bench_workers.SRC, url, 2, 1.0, None, "", rate=40.0)
+    assert 25 <= row["calls_per_s"] <= 50
+    assert row["p99_ms"] >= row["p50_ms"] > 0

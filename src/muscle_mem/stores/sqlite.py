@@ -138,6 +138,14 @@ _ALL_STORES: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
 INCARNATIONS = 2**30
 """A new store's revisions start at a random multiple of 2**32: a reader of a file deleted and made
 anew finds its stamps foreign, never equal by chance."""
+_CHANGED_TASKS = (
+    "SELECT revision, floor, NULL FROM state UNION ALL SELECT NULL, NULL, task_key FROM tasks WHERE stamp > ?1 "
+    "UNION ALL SELECT NULL, NULL, task_key FROM tombstones WHERE rev > ?1"
+)
+"""The store's revision and floor, then each task changed after a revision (``tasks_stamp`` and
+``tombstones_rev`` ranges): one statement, so one snapshot."""
+_NEVER = 2**63 - 1
+"""A revision no task is changed after (the first read of the marks lists no task)."""
 MARKS_KEPT = 100_000
 """Task change marks a store handle remembers; past it, it forgets them and counts every task as changed."""
 EVENTS_PRUNED_EVERY = 60.0
@@ -589,24 +597,25 @@ class SQLiteStore:
         conn.data_version, conn.revision = version, revision
 
     def _read_marks(self) -> None:
-        """Mark the tasks changed since the revision last read (every task, if that cannot be told)."""
-        with self._read() as db:
-            revision, floor = db.execute("SELECT revision, floor FROM state").fetchone()
-            seen = self._marks_seen
-            if revision == seen:
-                return
-            self._marks_read += 1
-            if seen < 0 or floor > seen or revision < seen or len(self._marks) > MARKS_KEPT:
-                self._marks.clear()
-                self._marks_floor = self._marks_read
-            else:
-                for (key,) in db.execute(
-                    "SELECT task_key FROM tasks WHERE stamp > ?1 "
-                    "UNION ALL SELECT task_key FROM tombstones WHERE rev > ?1",
-                    (seen,),
-                ):
-                    self._marks[key] = self._marks_read
-            self._marks_seen = revision
+        """Mark the tasks changed since the revision last read (every task, if that cannot be told).
+
+        One statement, so one snapshot: the store's revision and floor, and the tasks changed after the
+        revision last read.
+        """
+        seen = self._marks_seen
+        rows = self._conn().db.execute(_CHANGED_TASKS, (seen if seen >= 0 else _NEVER,)).fetchall()
+        revision, floor = next((r[0], r[1]) for r in rows if r[2] is None)
+        keys = [r[2] for r in rows if r[2] is not None]
+        if revision == seen:
+            return
+        self._marks_read += 1
+        if seen < 0 or floor > seen or revision < seen or len(self._marks) + len(keys) > MARKS_KEPT:
+            self._marks.clear()
+            self._marks_floor = self._marks_read
+        else:
+            for key in keys:
+                self._marks[key] = self._marks_read
+        self._marks_seen = revision
 
     def task_state(self, task_key: str, since: int) -> TaskState:
         def run() -> TaskState:
