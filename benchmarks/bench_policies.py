@@ -18,7 +18,8 @@ is a share of the distinct tasks in the stream.
 ``--only legacy`` prints the earlier tables on the bfcl streams alone (LFU, the Attention-LRU
 variants and the document's claim, the ``decayed`` half-life sweep, docs/hit_ratio.png);
 ``--only matcher`` the semantic matcher's precision and recall; ``--only eviction`` the eviction
-costs at 1,000 to 100,000 trajectories.
+costs at 1,000 to 100,000 trajectories; ``--only workers`` the default policy's margins with 1, 2
+and 4 workers sharing one store.
 """
 
 from __future__ import annotations
@@ -46,9 +47,18 @@ import policies_pairs
 import policies_reference as ref
 import policies_stream
 
+from muscle_mem.cache import RECALL_SLACK
 from muscle_mem.embed import Embedder, HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
 from muscle_mem.embed.text import analyse
-from muscle_mem.eviction import AttentionLRUCache, Bounds, Decayed, Policy, TaskAwarePolicy, make_policy
+from muscle_mem.eviction import (
+    AttentionLRUCache,
+    Bounds,
+    Decayed,
+    Policy,
+    RecallAware,
+    TaskAwarePolicy,
+    make_policy,
+)
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, ranking
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -78,36 +88,68 @@ def engine_run(
     Request ``i`` comes at ``T0 + times[i]`` (default: every 30 s). A task-aware policy is told the
     task of each use, as the engine's cache does.
     """
+    return shared_run([policy], s, capacity, texts, times)
+
+
+def shared_run(
+    policies: Sequence[Policy],
+    s: policies_stream.Stream,
+    capacity: int,
+    texts: list[str],
+    times: npt.NDArray[np.float64] | None = None,
+    seed: int = 0,
+) -> int:
+    """Workers sharing one MemoryStore, each with its own policy and bounds; requests routed at random.
+
+    Each worker does what the engine's cache does: a hit reads the trajectory's use statistics from
+    the store (as the usage log does at each flush, so every worker's hits count) and writes the
+    policy's priority; a miss stores a new trajectory (a new id), admitted by the store's shared
+    recall when the policy takes it (the recall pruned to the policy's history as the cache does),
+    and enforces the bounds, protecting it.
+    """
     store = MemoryStore()
-    bounds = Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=policy)
-    aware = policy if isinstance(policy, TaskAwarePolicy) else None
-    ids = [f"t{k}" for k in range(len(texts))]
-    made: dict[int, Trajectory] = {}
+    workers = [
+        (policy, Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=policy)) for policy in policies
+    ]
+    route = np.random.default_rng(seed).integers(len(workers), size=len(s.keys)).tolist()
     clock = (T0 + np.arange(len(s.keys)) * SECONDS if times is None else T0 + times).tolist()
-    hits = 0
+    current: dict[int, str] = {}
+    unpruned = [0] * len(workers)
+    hits = stored = 0
     for i, key in enumerate(s.keys.tolist()):
-        now = clock[i]
-        relevance = float(s.relevance[i])
-        usage = store.usage(ids[key])
-        if usage is not None:
+        now, relevance = clock[i], float(s.relevance[i])
+        w = route[i]
+        policy, bounds = workers[w]
+        aware = policy if isinstance(policy, TaskAwarePolicy) else None
+        tid = current.get(key)
+        found = None if tid is None else store.usage(tid)  # the engine's index: is it still stored?
+        if tid is not None and found is not None:
             hits += 1
             new = (
-                policy.hit(usage, now, relevance, 1.0)
+                policy.hit(found, now, relevance, 1.0)
                 if aware is None
-                else aware.hit_task(ids[key], usage, now, relevance, 1.0)
+                else aware.hit_task(f"t{key}", found, now, relevance, 1.0)
             )
-            store.touch(ids[key], now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
+            store.touch(tid, now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
             continue
-        trajectory = made.get(key)
-        if trajectory is None:
-            trajectory = made[key] = Trajectory(
-                task_key=ids[key], task=texts[key], steps=(Step("tool", "v1"),), created_at=now, id=ids[key]
-            )
-        admitted = (
-            policy.admit(now, relevance) if aware is None else aware.admit_task(ids[key], now, relevance)
+        stored += 1
+        tid = current[key] = f"t{key}.{stored}"
+        trajectory = Trajectory(
+            task_key=f"t{key}", task=texts[key], steps=(Step("tool", "v1"),), created_at=now, id=tid
         )
+        if isinstance(policy, RecallAware):
+            admitted = policy.admit_recalled(f"t{key}", now, relevance, store.recalled(f"t{key}"))
+        elif aware is not None:
+            admitted = aware.admit_task(f"t{key}", now, relevance)
+        else:
+            admitted = policy.admit(now, relevance)
         store.add(trajectory, admitted)
-        bounds.enforce(store, now, frozenset((ids[key],)))  # the new trajectory is in use: protected
+        bounds.enforce(store, now, frozenset((tid,)))  # the new trajectory is in use: protected
+        if isinstance(policy, RecallAware):
+            unpruned[w] += 1
+            if unpruned[w] * RECALL_SLACK >= max(policy.history, RECALL_SLACK):
+                unpruned[w] = 0
+                store.forget_recalled(policy.history)
     return hits
 
 
@@ -482,7 +524,17 @@ REFERENCES: dict[str, Callable[[list[int], int], int]] = {
     "ARC": ref.arc,
     "S3-FIFO": ref.s3fifo,
 }
-COMPARED = ("decayed", "adaptive")
+COMPARED: dict[str, Callable[[int], Policy]] = {
+    "decayed (1 h half-life)": lambda c: make_policy("decayed", c),
+    "adaptive before (wall)": lambda c: ref.WallClockAdaptive(history=3 * c),
+    "adaptive (default)": lambda c: make_policy("adaptive", c),
+}
+"""The engine's old default, the previous default (a reference copy) and the default."""
+DEFAULT = "adaptive (default)"
+WORKERS = (1, 2, 4)
+"""Engines sharing one store in the multi-worker runs (K = 1 is the single-process table)."""
+SHARED_RATES = ("30 s", "varying")
+SHARED_POLICIES = ("adaptive before (wall)", DEFAULT)
 
 
 @dataclass
@@ -541,19 +593,71 @@ def _bfcl(seeds: int, length: int, emb: Embedder) -> Family:
     return Family("bfcl", note, texts, streams)
 
 
-def compare(fams: list[Family]) -> dict[tuple[str, str, str, float], float]:
-    """Print each family's hit ratios by rate and capacity; returns the margins of ``adaptive``.
+Job = tuple[int, int, str, str, int]
+"""(family, seed, policy, rate, workers): one run of a policy at each capacity."""
+_FAMILIES: list[Family] = []
+"""The families the jobs read (set before the worker processes fork)."""
 
-    A margin is adaptive's hit ratio minus the better of ARC and S3-FIFO, mean over the seeds, by
-    (family, rate, policy compared, capacity) with "best reference" and "decayed" as the policy.
+
+def run_job(job: Job) -> list[float]:
+    """The hit ratio of one job at each capacity."""
+    fi, seed, name, rate, workers = job
+    s, texts = _FAMILIES[fi].streams[seed], _FAMILIES[fi].texts
+    times = policies_stream.arrivals(len(s.keys), RATES[rate], seed)
+    ratios = []
+    for share in SHARES:
+        c = max(1, round(share * s.distinct))
+        policies = [COMPARED[name](c) for _ in range(workers)]
+        ratios.append(shared_run(policies, s, c, texts, times, seed) / len(s.keys))
+    return ratios
+
+
+def run_all(fams: list[Family], jobs: int) -> dict[Job, list[float]]:
+    """Every policy at every rate with one worker, and the adaptive ones with several; in ``jobs`` processes."""
+    todo: list[Job] = []
+    for fi, fam in enumerate(fams):
+        for seed in range(len(fam.streams)):
+            todo += [(fi, seed, name, rate, 1) for name in COMPARED for rate in RATES]
+            todo += [(fi, seed, n, r, k) for n in SHARED_POLICIES for r in SHARED_RATES for k in WORKERS[1:]]
+    return run_jobs(fams, todo, jobs)
+
+
+def run_jobs(fams: list[Family], todo: list[Job], jobs: int) -> dict[Job, list[float]]:
+    """The hit ratios of ``todo``, in ``jobs`` processes."""
+    _FAMILIES[:] = fams
+    if jobs <= 1:
+        return {job: run_job(job) for job in todo}
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        return dict(zip(todo, pool.map(run_job, todo, chunksize=1), strict=True))
+
+
+Margins = dict[tuple[str, int, str, str, float], Array]
+"""Per-seed margins against the better of ARC and S3-FIFO, by (policy, workers, family, rate, share)."""
+
+
+def _cells(values: Array) -> str:
+    """Mean ± sd over seeds, in points, by capacity."""
+    return "".join(
+        f"{m * 100:>+7.2f}±{sd * 100:.2f}" for m, sd in zip(values.mean(0), values.std(0), strict=True)
+    )
+
+
+def compare(fams: list[Family], jobs: int) -> Margins:
+    """Print each family's hit ratios and margins by rate, capacity and workers; returns the margins.
+
+    A margin is a policy's hit ratio minus the better of ARC and S3-FIFO on the same seed, in points,
+    printed as mean ± sd over the seeds.
     """
-    margins: dict[tuple[str, str, str, float], float] = {}
-    head = "".join(f"{f'{s:.1%}':>9}" for s in SHARES)
-    for fam in fams:
+    results = run_all(fams, jobs)
+    margins: Margins = {}
+    head = "".join(f"{f'{s:.1%}':>12}" for s in SHARES)
+    for fi, fam in enumerate(fams):
         seeds = len(fam.streams)
         print(f"\n{fam.name}: {fam.note}; {seeds} seeds of {len(fam.streams[0].keys):,} requests,")
         print(f"  distinct tasks {[s.distinct for s in fam.streams]}; hit ratio, mean over seeds")
-        print(f"{'rate':<10}{'policy':<26}{head}")
+        print(f"{'rate':<9}{'policy':<28}{head}")
         caps = [[max(1, round(share * s.distinct)) for share in SHARES] for s in fam.streams]
         refs = {
             name: np.array(
@@ -565,48 +669,79 @@ def compare(fams: list[Family]) -> dict[tuple[str, str, str, float], float]:
             for name, run in REFERENCES.items()
         }
         for name, r in refs.items():
-            print(f"{'any':<10}{name:<26}" + "".join(f"{v:>9.3f}" for v in r.mean(0)))
+            print(f"{'any':<9}{name:<28}" + "".join(f"{v:>12.3f}" for v in r.mean(0)))
         best = np.maximum(refs["ARC"], refs["S3-FIFO"])
-        for rate, gap in RATES.items():
-            ours = {}
+        for rate in RATES:
             for name in COMPARED:
-                ours[name] = np.array(
-                    [
-                        [
-                            engine_run(
-                                make_policy(name, c),
-                                s,
-                                c,
-                                fam.texts,
-                                policies_stream.arrivals(len(s.keys), gap, seed),
-                            )
-                            / len(s.keys)
-                            for c in cs
-                        ]
-                        for seed, (s, cs) in enumerate(zip(fam.streams, caps, strict=True))
-                    ]
-                )
-                label = "decayed (1 h half-life)" if name == "decayed" else "adaptive (default)"
-                print(f"{rate:<10}{label:<26}" + "".join(f"{v:>9.3f}" for v in ours[name].mean(0)))
-            margin = (ours["adaptive"] - best).mean(0)
-            print(
-                f"{'':<10}{'adaptive - best of ARC/S3':<26}" + "".join(f"{m * 100:>+8.2f}p" for m in margin)
-            )
-            for share, m, d in zip(SHARES, margin, (ours["adaptive"] - ours["decayed"]).mean(0), strict=True):
-                margins[(fam.name, rate, "best reference", share)] = float(m)
-                margins[(fam.name, rate, "decayed", share)] = float(d)
+                ratios = np.array([results[(fi, seed, name, rate, 1)] for seed in range(seeds)])
+                print(f"{rate:<9}{name:<28}" + "".join(f"{v:>12.3f}" for v in ratios.mean(0)))
+                for ci, share in enumerate(SHARES):
+                    margins[(name, 1, fam.name, rate, share)] = (ratios - best)[:, ci]
+            ours = np.array([results[(fi, seed, DEFAULT, rate, 1)] for seed in range(seeds)])
+            print(f"{'':<9}{'  margin (points, ± sd)':<28}" + _cells(ours - best))
+        for name in SHARED_POLICIES:
+            for rate in SHARED_RATES:
+                for k in WORKERS[1:]:
+                    ratios = np.array([results[(fi, seed, name, rate, k)] for seed in range(seeds)])
+                    for ci, share in enumerate(SHARES):
+                        margins[(name, k, fam.name, rate, share)] = (ratios - best)[:, ci]
+    print("\nWorkers sharing one store (each with its own policy, bounds and usage cache; requests routed at")
+    print("random): margin against the better of ARC and S3-FIFO, points, mean ± sd over seeds")
+    print(f"{'stream':<11}{'rate':<9}{'policy':<24}{'K':>3}" + "".join(f"{f'{s:.1%}':>13}" for s in SHARES))
+    for fam in fams:
+        for rate in SHARED_RATES:
+            for name in SHARED_POLICIES:
+                for k in WORKERS:
+                    cells = np.stack([margins[(name, k, fam.name, rate, share)] for share in SHARES], axis=1)
+                    print(f"{fam.name:<11}{rate:<9}{name:<24}{k:>3}" + _cells(cells).replace("±", " ±"))
     return margins
 
 
-def summary(margins: dict[tuple[str, str, str, float], float]) -> None:
-    for against in ("best reference", "decayed"):
-        values = np.array([m for k, m in margins.items() if k[2] == against])
-        label = "the better of ARC and S3-FIFO" if against == "best reference" else "decayed (1 h)"
-        print(
-            f"adaptive against {label}: ahead in {int((values > 0).sum())} of {len(values)} cells"
-            f" (stream x rate x capacity), margin {values.min() * 100:+.2f} to {values.max() * 100:+.2f}"
-            f" points, mean {values.mean() * 100:+.2f}"
+def workers_table(fams: list[Family], jobs: int) -> None:
+    """The default policy alone with 1, 2 and 4 workers at 30 s (it ignores the pace): margins by capacity."""
+    todo = [
+        (fi, seed, DEFAULT, "30 s", k)
+        for fi, fam in enumerate(fams)
+        for seed in range(len(fam.streams))
+        for k in WORKERS
+    ]
+    results = run_jobs(fams, todo, jobs)
+    print("\nWorkers sharing one store (usage read from the store at each hit, the store's shared recall):")
+    print("margin of the default policy against the better of ARC and S3-FIFO, points, mean ± sd over seeds")
+    print(f"{'stream':<11}{'K':>3}" + "".join(f"{f'{s:.1%}':>13}" for s in SHARES))
+    for fi, fam in enumerate(fams):
+        best = np.array(
+            [
+                [max(ref.arc(s.keys.tolist(), c), ref.s3fifo(s.keys.tolist(), c)) / len(s.keys) for c in cs]
+                for s, cs in (
+                    (s, [max(1, round(share * s.distinct)) for share in SHARES]) for s in fam.streams
+                )
+            ]
         )
+        for k in WORKERS:
+            ratios = np.array([results[(fi, seed, DEFAULT, "30 s", k)] for seed in range(len(fam.streams))])
+            print(f"{fam.name:<11}{k:>3}" + _cells(ratios - best).replace("±", " ±"))
+
+
+def summary(margins: Margins) -> None:
+    """Per policy and number of workers: cells ahead, ahead beyond seed noise, and the range of margins."""
+    print(
+        "\nSummary against the better of ARC and S3-FIFO (a cell: stream x rate x capacity; 'beyond noise':"
+    )
+    print("the mean margin exceeds twice its standard error over the seeds)")
+    for name in COMPARED:
+        for k in WORKERS:
+            cells = [m for key, m in margins.items() if key[0] == name and key[1] == k]
+            if not cells:
+                continue
+            means = np.array([m.mean() for m in cells])
+            errors = np.array([m.std(ddof=1) / np.sqrt(len(m)) if len(m) > 1 else np.inf for m in cells])
+            behind = int((means + 2 * errors < 0).sum())
+            print(
+                f"  {name:<26} K={k}: ahead in {int((means > 0).sum())} of {len(cells)},"
+                f" beyond noise {int((means - 2 * errors > 0).sum())}, behind beyond noise {behind};"
+                f" margin {means.min() * 100:+.2f} to {means.max() * 100:+.2f} points, mean {means.mean() * 100:+.2f}"
+            )
 
 
 def latency_tables(quick: bool, postgres: str) -> None:
@@ -650,7 +785,8 @@ def legacy(args: argparse.Namespace, start: float) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes for the hit-ratio runs")
     parser.add_argument("--length", type=int, default=10_000, help="requests per stream")
     parser.add_argument("--embedder", choices=("hashing", "sentence"), default="hashing")
     parser.add_argument(
@@ -659,8 +795,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--postgres", default=os.environ.get("MUSCLE_MEM_TEST_POSTGRES", ""))
     parser.add_argument(
         "--only",
-        choices=("legacy", "matcher", "eviction"),
-        help="one earlier section instead: the bfcl tables, the matcher, or eviction costs by size",
+        choices=("legacy", "matcher", "eviction", "workers"),
+        help="one section instead: the bfcl tables, the matcher, eviction costs by size, or the workers' margins",
     )
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -670,6 +806,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         matcher_quality()
     elif args.only == "legacy":
         legacy(args, start)
+    elif args.only == "workers":
+        emb, _ = embedder(args.embedder)
+        seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
+        workers_table(families(seeds, length, emb), args.jobs)
     else:
         emb, label = embedder(args.embedder)
         seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
@@ -677,8 +817,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(
             f"({time.perf_counter() - start:.0f} s to build the streams; relevance by the {label.split()[0]} embedder)"
         )
-        margins = compare(fams)
-        print()
+        margins = compare(fams, args.jobs)
         summary(margins)
         print(f"({time.perf_counter() - start:.0f} s)")
         size = 1_000 if args.quick else 100_000

@@ -75,6 +75,34 @@ class OutageStore(MemoryStore):
         return object.__getattribute__(self, name)
 
 
+def await_change(store: object, task_key: str, before: int | None, timeout: float = 10.0) -> None:
+    """Wait until the store's change feed marks the task changed since ``before`` (a notification
+    from another connection takes a moment to arrive); fail after ``timeout`` seconds."""
+    import time
+
+    from muscle_mem.stores import ChangeFeed
+
+    assert isinstance(store, ChangeFeed)
+    deadline = time.monotonic() + timeout
+    while (mark := store.change_mark(task_key)) == before or mark is None:
+        assert time.monotonic() < deadline, f"no change of {task_key!r} heard in {timeout} s"
+        time.sleep(0.01)
+
+
+def await_listening(store: object, task_key: str = "", timeout: float = 10.0) -> int:
+    """Wait until the store's change feed can tell (a PostgreSQL listener is connected); its mark."""
+    import time
+
+    from muscle_mem.stores import ChangeFeed
+
+    assert isinstance(store, ChangeFeed)
+    deadline = time.monotonic() + timeout
+    while (mark := store.change_mark(task_key)) is None:
+        assert time.monotonic() < deadline, f"the store's change feed did not start in {timeout} s"
+        time.sleep(0.01)
+    return mark
+
+
 def drop_schema(schema: str) -> None:
     import psycopg
 

@@ -1,7 +1,8 @@
 """The trajectory cache of one engine: its store and index, bounded by an eviction policy.
 
 One place for what happens to stored trajectories: lookup (with the semantic fallback), adding a
-new one and enforcing the bounds, the use statistics a hit writes, and the TTL. Trajectories a
+new one and enforcing the bounds, the use statistics a hit writes (behind, in batches, with a
+``sync_interval``: see :mod:`muscle_mem.usage_log`), and the TTL. Trajectories a
 replay in progress is following are never evicted (``protected``). Every store operation goes
 through the engine's :class:`~muscle_mem.breaker.Breaker`: while the store is unavailable, each raises
 :class:`~muscle_mem.stores.StoreUnavailable` at once.
@@ -18,15 +19,16 @@ from collections.abc import Callable, Iterable
 from muscle_mem.breaker import Breaker
 from muscle_mem.embed import TaskMatcher
 from muscle_mem.eviction.bounds import Bounds
-from muscle_mem.eviction.policies import Policy, TaskAwarePolicy
+from muscle_mem.eviction.policies import Policy, RecallAware, TaskAwarePolicy
 from muscle_mem.eviction.relevance import TaskStream
 from muscle_mem.index import Index, TaskSteps
 from muscle_mem.keys import in_namespace
 from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE, Decoded, LazyIndex
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
-from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable
+from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable, TaskRecall, UsageBatched
 from muscle_mem.trajectory import Trajectory, Usage
+from muscle_mem.usage_log import UsageLog
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +36,10 @@ USAGE_CACHED = 10_000
 """Use statistics remembered per process, so a hit need not read them back from the store."""
 NAMED_KEPT = 10_000
 """Skipped trajectories remembered as already named in the log (each is named once)."""
+RECALL_KEPT = 5_000
+"""Tasks a store's shared recall keeps when this engine's policy does not read it (others may)."""
+RECALL_SLACK = 10
+"""The store's shared recall may outgrow the policy's ``history`` by a tenth: pruned once per so many adds."""
 
 
 class TrajectoryCache:
@@ -53,16 +59,29 @@ class TrajectoryCache:
         namespace: str | None = None,
         index_size: int = INDEX_SIZE,
         decoded_size: int = DECODED_SIZE,
+        sync_interval: float = 0.0,
     ) -> None:
         self.store = store
         self.policy = policy
         self._task_aware = policy if isinstance(policy, TaskAwarePolicy) else None
+        self._recall = store if isinstance(store, TaskRecall) else None
+        """The store's shared recall (None: the store keeps none)."""
+        self._recall_aware = policy if isinstance(policy, RecallAware) else None
+        """The policy, if it admits by the store's recall (else its own, if any)."""
+        self._unpruned = 0
+        """Adds since the shared recall was last pruned."""
         self.bounds = bounds
         self.index: Index | LazyIndex = (
-            LazyIndex(store, Decoded(store, decoded_size, self.skipped), index_size)
+            LazyIndex(store, Decoded(store, decoded_size, self.skipped), index_size, sync_interval)
             if isinstance(store, StepIndexed)
             else Index(store, self.skipped)
         )
+        self.usage_log = (
+            UsageLog(store, policy, breaker, sync_interval)
+            if sync_interval > 0 and isinstance(store, UsageBatched)
+            else None
+        )
+        """Hits written behind (None: each hit writes its use statistics at once)."""
         self._metrics = metrics
         self._protected = protected
         self._breaker = breaker
@@ -114,22 +133,55 @@ class TrajectoryCache:
     def add(self, trajectory: Trajectory, relevance: float) -> None:
         """Store a new trajectory, then evict what the bounds no longer hold (raises if the store fails)."""
         now = time.time()
-        aware = self._task_aware
-        usage = (
-            self.policy.admit(now, relevance)
-            if aware is None
-            else aware.admit_task(trajectory.task_key, now, relevance)
-        )
         with self._breaker:
+            usage = self._admit(trajectory.task_key, now, relevance)
             self.store.add(trajectory, usage)
             self._metrics.add("stored")
+            self._invalidate(trajectory.task_key)
+            if self.usage_log is not None and (self.bounds.capacity or self.bounds.max_bytes is not None):
+                self.usage_log.flush()  # eviction ranks by every hit noted, written or not
             evicted = self.bounds.enforce(self.store, now, self._protected() | {trajectory.id})
+            self._prune_recall()
         if evicted:
+            self._invalidate(None)
             self._metrics.add("evicted", len(evicted))
 
+    def _admit(self, task_key: str, now: float, relevance: float) -> Usage:
+        """The use statistics of a new recording (with the store's shared recall, if both keep one)."""
+        if self._recall is not None and self._recall_aware is not None:
+            recalled = self._recall.recalled(task_key)
+            return self._recall_aware.admit_recalled(task_key, now, relevance, recalled)
+        aware = self._task_aware
+        return (
+            self.policy.admit(now, relevance) if aware is None else aware.admit_task(task_key, now, relevance)
+        )
+
+    def _prune_recall(self) -> None:
+        """Forget the store's oldest remembered tasks past the policy's ``history`` (once in a while).
+
+        With a policy that does not read the recall, the store's is kept to :data:`RECALL_KEPT`.
+        """
+        if self._recall is None:
+            return
+        keep = RECALL_KEPT if self._recall_aware is None else self._recall_aware.history
+        with self._lock:
+            self._unpruned += 1
+            due = self._unpruned * RECALL_SLACK >= max(keep, RECALL_SLACK)
+            if due:
+                self._unpruned = 0
+        if due:
+            self._recall.forget_recalled(keep)
+
     def touch(self, run: Run, task: TaskSteps, trajectory: Trajectory, saved: float) -> None:
-        """Write the use statistics of a hit and make the trajectory the task's first candidate."""
+        """Write the use statistics of a hit and make the trajectory the task's first candidate.
+
+        With a usage log, the hit is only noted (written behind).
+        """
         now = time.time()
+        if self.usage_log is not None:
+            self.usage_log.hit(trajectory.task_key, trajectory.id, now, run.relevance, saved)
+            task.promote(trajectory.id)
+            return
         breaker = self._breaker
         if breaker.cause is not None:
             breaker.refuse()
@@ -182,10 +234,21 @@ class TrajectoryCache:
         try:
             with self._breaker:
                 self.store.remove([trajectory_id])
+            self._invalidate(None)
         except Exception:
             with self._lock:
                 self._doomed.add(trajectory_id)
             raise
+
+    def flush(self) -> None:
+        """Write the hits kept behind (if any) now."""
+        if self.usage_log is not None:
+            self.usage_log.flush()
+
+    def _invalidate(self, task_key: str | None) -> None:
+        """This process changed a task (None: some tasks): read its state again at its next lookup."""
+        if isinstance(self.index, LazyIndex):
+            self.index.invalidate(task_key)
 
     def _remove_doomed(self) -> None:
         with self._lock:
@@ -193,6 +256,7 @@ class TrajectoryCache:
         if not doomed:
             return
         self.store.remove(doomed)
+        self._invalidate(None)
         with self._lock:
             self._doomed.difference_update(doomed)
 
@@ -204,4 +268,5 @@ class TrajectoryCache:
         self._next_expiry = time.monotonic() + min(1.0, ttl / 10)
         expired = self.bounds.expire(self.store, time.time(), self._protected())
         if expired:
+            self._invalidate(None)
             self._metrics.add("evicted", len(expired))

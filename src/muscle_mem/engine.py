@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import Token
@@ -41,6 +42,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 _UNSET: Any = object()
 _Scope = tuple[Token[Run | None], Token[budget.Budget | None] | None]
 """What :meth:`Engine._exit` restores: the current run's token and the store budget (or None)."""
+SYNC_INTERVAL = 0.5
+"""Default seconds an engine may lag the store (use statistics written behind, changes polled)."""
 DEFAULT_POLICY = "adaptive"
 """The policy that measured best (docs/policies.md): decayed utility adapted to the traffic, O(log n) eviction."""
 
@@ -71,6 +74,13 @@ class Engine:
     and checked as the call ends, then written by a background thread, in order; the result says
     ``storing`` (not ``stored``), and :meth:`flush` waits for the writes (a process that dies first
     loses those still queued; the store holds each trajectory whole or not at all).
+    ``sync_interval`` (seconds, default 0.5): how far behind the store this process may be. A hit's
+    use statistics are written in batches, at most once per trajectory per interval, by a background
+    thread (and by :meth:`flush`, :meth:`close` and at interpreter exit; a crash loses the last
+    interval's, never a trajectory, which a miss writes at once unless ``write_behind``), and so are
+    events. A hit reads nothing from the store while its task has not changed: PostgreSQL notifies
+    changes, SQLite's ``data_version`` shows them; where that cannot be told (no listener), a task's
+    state is read at most once per interval. 0 writes every hit through and reads the store's revision on every call.
     """
 
     def __init__(
@@ -92,8 +102,13 @@ class Engine:
         decoded_size: int = DECODED_SIZE,
         types: Iterable[type] = (),
         write_behind: bool = False,
+        sync_interval: float = SYNC_INTERVAL,
     ) -> None:
         check_matching(match, similarity, namespace)
+        if isinstance(sync_interval, bool) or not (
+            isinstance(sync_interval, int | float) and 0 <= sync_interval < math.inf
+        ):
+            raise ValueError(f"sync_interval must be a finite number of seconds >= 0, got {sync_interval!r}")
         for name, size in (("index_size", index_size), ("decoded_size", decoded_size)):
             if type(size) is not int or size < 1:
                 raise ValueError(f"{name} must be a positive int, not {size!r}")
@@ -121,7 +136,7 @@ class Engine:
                 raise
         self._waits = not isinstance(self.store, MemoryStore)
         """Whether the store may wait (for a server, a lock): its calls then get a budget; memory never waits."""
-        self.journal = Journal(self.store, breaker=self._breaker)
+        self.journal = Journal(self.store, breaker=self._breaker, behind=sync_interval > 0)
         self._active = ActiveReplays()
         self._cache = TrajectoryCache(
             self.store,
@@ -135,6 +150,7 @@ class Engine:
             namespace=namespace,
             index_size=index_size,
             decoded_size=decoded_size,
+            sync_interval=sync_interval,
         )
         if type(write_behind) is not bool:
             raise TypeError(f"write_behind must be a bool, not {write_behind!r}")
@@ -464,8 +480,10 @@ class Engine:
         return self._breaker.available
 
     def flush(self) -> None:
-        """Write what is pending: the trajectories of past misses (with ``write_behind``), then events."""
+        """Write what is kept behind now: the trajectories of past misses (``write_behind``), use
+        statistics and events (durable, and visible to other processes)."""
         self._flush_recordings()
+        self._cache.flush()
         self.journal.flush()
 
     def _flush_recordings(self) -> None:
@@ -474,7 +492,7 @@ class Engine:
             self._writer.flush()
 
     def close(self) -> None:
-        """Write pending trajectories and events and close the store."""
+        """Write what is kept behind and close the store."""
         self.flush()
         self.store.close()
 

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import atexit
 import logging
 import threading
 import time
-import weakref
 
+from muscle_mem import writeback
 from muscle_mem.breaker import Breaker
 from muscle_mem.fast_init import fast_instance
 from muscle_mem.reasons import Problem
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending
 from muscle_mem.secret_patterns import scrub
+from muscle_mem.stores import budget
 from muscle_mem.stores.base import CoreStore, Event, EventLog, StoreUnavailable
 
 logger = logging.getLogger(__name__)
@@ -26,13 +26,21 @@ class Journal:
     """Buffers events and writes them with ``Store.log_events``.
 
     It writes every ``batch`` events, every ``interval`` seconds, on :meth:`flush`, and at
-    interpreter exit. A write that fails is logged and its events dropped (they are statistics; the
+    interpreter exit. ``behind``: those writes are made by the background writer
+    (:mod:`muscle_mem.writeback`), never on the caller's path (an engine's :meth:`flush` still
+    writes at once). A write that fails is logged and its events dropped (they are statistics; the
     cache itself is not affected). While the ``breaker`` says the store is unavailable, the latest
     :data:`KEPT_IN_OUTAGE` events wait for it to come back.
     """
 
     def __init__(
-        self, store: CoreStore, *, breaker: Breaker | None = None, batch: int = 64, interval: float = 1.0
+        self,
+        store: CoreStore,
+        *,
+        breaker: Breaker | None = None,
+        batch: int = 64,
+        interval: float = 1.0,
+        behind: bool = False,
     ) -> None:
         self._store = store if isinstance(store, EventLog) else None
         """None for a store that keeps no events: they are dropped."""
@@ -42,19 +50,35 @@ class Journal:
         self._pending: list[Event] = []
         self._last_flush = time.monotonic()
         self._lock = threading.Lock()
-        _JOURNALS.add(self)
+        self._flushing = threading.Lock()
+        self._behind = behind
+        writeback.register(self)
 
     def add(self, event: Event) -> None:
         if self._store is None:
             return
         with self._lock:
             self._pending.append(event)
-            due = len(self._pending) >= self._batch or time.monotonic() - self._last_flush >= self._interval
+            due = self._due()
         if due:
+            writeback.kick() if self._behind else self.flush()
+
+    def _due(self) -> bool:
+        return len(self._pending) >= self._batch or (
+            bool(self._pending) and time.monotonic() - self._last_flush >= self._interval
+        )
+
+    def flush_due(self) -> None:
+        """Write the pending events if a batch is full or ``interval`` seconds passed (in the background)."""
+        if self._behind and self._due():
             self.flush()
 
     def flush(self, *, at_exit: bool = False) -> None:
         """Write the pending events (at interpreter exit, a store already closed is not an error)."""
+        with self._flushing:
+            self._flush(at_exit)
+
+    def _flush(self, at_exit: bool) -> None:
         breaker = self._breaker
         if breaker is not None and not breaker.available:
             with self._lock:
@@ -65,6 +89,7 @@ class Journal:
             self._last_flush = time.monotonic()
         if not pending or self._store is None:
             return
+        token = budget.start(breaker.timeout) if breaker is not None else None
         try:
             if breaker is None:
                 self._store.log_events(pending)
@@ -78,16 +103,9 @@ class Journal:
         except Exception:
             level = logging.DEBUG if at_exit else logging.WARNING
             logger.log(level, "%d events could not be written to the store", len(pending), exc_info=True)
-
-
-_JOURNALS: weakref.WeakSet[Journal] = weakref.WeakSet()
-"""Every live journal, flushed once at exit (one hook for all: an engine per request adds none)."""
-
-
-@atexit.register
-def _flush_at_exit() -> None:
-    for journal in list(_JOURNALS):
-        journal.flush(at_exit=True)
+        finally:
+            if token is not None:
+                budget.stop(token)
 
 
 def hit_event(run: Run, trajectory_id: str, steps: int, elapsed: float, saved: float, tokens: int) -> Event:

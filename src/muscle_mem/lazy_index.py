@@ -12,6 +12,7 @@ of ``decoded_size`` entries; a task that changed in the store drops its nodes.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -21,7 +22,7 @@ from typing import Protocol
 
 from muscle_mem.index import Skipped
 from muscle_mem.provenance import direct_arguments
-from muscle_mem.stores.base import CoreStore, StepIndexed
+from muscle_mem.stores.base import ChangeFeed, CoreStore, StepIndexed
 from muscle_mem.stores.steps import END, NONE, Candidate, StepRow, child, root, step_rows
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -271,7 +272,14 @@ class LazyTaskIndex:
         self.task_key = task_key
         self._root = root(task_key)
         self.revision = 0
+        """The task's stamp when its state was last read (passed back as ``since``)."""
         self.size = 0
+        self.mark: int | None = None
+        """The store's change mark of the task when its state was last read."""
+        self.checked = -math.inf
+        """When its state was last read (``time.monotonic()``)."""
+        self.generation = -1
+        """The index's generation at that read (this process's own changes move it)."""
         self.lock = threading.Lock()
         self.latest: str | None = None
         """The trajectory promoted last (promoting it again changes nothing)."""
@@ -318,8 +326,13 @@ class LazyTaskIndex:
 class LazyIndex:
     """Task step indexes read from a :class:`~muscle_mem.stores.StepIndexed` store, nodes in a bounded LRU."""
 
-    def __init__(self, store: IndexedStore, decoded: Decoded, index_size: int = INDEX_SIZE) -> None:
+    def __init__(
+        self, store: IndexedStore, decoded: Decoded, index_size: int = INDEX_SIZE, sync_interval: float = 0.0
+    ) -> None:
         self.store = store
+        self.feed = store if isinstance(store, ChangeFeed) else None
+        self.sync_interval = sync_interval
+        """The most seconds a task's state may go unread while the store cannot say what changed."""
         self.decoded = decoded
         self.index_size = index_size
         self._tasks: dict[str, LazyTaskIndex] = {}
@@ -327,26 +340,59 @@ class LazyIndex:
         self._by_task: dict[str, set[str]] = {}
         self.edges = 0
         """The edges held by cached nodes (at most ``index_size``, but for the nodes of one replay)."""
+        self._generation = 0
+        """Moved by :meth:`invalidate` with no task: every task's state is read again."""
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._nodes)
 
     def lookup(self, task_key: str) -> LazyTaskIndex:
-        """The task's index; its cached nodes are dropped if the task changed in the store."""
+        """The task's index; its cached nodes are dropped if the task changed in the store.
+
+        With a :class:`~muscle_mem.stores.ChangeFeed`, a task whose change mark is the one seen at
+        its last read is answered from memory (nothing is read from the store); while the store cannot
+        tell (a listener not connected), the task's state is read at most every ``sync_interval``
+        seconds. Without one, the store's revision is read on every call.
+        """
         with self._lock:
             task = self._tasks.get(task_key)
             if task is None:
                 task = self._tasks[task_key] = LazyTaskIndex(self, task_key)
-        if task.revision and self.store.revision() == task.revision:
+        mark = None
+        generation = self._generation
+        if self.feed is not None:
+            mark = self.feed.change_mark(task_key)
+            if task.generation == generation and (
+                mark == task.mark
+                if mark is not None
+                else time.monotonic() - task.checked < self.sync_interval
+            ):
+                return task
+        elif task.revision and self.store.revision() == task.revision:
             return task
+        checked = time.monotonic()
         state = self.store.task_state(task_key, task.revision)
         with task.lock:
             if state.changed:
                 self._forget(task_key)
                 task.latest = None
             task.revision, task.size = state.revision, state.size
+            task.mark, task.checked, task.generation = mark, checked, generation
         return task
+
+    def invalidate(self, task_key: str | None = None) -> None:
+        """Read the state of a task (None: of every task) at its next lookup: this process changed it.
+
+        The store's feed tells of this process's changes too, but not necessarily before its next call.
+        """
+        if task_key is None:
+            self._generation += 1
+            return
+        with self._lock:
+            task = self._tasks.get(task_key)
+        if task is not None:
+            task.generation = -1
 
     def node(self, task_key: str, node_id: str) -> LazyNode:
         """The node with this id, cached or new (not loaded yet)."""

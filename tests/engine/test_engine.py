@@ -106,6 +106,7 @@ def test_a_new_engine_on_the_same_sqlite_file_hits(tmp_path: Path) -> None:
         assert hit.trajectory_id == miss.trajectory_id
         assert shop.shipped == [(70001, "1 Main St"), (70002, "2 Side Rd")]  # a fresh order id flowed
         assert hit.output == "shipped 70002"
+        second.flush()  # hits are written behind
         usage = second.store.usage(hit.trajectory_id or "")
         assert usage is not None and usage.hits == 1
         assert len(second.store) == 1

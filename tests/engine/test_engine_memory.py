@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from muscle_mem import Check, Engine
-from muscle_mem.stores import Store
+from muscle_mem import Check, Engine, cache
+from muscle_mem.stores import Store, TaskRecall
 
 POLICIES = ["adaptive", "lru", "lfu", "attention-lru", "decayed"]
 
@@ -59,7 +59,7 @@ def test_lru_keeps_the_task_in_use(store: Store) -> None:
 def test_adaptive_default_recalls_a_task_recorded_again_after_its_eviction(store: Store) -> None:
     """The engine tells the default policy each task: a task back after its eviction is kept over a new one."""
     engine, _ = counting_engine(store, capacity=2)
-    assert engine.policy.name == "adaptive" and engine.policy.history == 6  # type: ignore[attr-defined]
+    assert engine.policy.name == "adaptive" and engine.policy.history == 10  # type: ignore[attr-defined]
     engine("alpha task")
     assert engine("alpha task").hit
     engine("bravo task")
@@ -68,6 +68,46 @@ def test_adaptive_default_recalls_a_task_recorded_again_after_its_eviction(store
     engine("alpha task")  # recorded again if evicted; remembered as replayed either way
     engine("echo task")
     assert "alpha task" in {s.task for s in store.summaries()}
+
+
+def test_a_task_replayed_by_one_engine_is_recalled_by_another_sharing_the_store(store: Store) -> None:
+    """Engines sharing a store share its recall: one admits at the clock a task another replayed."""
+    first, _ = counting_engine(store, capacity=3)
+    first("alpha task")
+    assert first("alpha task").hit
+    first.flush()
+    store.remove([s.id for s in store.summaries()])
+    second, _ = counting_engine(store, capacity=3)
+    assert not second("alpha task").hit
+    (stored,) = store.summaries()
+    assert stored.usage.priority == second.policy.clock  # type: ignore[attr-defined]
+    second("bravo task")  # a task no engine stored: on probation, below the clock
+    bravo = next(s for s in store.summaries() if s.task == "bravo task")
+    assert bravo.usage.priority < second.policy.clock  # type: ignore[attr-defined]
+    first.close()
+    second.close()
+
+
+def test_the_store_recall_is_kept_to_the_policy_history(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine prunes the store's shared recall to ``history`` task keys (a tenth more between prunes),
+    and to ``RECALL_KEPT`` with a policy that does not read it."""
+    assert isinstance(store, TaskRecall)
+    engine, _ = counting_engine(store, capacity=2)  # history: 10
+    for i in range(25):
+        engine(f"ticket {i:04d}")
+    assert store.forget_recalled(11) == 0
+    latest = next(key for key, text in store.tasks().items() if text == "ticket 0024")
+    assert store.recalled(latest) is False  # the latest are kept
+    store.clear()
+    monkeypatch.setattr(cache, "RECALL_KEPT", 3)
+    lru, _ = counting_engine(store, capacity=2, policy="lru")
+    for i in range(10):
+        lru(f"ticket {i:04d}")
+    assert store.forget_recalled(4) == 0
+    engine.close()
+    lru.close()
 
 
 class ShiftedTime:
@@ -221,5 +261,6 @@ def test_a_new_process_keeps_the_most_recently_successful_order(
     ran.clear()
     assert first("route it").hit and ran == ["a"]
     ran.clear()
+    first.flush()  # what a process does at exit: its hits are written behind
     restarted = make_engine()  # another process: its index is built from the store
     assert restarted("route it").hit and ran == ["a"]

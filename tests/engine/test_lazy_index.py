@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import StoreSpec, open_spec
+from conftest import StoreSpec, await_change, await_listening, open_spec
 from muscle_mem import Check, Engine
 from muscle_mem.lazy_index import LazyIndex
 from muscle_mem.stores import Store
@@ -82,13 +82,18 @@ def test_a_task_changed_by_another_process_is_seen(durable: StoreSpec) -> None:
     engine, state, _ = worker(open_spec(durable))
     state["v"] = 1
     assert engine(TASK).hit
+    [key] = index_of(engine)._tasks
+    before = await_listening(engine.store, key)
     other, other_state, _ = worker(open_spec(durable))
     other_state["v"] = 50
     added = other(TASK)
     assert added.stored
+    await_change(engine.store, key, before)  # PostgreSQL: the notification arrives
     state["v"] = 50
     assert engine(TASK).hit  # added elsewhere, seen here
+    before = await_listening(engine.store, key)
     other.store.remove([added.trajectory_id])
+    await_change(engine.store, key, before)
     assert not engine(TASK).hit  # removed elsewhere: a miss (the agent runs and records it again)
     other.close()
     engine.close()

@@ -564,6 +564,7 @@ def test_a_full_hit_stores_no_duplicate_and_updates_the_use_statistics() -> None
         hit = engine()
         assert hit and hit.trajectory_id == tid
         assert len(engine.store) == 1
+        engine.flush()  # hits are written behind
         usage = engine.store.usage(tid)
         assert usage is not None and usage.hits == expected and usage.last_used > 0
 

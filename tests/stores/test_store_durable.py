@@ -18,14 +18,11 @@ from conftest import POSTGRES_URL, StoreSpec, open_spec, trajectory
 from muscle_mem.stores import (
     Event,
     PostgresStore,
-    Rank,
     SQLiteStore,
     Store,
     StoreError,
     _records,
-    postgres,
     sqlite,
-    steps,
 )
 from muscle_mem.trajectory import Trajectory
 
@@ -301,34 +298,6 @@ def test_postgres_unreachable_server_is_a_clear_error() -> None:
     pytest.importorskip("psycopg", reason="needs psycopg: pip install 'muscle-mem[postgres]'")
     with pytest.raises(StoreError, match="cannot connect"):
         PostgresStore("postgresql://nobody@127.0.0.1:1/none", timeout=1.0)
-
-
-def test_a_version_1_store_is_migrated_forward(durable: StoreSpec) -> None:
-    first = open_spec(durable)
-    t = trajectory()
-    first.add(t)
-    first.close()
-    raw_execute(durable, "DROP TABLE {s}.events")
-    raw_execute(durable, "DROP INDEX {s}.usage_last_used")
-    raw_execute(durable, "DROP INDEX {s}.usage_attention")
-    raw_execute(durable, "DROP INDEX IF EXISTS {s}.tasks_emptied")  # PostgreSQL only
-    raw_execute(durable, "DROP TABLE {s}.steps")
-    raw_execute(durable, "UPDATE {s}.meta SET value = '1' WHERE key = 'schema_version'")
-    again = open_spec(durable)
-    try:
-        assert again.get(t.id) == t
-        first_step = steps.step_rows(t)[0]
-        [(signature, head)] = again.heads_at(first_step.node)  # the step index is filled
-        assert (signature, head.trajectory_id, head.step_no) == (first_step.signature, t.id, 0)
-        again.log_events([Event(at=1.0, task="do task-a", task_key="task-a", hit=True)])
-        assert [e.at for e in again.events()] == [1.0]
-        assert again.victims(1, Rank(kind="recency_attention", now=1e12)) == [t.id]
-    finally:
-        again.close()
-    newer = (sqlite if durable[0] == "sqlite" else postgres).SCHEMA_VERSION + 1
-    raw_execute(durable, f"UPDATE {{s}}.meta SET value = '{newer}' WHERE key = 'schema_version'")
-    with pytest.raises(StoreError, match="newer"):
-        open_spec(durable)
 
 
 def test_events_are_shared_between_handles(opener: Callable[[], Store]) -> None:

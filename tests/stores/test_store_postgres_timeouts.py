@@ -93,7 +93,7 @@ def test_the_url_statement_timeout_cancels_a_statement_on_the_server(schema: str
     try:
         store.add(trajectory(n=0))
         with psycopg.connect(POSTGRES_URL) as holder:
-            holder.execute(f'SELECT * FROM "{schema}".state FOR UPDATE')
+            holder.execute(f'SELECT * FROM "{schema}".tasks FOR UPDATE')  # the task's row: adds wait
             started = time.monotonic()
             with pytest.raises(StoreUnavailable, match="statement timeout"):
                 store.add(trajectory(n=1))

@@ -8,8 +8,10 @@ from muscle_mem.eviction.policies import (
     Adaptive,
     AttentionLRU,
     Decayed,
+    FrontierAware,
     Policy,
     PolicyName,
+    RecallAware,
     TaskAwarePolicy,
     make_policy,
 )
@@ -22,8 +24,10 @@ __all__ = [
     "AttentionLRUCache",
     "Bounds",
     "Decayed",
+    "FrontierAware",
     "Policy",
     "PolicyName",
+    "RecallAware",
     "TaskAwarePolicy",
     "make_policy",
 ]

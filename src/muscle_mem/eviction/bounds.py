@@ -7,7 +7,7 @@ import math
 import threading
 from dataclasses import dataclass, field
 
-from muscle_mem.eviction.policies import Policy
+from muscle_mem.eviction.policies import FrontierAware, Policy
 from muscle_mem.stores.base import CoreStore
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,9 @@ class Bounds:
     def enforce(self, store: CoreStore, now: float, protected: frozenset[str] = frozenset()) -> list[str]:
         """Expire by TTL, then evict the policy's victims until within capacity and bytes.
 
+        A :class:`~muscle_mem.eviction.policies.FrontierAware` policy is told the priority of each
+        round's last victim (read before its removal) and the number of trajectories kept.
+
         Neither eviction nor expiry removes an id in ``protected`` (the engine protects trajectories
         being replayed), so a store may stay above its bounds while they are in use. The TTL removes
         expired trajectories regardless of policy. Returns the ids removed.
@@ -68,7 +71,7 @@ class Bounds:
         if self.capacity is not None:
             excess = len(store) - self.capacity
             if excess > 0:
-                removed += self._evict(store, excess, now, protected)
+                removed += self._evict(store, excess, now, protected, self.capacity)
         if self.max_bytes is not None:
             removed += self._evict_bytes(store, self.max_bytes, now, protected)
         return removed
@@ -80,18 +83,24 @@ class Bounds:
         while (total := store.nbytes()) > max_bytes and (count := len(store)) > 0:
             # As many victims as the excess takes at the mean record size; re-measured each round.
             batch = max(1, math.ceil((total - max_bytes) * count / total))
-            evicted = self._evict(store, batch, now, protected)
+            evicted = self._evict(store, batch, now, protected, max(count - batch, 1))
             if not evicted:
                 break
             removed += evicted
         return removed
 
-    def _evict(self, store: CoreStore, count: int, now: float, protected: frozenset[str]) -> list[str]:
+    def _evict(
+        self, store: CoreStore, count: int, now: float, protected: frozenset[str], kept: int
+    ) -> list[str]:
         victims = store.victims(count, self.policy.rank(now), exclude=protected)
         if len(victims) < count:
             log.warning(
                 "the store stays above its bounds: %d trajectories in use cannot be evicted", len(protected)
             )
+        if victims and isinstance(self.policy, FrontierAware):
+            last = store.usage(victims[-1])  # the frontier: the highest priority evicted
+            if last is not None:
+                self.policy.evicted(last.priority, kept)
         if victims:
             store.remove(victims)
             log.debug("evicted %d trajectories (policy %s): %s", len(victims), self.policy.name, victims)

@@ -3,7 +3,9 @@
 A policy turns accesses into :class:`~muscle_mem.trajectory.Usage` (what the store keeps) and tells
 the store how to rank victims (:class:`~muscle_mem.stores.base.Rank`). Order-invariant policies keep
 their whole rank in ``Usage.priority``, so a store evicts by an index scan or heap pop (O(log n));
-a :class:`TaskAwarePolicy` is also told the task key of each use;
+a :class:`TaskAwarePolicy` is also told the task key of each use, a :class:`RecallAware` one whether
+a store shared by every process remembers a task it admits, a :class:`FrontierAware` one the
+priority of each eviction's last victim;
 ``attention-lru`` ranks by a score that changes with time, which a store finds with the threshold
 algorithm of :mod:`muscle_mem.stores.ranking` (two orders read side by side, a full scan at worst).
 """
@@ -65,6 +67,24 @@ class TaskAwarePolicy(Policy, Protocol):
         self, task_key: str, usage: Usage, now: float, relevance: float, saved_seconds: float
     ) -> Usage:
         """The use statistics after a hit on a trajectory of ``task_key``."""
+        ...
+
+
+@runtime_checkable
+class RecallAware(TaskAwarePolicy, Protocol):
+    """A task-aware policy that can take the recall a store shares (:class:`~muscle_mem.stores.TaskRecall`).
+
+    The engine reads whether the store remembers the task, then calls :meth:`admit_recalled`
+    instead of ``admit_task``, so every process sharing the store admits from the same recall.
+    """
+
+    @property
+    def history(self) -> int:
+        """How many task keys the recall should keep (the engine prunes the store's to it)."""
+        ...
+
+    def admit_recalled(self, task_key: str, now: float, relevance: float, recalled: bool | None) -> Usage:
+        """As ``admit_task``, told whether the task is remembered as replayed (None: not remembered)."""
         ...
 
 
@@ -202,122 +222,173 @@ def _logaddexp(a: float, b: float) -> float:
     return high + math.log1p(math.exp(low - high))
 
 
-INITIAL_HALF_LIFE = 60.0
-"""The half-life (s) of :class:`Adaptive` before it has seen a hit."""
+DEFAULT_KEPT = 1_000
+"""The number of trajectories :class:`Adaptive` assumes a store keeps before it has seen an eviction."""
 
-MIN_GAP = 1e-3
-"""Gaps between two uses shorter than this (s) count as this long (the log of 0 is not finite)."""
+MAX_PROBATION = 0.98
+"""The most of the store's span a new recording starts behind the clock (it always gets a few slots)."""
+
+
+@runtime_checkable
+class FrontierAware(Protocol):
+    """A policy that is told the eviction frontier: :class:`~muscle_mem.eviction.Bounds` calls it."""
+
+    def evicted(self, priority: float, kept: int) -> None:
+        """Victims up to ``priority`` were just evicted, and the store keeps ``kept`` trajectories."""
+        ...
 
 
 @dataclass(eq=False)
 class Adaptive:
-    """Decayed utility whose half-life follows the traffic, a probation for new recordings, and recall.
+    """A probation for new recordings, capped lives for replays, on a clock the store's evictions drive.
 
-    Priorities are in seconds: storing a trajectory gives it ``now - half_life * log2(1 /
-    admit_weight)`` (a recording counts ``admit_weight`` of a replay, so a trajectory never replayed
-    goes first); each hit makes it ``half_life * log2(2**(priority / half_life) + 2**(now /
-    half_life))``, the forward-decayed sum of its uses written as a time (one use now: ``now``;
-    two uses now: ``now + half_life``). The order never changes with time, so the store evicts by an
-    index scan or a heap pop.
+    The clock counts *slots*, not seconds: after each eviction it is the highest victim's priority
+    plus the number of trajectories the store keeps, ``C`` (:meth:`evicted`, called by
+    :class:`~muscle_mem.eviction.Bounds`). A trajectory given the clock's value is evicted once
+    about ``C`` newer ones have pushed past it, whatever the wall clock says, so the same stream
+    at one request a second or one in ten minutes evicts alike; every worker sharing a store
+    evicts from the same frontier, so their clocks agree and their priorities compare.
 
-    The half-life is not fixed: it is ``scale`` times the geometric mean of the time between a
-    trajectory's last use and its hit (a moving average over recent hits). That gap is measured on
-    ``Usage.last_used``, which every worker sharing a store writes, so each process estimates the
-    same quantity; a slower agent, or a larger cache, gets a longer half-life. Priorities being times,
-    two half-lives (two workers, or before and after a change of pace) order uses alike.
-
-    Recall: the last ``history`` task keys stored or hit in this process, each with its last
-    priority. A task stored again while remembered (its trajectory was evicted, or it has a variant)
-    counts as reused: its new priority adds a use now to the remembered one, instead of starting on
-    probation. Kept in process and bounded; a worker that never saw a task treats it as new.
+    - A new recording starts ``probation * C`` slots in the past: it is evicted first unless it is
+      replayed soon. ``probation`` (in [0, 0.98]) is tuned as ARC tunes its target: a task that is
+      recorded again while remembered from a recording never replayed lowers it (probation was
+      too short), one remembered as replayed raises it, each by one slot, scaled by the ratio of
+      the two kinds remembered.
+    - A replay adds ``life * C`` slots to the priority, never less than the clock and never more
+      than ``life * C`` past it (a frequent trajectory banks at most one extra life).
+    - Recall: the last ``history`` task keys stored or replayed in this process. A task stored
+      again while remembered starts at the clock, as a replayed one, not on probation. With a store
+      that shares its recall (:class:`~muscle_mem.stores.TaskRecall`), the engine calls
+      :meth:`admit_recalled` with the store's answer, so every worker sees every worker's tasks;
+      this process's recall then only weighs the two kinds for tuning ``probation``.
     """
 
-    history: int = 3_000
-    """Task keys remembered (the engine makes it three times the capacity, when there is one)."""
-    admit_weight: float = 0.1
-    """The weight of storing a trajectory, relative to a hit (a recording is not yet a reuse)."""
-    scale: float = 4.0
-    """The half-life in mean gaps between uses (geometric mean over recent hits)."""
-    smoothing: float = 0.02
-    """The weight of each new gap in the moving average of log gaps."""
+    history: int = 5 * DEFAULT_KEPT
+    """Task keys remembered (the engine makes it five times the capacity, when there is one)."""
+    life: float = 1.5
+    """Slots a replay adds, in units of the number of trajectories kept."""
+    probation: float = 0.8
+    """How far in the past a new recording starts, in units of the number of trajectories kept (tuned)."""
+    kept: int = DEFAULT_KEPT
+    """Trajectories the store keeps (then the count the last eviction reported)."""
     name: str = "adaptive"
-    _log_gap: float | None = field(default=None, init=False, repr=False)
-    _recent: OrderedDict[str, float] = field(default_factory=OrderedDict, init=False, repr=False)
+    _clock: float = field(default=0.0, init=False, repr=False)
+    _recent: OrderedDict[str, bool] = field(default_factory=OrderedDict, init=False, repr=False)
+    """Task key -> whether it was replayed (or recalled), least recently used first."""
+    _kinds: list[int] = field(default_factory=lambda: [0, 0], init=False, repr=False)
+    """How many remembered keys were never replayed, and how many were."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.history, bool) or not isinstance(self.history, int) or self.history < 0:
             raise ValueError(f"history must be a whole number of task keys, not {self.history!r}")
-        if not 0.0 < self.admit_weight <= 1.0:
-            raise ValueError(f"admit_weight must be in (0, 1], not {self.admit_weight!r}")
-        if not self.scale > 0.0:
-            raise ValueError(f"scale must be positive, not {self.scale!r}")
-        if not 0.0 < self.smoothing <= 1.0:
-            raise ValueError(f"smoothing must be in (0, 1], not {self.smoothing!r}")
+        if isinstance(self.kept, bool) or not isinstance(self.kept, int) or self.kept < 1:
+            raise ValueError(f"kept must be a positive whole number of trajectories, not {self.kept!r}")
+        if not 0.0 < self.life <= 8.0:
+            raise ValueError(f"life must be in (0, 8], not {self.life!r}")
+        if not 0.0 <= self.probation <= MAX_PROBATION:
+            raise ValueError(f"probation must be in [0, {MAX_PROBATION}], not {self.probation!r}")
 
     @property
-    def half_life(self) -> float:
-        """The current half-life in seconds."""
-        log_gap = self._log_gap
-        return INITIAL_HALF_LIFE if log_gap is None else self.scale * math.exp(log_gap)
+    def clock(self) -> float:
+        """The priority a trajectory used now is given (in slots)."""
+        return self._clock
+
+    def evicted(self, priority: float, kept: int) -> None:
+        """Advance the clock to ``priority + kept`` (never back) and note how many trajectories are kept."""
+        if not math.isfinite(priority) or kept < 1:
+            return
+        with self._lock:
+            self.kept = kept
+            self._clock = max(self._clock, priority + kept)
 
     def admit(self, now: float, relevance: float) -> Usage:
-        priority = now - self.half_life * math.log2(1.0 / self.admit_weight)
+        with self._lock:
+            priority = self._clock - self.probation * self.kept
         return Usage(last_used=now, priority=priority, attention=_clip(relevance))
 
     def admit_task(self, task_key: str, now: float, relevance: float) -> Usage:
-        usage = self.admit(now, relevance)
         with self._lock:
-            before = self._recent.pop(task_key, None)
-            if before is not None:
-                usage.priority = _soft_max(before, now, self.half_life)
-            self._remember(task_key, usage.priority)
-        return usage
+            return self._admit(task_key, now, relevance, self._forget(task_key))
+
+    def admit_recalled(self, task_key: str, now: float, relevance: float, recalled: bool | None) -> Usage:
+        """As :meth:`admit_task`, with the store's shared recall instead of this process's."""
+        with self._lock:
+            self._forget(task_key)
+            return self._admit(task_key, now, relevance, recalled)
+
+    def _admit(self, task_key: str, now: float, relevance: float, replayed: bool | None) -> Usage:
+        """Admit a recording of a task remembered as ``replayed`` (None: not remembered; lock held)."""
+        if replayed is None:
+            priority = self._clock - self.probation * self.kept
+        else:
+            self._tune(replayed)
+            priority = self._clock
+        self._remember(task_key, replayed is not None)
+        return Usage(last_used=now, priority=priority, attention=_clip(relevance))
 
     def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
-        gap = math.log(max(now - usage.last_used, MIN_GAP))
         with self._lock:
-            log_gap = self._log_gap
-            self._log_gap = gap if log_gap is None else log_gap + self.smoothing * (gap - log_gap)
-        priority = _soft_max(usage.priority, now, self.half_life)
+            priority = self._replayed(usage.priority)
         return _hit(usage, now, saved_seconds, priority, _clip(relevance))
 
     def hit_task(
         self, task_key: str, usage: Usage, now: float, relevance: float, saved_seconds: float
     ) -> Usage:
-        updated = self.hit(usage, now, relevance, saved_seconds)
         with self._lock:
-            self._recent.pop(task_key, None)
-            self._remember(task_key, updated.priority)
-        return updated
+            priority = self._replayed(usage.priority)
+            self._forget(task_key)
+            self._remember(task_key, True)
+        return _hit(usage, now, saved_seconds, priority, _clip(relevance))
 
     def rank(self, now: float) -> Rank:
         return Rank()
 
-    def _remember(self, task_key: str, priority: float) -> None:
-        """Remember a task's last priority, forgetting the least recently used past ``history`` (lock held)."""
+    def _replayed(self, priority: float) -> float:
+        """The priority after a replay (lock held); a priority from ahead of this clock moves it on."""
+        extra = self.life * self.kept
+        if math.isfinite(priority):
+            self._clock = max(self._clock, priority - extra)  # whoever wrote it had at least this clock
+        else:
+            priority = self._clock
+        return max(priority, min(max(priority + extra, self._clock), self._clock + extra))
+
+    def _tune(self, replayed: bool) -> None:
+        """A remembered task is stored again: the probation of its kind was too long or too short."""
+        never, used = max(self._kinds[0], 1), max(self._kinds[1], 1)
+        if replayed:
+            self.probation = min(MAX_PROBATION, self.probation + max(never / used, 1.0) / self.kept)
+        else:
+            self.probation = max(0.0, self.probation - max(used / never, 1.0) / self.kept)
+
+    def _forget(self, task_key: str) -> bool | None:
+        """Forget a task key; whether it was replayed, None if it was not remembered (lock held)."""
+        replayed = self._recent.pop(task_key, None)
+        if replayed is not None:
+            self._kinds[replayed] -= 1
+        return replayed
+
+    def _remember(self, task_key: str, replayed: bool) -> None:
+        """Remember a task key, forgetting the least recently used past ``history`` (lock held)."""
         if self.history:
-            self._recent[task_key] = priority
+            self._recent[task_key] = replayed
+            self._kinds[replayed] += 1
             if len(self._recent) > self.history:
-                self._recent.popitem(last=False)
-
-
-def _soft_max(a: float, b: float, half_life: float) -> float:
-    """``half_life * log2(2**(a / half_life) + 2**(b / half_life))``, without overflow."""
-    high, low = (a, b) if a >= b else (b, a)
-    return high + half_life * math.log2(1.0 + 2.0 ** ((low - high) / half_life))
+                _, old = self._recent.popitem(last=False)
+                self._kinds[old] -= 1
 
 
 _FACTORIES = {"adaptive": Adaptive, "lru": LRU, "lfu": LFU, "attention-lru": AttentionLRU, "decayed": Decayed}
 
-HISTORY_PER_CAPACITY = 3
+HISTORY_PER_CAPACITY = 5
 """Task keys :class:`Adaptive` remembers per trajectory of capacity (measured in docs/policies.md)."""
 
 
 def make_policy(policy: str | Policy, capacity: int | None = None) -> Policy:
     """A policy by name (``adaptive``, ``lru``, ``lfu``, ``attention-lru``, ``decayed``), or an object as is.
 
-    ``capacity`` (the store's bound, if any) sizes what ``adaptive`` remembers; one that is not a
+    ``capacity`` (the store's bound, if any) sizes what ``adaptive`` remembers and its first clock
+    steps; one that is not a
     positive whole number is left to :class:`~muscle_mem.eviction.Bounds` to refuse.
     """
     if isinstance(policy, str):
@@ -326,7 +397,7 @@ def make_policy(policy: str | Policy, capacity: int | None = None) -> Policy:
         if factory is None:
             raise ValueError(f"unknown eviction policy {policy!r}: expected one of {', '.join(_FACTORIES)}")
         if name == "adaptive" and type(capacity) is int and capacity > 0:  # Bounds rejects any other
-            return Adaptive(history=HISTORY_PER_CAPACITY * capacity)
+            return Adaptive(history=HISTORY_PER_CAPACITY * capacity, kept=capacity)
         made: Policy = factory()
         return made
     if isinstance(policy, Policy):

@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from muscle_mem.stores.base import (
     Browsable,
+    ChangeFeed,
     Changes,
     CoreStore,
     Event,
@@ -37,7 +38,10 @@ from muscle_mem.stores.base import (
     StoreError,
     StoreUnavailable,
     Summary,
+    TaskRecall,
     TaskState,
+    Touch,
+    UsageBatched,
 )
 from muscle_mem.stores.memory import MemoryStore
 from muscle_mem.stores.postgres import PostgresStore
@@ -49,6 +53,7 @@ ENV = "MUSCLE_MEM_STORE"
 __all__ = [
     "ENV",
     "Browsable",
+    "ChangeFeed",
     "Changes",
     "CoreStore",
     "Event",
@@ -65,7 +70,10 @@ __all__ = [
     "StoreUnavailable",
     "StoredRecord",
     "Summary",
+    "TaskRecall",
     "TaskState",
+    "Touch",
+    "UsageBatched",
     "open_store",
 ]
 

@@ -29,7 +29,7 @@ class Changes:
     """What changed for one task key since a revision: the engine's index applies it incrementally."""
 
     revision: int
-    """The store's revision these changes bring the reader up to."""
+    """The revision these changes bring the reader up to, for this task: pass it back as ``since``."""
     added: tuple[Trajectory, ...] = ()
     removed: frozenset[str] = field(default_factory=frozenset)
     reset: bool = False
@@ -181,9 +181,13 @@ class CoreStore(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class TaskState:
-    """Where one task stands in a store: the revision read, whether the task changed since, its size."""
+    """Where one task stands in a store: its stamp, whether the task changed since, its size."""
 
     revision: int
+    """The task's stamp: passed back as ``since``, it says whether the task changed after this read.
+
+    It is a revision of the store, but not necessarily the latest (PostgreSQL stamps each task apart,
+    so that writers of different tasks do not wait on each other)."""
     changed: bool
     """True if a trajectory of the task was added or removed after ``since`` (or that cannot be told)."""
     size: int
@@ -211,6 +215,71 @@ class StepIndexed(Protocol):
 
     def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[Candidate]:
         """The step rows at ``node`` with ``signature`` (and pre snapshot key ``pre_key``, unless None)."""
+        ...
+
+
+@runtime_checkable
+class ChangeFeed(Protocol):
+    """The optional part of a store that says, without a round trip, which tasks may have changed.
+
+    A reader remembers the mark a task had when it last read the task's state; while the mark is the
+    same, nothing was added to or removed from the task, by any process, and the reader answers from
+    memory. PostgreSQL learns of changes by ``LISTEN/NOTIFY``, SQLite by ``PRAGMA data_version``,
+    the memory store by its own counters.
+    """
+
+    def change_mark(self, task_key: str) -> int | None:
+        """A number that changes whenever ``task_key`` may have changed; None when this cannot be told now.
+
+        None (a listener not connected yet, or lost): the reader reads the task's state itself, at
+        most as often as it accepts to be stale.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """The hits of one trajectory since the last write, as :meth:`UsageBatched.touch_many` applies them."""
+
+    id: str
+    hits: int
+    """Added to the stored hits (never overwrites them: several processes add theirs)."""
+    last_used: float
+    """The stored last use becomes the later of the two."""
+    saved_seconds: float
+    """Added to the stored saved seconds."""
+    priority: float
+    attention: float
+
+
+@runtime_checkable
+class UsageBatched(Protocol):
+    """The optional part of a store that reads and writes use statistics in batches (hits written behind)."""
+
+    def touch_many(self, touches: Sequence[Touch]) -> None:
+        """Apply many trajectories' hits in one statement; absent ids are ignored."""
+
+    def usage_many(self, trajectory_ids: Sequence[str]) -> dict[str, Usage]:
+        """The use statistics of the stored ones among ``trajectory_ids``."""
+        ...
+
+
+@runtime_checkable
+class TaskRecall(Protocol):
+    """The optional part of a store that remembers, for every process, the tasks lately stored or replayed.
+
+    Kept by the writes themselves: storing a trajectory remembers its task as not replayed (as
+    replayed if it was remembered already: a task stored again), a hit (``touch``, ``touch_many``)
+    as replayed; either makes the task the most recently remembered. An eviction policy reads it
+    when it admits a new recording (:class:`~muscle_mem.eviction.policies.RecallAware`).
+    """
+
+    def recalled(self, task_key: str) -> bool | None:
+        """Whether a remembered task was replayed; None if the task is not remembered."""
+        ...
+
+    def forget_recalled(self, keep: int) -> int:
+        """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
         ...
 
 

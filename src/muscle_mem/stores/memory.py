@@ -5,13 +5,13 @@ from __future__ import annotations
 import bisect
 import heapq
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 
 from muscle_mem.stores import _records, ranking, steps
-from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary, TaskState
+from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary, TaskState, Touch
 from muscle_mem.stores.ranking import LazyHeap
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -62,6 +62,12 @@ class MemoryStore:
         self._by_attention = LazyHeap(self._current(_attention))
         self._events: deque[Event] = deque()
         self._steps: _Rows = {}
+        self._marks: dict[str, int] = {}
+        """The revision of each task's latest add or removal (its change mark)."""
+        self._cleared = 0
+        """The revision of the latest ``clear``: every task's mark is at least this."""
+        self._recall: OrderedDict[str, bool] = OrderedDict()
+        """Task key -> whether it was replayed, least recently remembered first (:class:`TaskRecall`)."""
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -88,6 +94,8 @@ class MemoryStore:
                     task = self._tasks[t.task_key] = _Task(t.task, [])
                 task.order.append((rev, tid))
                 task.live += 1
+                self._marks[t.task_key] = rev
+                self._remember(t.task_key, t.task_key in self._recall)
                 self._nbytes += p.nbytes
                 self._by_priority.push(tid, stats.priority, rev)
                 self._by_age.push(tid, t.created_at, rev)
@@ -104,21 +112,44 @@ class MemoryStore:
         with self._lock:
             self._check_open()
             entry = self._entries.get(trajectory_id)
-            if entry is None:
-                return
-            usage = entry.usage
-            usage.hits += 1
-            usage.saved_seconds += saved_seconds
-            if now != usage.last_used:
-                usage.last_used = now
-                self._by_last_used.push(trajectory_id, now, entry.rev)
-            if attention != usage.attention:
-                usage.attention = attention
-                self._by_attention.push(trajectory_id, attention, entry.rev)
-            if priority != usage.priority:
-                usage.priority = priority
-                self._by_priority.push(trajectory_id, priority, entry.rev)
+            if entry is not None:
+                self._touch(
+                    entry, Touch(trajectory_id, 1, now, saved_seconds, priority, attention), later=False
+                )
+                self._remember(entry.trajectory.task_key, True)
+                self._prune_heaps()
+
+    def touch_many(self, touches: Sequence[Touch]) -> None:
+        """Apply many trajectories' hits (added to theirs; the later last use kept)."""
+        with self._lock:
+            self._check_open()
+            for t in touches:
+                entry = self._entries.get(t.id)
+                if entry is not None:
+                    self._touch(entry, t, later=True)
+                    self._remember(entry.trajectory.task_key, True)
             self._prune_heaps()
+
+    def usage_many(self, trajectory_ids: Sequence[str]) -> dict[str, Usage]:
+        """The use statistics of the stored ones among ``trajectory_ids``."""
+        with self._lock:
+            self._check_open()
+            return {tid: replace(e.usage) for tid in trajectory_ids if (e := self._entries.get(tid))}
+
+    def recalled(self, task_key: str) -> bool | None:
+        """Whether a remembered task was replayed; None if the task is not remembered."""
+        with self._lock:
+            self._check_open()
+            return self._recall.get(task_key)
+
+    def forget_recalled(self, keep: int) -> int:
+        """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
+        with self._lock:
+            self._check_open()
+            gone = max(len(self._recall) - max(keep, 0), 0)
+            for _ in range(gone):
+                self._recall.popitem(last=False)
+            return gone
 
     def remove(self, trajectory_ids: Iterable[str]) -> int:
         with self._lock:
@@ -142,7 +173,9 @@ class MemoryStore:
         with self._lock:
             self._check_open()
             self._revision += 1
-            self._floor = self._revision
+            self._floor = self._cleared = self._revision
+            self._marks.clear()
+            self._recall.clear()
             self._entries.clear()
             self._tasks.clear()
             self._tombstones.clear()
@@ -189,6 +222,10 @@ class MemoryStore:
 
     def revision(self) -> int:
         return self._revision
+
+    def change_mark(self, task_key: str) -> int | None:
+        """The revision of the task's latest change (this process is the only writer)."""
+        return self._marks.get(task_key, self._cleared)
 
     def task_state(self, task_key: str, since: int) -> TaskState:
         with self._lock:
@@ -318,6 +355,7 @@ class MemoryStore:
         for entry in gone:
             key = entry.trajectory.task_key
             self._tombstones.append((self._revision, key, entry.trajectory.id))
+            self._marks[key] = self._revision
             self._nbytes -= entry.nbytes
             self._forget_steps(entry.trajectory)
             task = self._tasks[key]
@@ -333,6 +371,26 @@ class MemoryStore:
             self._floor = self._tombstones.popleft()[0]
         self._prune_heaps()
         return len(gone)
+
+    def _touch(self, entry: _Entry, t: Touch, *, later: bool) -> None:
+        """Apply hits; the last use becomes ``t.last_used`` (``later``: if it is later than the stored one)."""
+        usage = entry.usage
+        usage.hits += t.hits
+        usage.saved_seconds += t.saved_seconds
+        if t.last_used > usage.last_used if later else t.last_used != usage.last_used:
+            usage.last_used = t.last_used
+            self._by_last_used.push(t.id, t.last_used, entry.rev)
+        if t.attention != usage.attention:
+            usage.attention = t.attention
+            self._by_attention.push(t.id, t.attention, entry.rev)
+        if t.priority != usage.priority:
+            usage.priority = t.priority
+            self._by_priority.push(t.id, t.priority, entry.rev)
+
+    def _remember(self, task_key: str, replayed: bool) -> None:
+        """Make a task the most recently remembered, as replayed or not (lock held)."""
+        self._recall[task_key] = replayed
+        self._recall.move_to_end(task_key)
 
     def _forget_steps(self, trajectory: Trajectory) -> None:
         for row in steps.step_rows(trajectory):

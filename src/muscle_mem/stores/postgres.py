@@ -3,8 +3,19 @@
 Needs ``pip install 'muscle-mem[postgres]'`` (psycopg 3 and psycopg_pool). The tables mirror the SQLite
 store's (see :mod:`muscle_mem.stores.sqlite`) inside the schema ``schema`` (default ``muscle_mem``),
 created and migrated on first use under an advisory lock, so workers starting together do not race.
-The revision counter is a row of ``state`` that every add and removal updates in its own transaction:
-its row lock orders writers, so revisions become visible in the order they were given.
+
+Writers of different tasks never wait on each other (schema version 5): revisions come from a
+sequence, each task's row in ``tasks`` holds its stamp (drawn from the sequence while the row is
+locked, so one task's stamps commit in order), its trajectories and tombstones carry the stamp of the
+change that wrote them, and the count and byte size are 64 counter rows (one per backend, summed).
+A reader passes back the stamp it read: rows stamped after it are what changed. Every add and
+removal notifies the schema's channel with the task key (see :mod:`muscle_mem.stores._pglisten`):
+a process listening knows which tasks changed without asking. A URL with ``listen=off`` (for a
+pooler in transaction mode, where ``LISTEN`` does not work; it is also found out by itself) makes
+readers poll instead. The shared recall (``recall``, ordered by its own sequence ``recalls``) is
+written by the statements that add trajectories and apply hits, its rows locked in task key order.
+Hot-path statements are planned for their parameters each time
+(``plan_cache_mode = force_custom_plan``): a generic plan cannot flip them.
 
 A connection dropped by the server (restart, ``pg_terminate_backend``, network) discards the pool
 (its idle connections are dead too) and the operation that met it is retried once on a new one. A
@@ -34,6 +45,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from muscle_mem.stores import _records, budget, ranking, steps
+from muscle_mem.stores._pglisten import ChangeListener
 from muscle_mem.stores.base import (
     Changes,
     Event,
@@ -43,6 +55,7 @@ from muscle_mem.stores.base import (
     StoreUnavailable,
     Summary,
     TaskState,
+    Touch,
 )
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
@@ -72,6 +85,17 @@ _LASTING = re.compile(
     re.IGNORECASE,
 )
 """Causes of a failed connection that waiting does not heal: a wrong database, role, password or host."""
+
+INCARNATIONS = 2**30
+"""A new store's revisions start at a random multiple of 2**32 below ``INCARNATIONS * 2**32``: a reader
+of a store that was dropped and made anew finds its stamps foreign, never equal by chance."""
+COUNTER_SHARDS = 64
+"""Rows the count and byte size are spread over (a writer updates the one of its backend)."""
+EVENTS_PRUNED_EVERY = 60.0
+"""Seconds between two prunings of the events by one store handle, unless a tenth of the events kept
+were written meanwhile (so most event writes delete nothing, and the table stays bounded)."""
+CHANNEL_PREFIX = "muscle_mem:"
+"""The notification channel of a schema is this prefix and its name (63 bytes at most)."""
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -113,6 +137,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             signature TEXT NOT NULL, pre_key TEXT NOT NULL, post_key TEXT NOT NULL,
             PRIMARY KEY (trajectory_id, step_no))""",
         "CREATE INDEX steps_node ON {s}.steps (node, signature, pre_key) INCLUDE (post_key, step_no, trajectory_id)",
+    ),
+    (
+        "CREATE SEQUENCE {s}.revs",
+        "SELECT setval('{s}.revs', greatest(revision, 1), revision > 0) FROM {s}.state",
+        """CREATE TABLE {s}.counters (
+            shard INTEGER PRIMARY KEY, count BIGINT NOT NULL, nbytes BIGINT NOT NULL)""",
+        f"INSERT INTO {{s}}.counters SELECT g, 0, 0 FROM generate_series(0, {COUNTER_SHARDS} - 1) AS g",
+        "UPDATE {s}.counters SET count = s.count, nbytes = s.nbytes FROM {s}.state s WHERE shard = 0",
+        "ALTER TABLE {s}.tasks ADD COLUMN stamp BIGINT NOT NULL DEFAULT 0",
+        "UPDATE {s}.tasks SET stamp = (SELECT revision FROM {s}.state)",
+        "ALTER TABLE {s}.trajectories ADD COLUMN stamp BIGINT",
+        "UPDATE {s}.trajectories SET stamp = rev",
+        "ALTER TABLE {s}.trajectories ALTER COLUMN stamp SET NOT NULL",
+        "CREATE INDEX trajectories_task_stamp ON {s}.trajectories (task_key, stamp)",
+        "ALTER TABLE {s}.state DROP COLUMN revision, DROP COLUMN count, DROP COLUMN nbytes",
+        "CREATE SEQUENCE {s}.recalls",
+        "CREATE TABLE {s}.recall (task_key TEXT PRIMARY KEY, replayed BOOLEAN NOT NULL, seq BIGINT NOT NULL)",
+        "CREATE INDEX recall_order ON {s}.recall (seq)",
     ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
@@ -173,6 +215,7 @@ class PostgresStore:
         if not timeout > 0:
             raise StoreError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.schema = schema
+        url, self.listen = _listen_option(url)
         self.url, self._statement_timeout = _statement_timeout(url)
         self.pool_size = pool_size
         self.timeout = timeout
@@ -197,7 +240,14 @@ class PostgresStore:
         self._migrated = False
         self._pool_lock = threading.Lock()
         self._pool: ConnectionPool[Any] | None = None
-        self._sql = {name: text.format(s=f'"{schema}"') for name, text in _SQL.items()}
+        self._sql = {name: text.format(s=f'"{schema}"', payload=_PAYLOAD) for name, text in _SQL.items()}
+        self.channel = (CHANNEL_PREFIX + schema)[:63]
+        """The notification channel of the schema."""
+        self._listener: ChangeListener | None = None
+        self._listener_lock = threading.Lock()
+        self._pruned_at = -EVENTS_PRUNED_EVERY
+        self._unpruned = 0
+        """Events this handle wrote since it last pruned them."""
         if connect:
             with self._pool_lock:
                 self._pool = self._new_pool(time.monotonic() + timeout, patient=True)
@@ -281,15 +331,19 @@ class PostgresStore:
     def _configure(self, conn: Connection[Any]) -> None:
         """Small OLTP statements only: JIT compilation would cost more than it saves (up to 0.5 s).
 
+        Every statement is planned for its parameters (a prepared statement's generic plan can be
+        100 times slower on a skewed task, and which one the server picks depends on its statistics).
         The URL's ``statement_timeout`` is set here too.
         """
         conn.deadline = time.monotonic() + self.timeout  # type: ignore[attr-defined]
+        settings = (
+            "set_config('jit', 'off', false), set_config('plan_cache_mode', 'force_custom_plan', false)"
+        )
         if self._statement_timeout is None:
-            conn.execute("SET jit = off")
+            conn.execute(f"SELECT {settings}")
         else:
             conn.execute(
-                "SELECT set_config('jit', 'off', false), set_config('statement_timeout', %s, false)",
-                (self._statement_timeout,),
+                f"SELECT {settings}, set_config('statement_timeout', %s, false)", (self._statement_timeout,)
             )
 
     def _discard(self, pool: ConnectionPool[Any]) -> None:
@@ -303,6 +357,34 @@ class PostgresStore:
         psycopg does not end their sessions when they are collected in another process)."""
         self._pool = None
         self._pool_lock = threading.Lock()
+        if self._listener is not None:
+            _INHERITED.append(self._listener)
+            self._listener.abandon()
+        self._listener = None
+        self._listener_lock = threading.Lock()
+
+    # -- change feed ----------------------------------------------------------------------------
+
+    def change_mark(self, task_key: str) -> int | None:
+        """The task's mark from the change listener; None while it is not listening (readers poll)."""
+        listener = self._listener
+        if listener is None:
+            if not self.listen or self._closed:
+                return None
+            listener = self._start_listener()
+        return listener.mark(task_key)
+
+    def _start_listener(self) -> ChangeListener:
+        with self._listener_lock:
+            if self._listener is None:
+                connection_class = self._connection_class
+
+                def connect() -> Any:
+                    return connection_class.connect(self.url, **self._connect_kwargs)
+
+                self._listener = ChangeListener(connect, self.channel, self._where)
+                self._listener.start()
+            return self._listener
 
     def _run(self, work: Callable[[Connection[Any]], _T]) -> _T:
         """Run ``work`` on a pooled connection, within ``timeout`` or what is left of the call's budget.
@@ -375,7 +457,7 @@ class PostgresStore:
     def _row(self, conn: Connection[Any], name: str, args: Any = ()) -> Any:
         row = conn.execute(self._sql[name], args).fetchone()
         if row is None:
-            raise StoreError(f"{self!r}: the state row is missing")
+            raise StoreError(f"{self!r}: a row of its state is missing")
         return row
 
     def _migrate(self, conn: Connection[Any]) -> None:
@@ -405,6 +487,8 @@ class PostgresStore:
                 if step + 1 == STEPS_VERSION and version > 0:
                     self._index_steps(conn)
                 log.debug("migrated %s to schema version %d", self._where, step + 1)
+            if version == 0:  # a new store: its revisions differ from those of any store it replaces
+                conn.execute(self._sql["incarnate"])
             if version < SCHEMA_VERSION:
                 conn.execute(self._sql["set_version"], (str(SCHEMA_VERSION),))
 
@@ -434,8 +518,9 @@ class PostgresStore:
             pending = prepared
             while pending:
                 try:
-                    if conn.execute(self._sql["insert"], _columns(pending)).fetchone() is not None:
-                        return len(pending)
+                    args = {**_columns(pending), "channel": self.channel}
+                    row = conn.execute(self._sql["insert"], args).fetchone()
+                    return 0 if row is None else int(row[0])
                 except unique_violation:
                     pass  # another process stored one of these ids meanwhile
                 ids = [p.trajectory.id for p in pending]
@@ -450,6 +535,39 @@ class PostgresStore:
     ) -> None:
         args = (now, saved_seconds, priority, attention, trajectory_id)
         self._run(lambda conn: conn.execute(self._sql["touch"], args))
+
+    def touch_many(self, touches: Sequence[Touch]) -> None:
+        """Apply many trajectories' hits in one statement (added to theirs; the later last use kept)."""
+        ordered = sorted(touches, key=lambda t: t.id)  # rows locked in one order by every writer
+        args = (
+            [t.id for t in ordered],
+            [int(t.hits) for t in ordered],
+            [float(t.last_used) for t in ordered],
+            [float(t.saved_seconds) for t in ordered],
+            [float(t.priority) for t in ordered],
+            [float(t.attention) for t in ordered],
+        )
+        if ordered:
+            self._run(lambda conn: conn.execute(self._sql["touch_many"], args))
+
+    def usage_many(self, trajectory_ids: Sequence[str]) -> dict[str, Usage]:
+        """The use statistics of the stored ones among ``trajectory_ids``."""
+        ids = list(dict.fromkeys(trajectory_ids))
+        if not ids:
+            return {}
+        rows = self._run(lambda conn: conn.execute(self._sql["usage_many"], (ids,)).fetchall())
+        return {row[0]: Usage(*row[1:]) for row in rows}
+
+    def recalled(self, task_key: str) -> bool | None:
+        """Whether a remembered task was replayed; None if the task is not remembered."""
+        row = self._run(lambda conn: conn.execute(self._sql["recalled"], (task_key,)).fetchone())
+        return None if row is None else bool(row[0])
+
+    def forget_recalled(self, keep: int) -> int:
+        """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
+        return int(
+            self._run(lambda conn: conn.execute(self._sql["forget_recalled"], (max(keep, 0),)).rowcount)
+        )
 
     def remove(self, trajectory_ids: Iterable[str]) -> int:
         ids = list(dict.fromkeys(trajectory_ids))
@@ -468,15 +586,23 @@ class PostgresStore:
         pruned); returns the deleted ids. A task emptied here keeps a row with ``n = 0`` (hidden from
         :meth:`tasks`) until the next removal drops it: deleting it here could race a concurrent add."""
         sql = self._sql["delete"].replace("{where}", where)
-        params = {"arg": arg, "exclude": exclude or [], "keep": _records.TOMBSTONE_REVISIONS}
+        params = {
+            "arg": arg,
+            "exclude": exclude or [],
+            "keep": _records.TOMBSTONE_REVISIONS,
+            "channel": self.channel,
+        }
         return [r[0] for r in conn.execute(sql, params)]
 
     def clear(self) -> None:
         def work(conn: Connection[Any]) -> None:
             with conn.transaction():
-                conn.execute(self._sql["clear_state"])
-                for table in ("trajectories", "usage", "tombstones", "tasks", "steps"):
+                conn.execute(self._sql["clear_lock"])  # writers lock task rows: they wait
+                for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall"):
                     conn.execute(f'DELETE FROM "{self.schema}".{table}')
+                conn.execute(self._sql["clear_state"])
+                conn.execute(self._sql["clear_counters"])
+                conn.execute(self._sql["notify_all"], (self.channel,))
 
         self._run(work)
 
@@ -487,7 +613,13 @@ class PostgresStore:
             with conn.transaction():
                 conn.execute(_ASYNC_COMMIT)
                 conn.cursor().executemany(self._sql["log_event"], rows)
-                conn.execute(self._sql["prune_events"], (_records.EVENTS_KEPT,))
+                self._unpruned += len(rows)
+                if (
+                    time.monotonic() - self._pruned_at >= EVENTS_PRUNED_EVERY
+                    or self._unpruned >= _records.EVENTS_KEPT // 10
+                ):
+                    self._pruned_at, self._unpruned = time.monotonic(), 0
+                    conn.execute(self._sql["prune_events"], (_records.EVENTS_KEPT,))
 
         if rows:
             self._run(work)
@@ -496,6 +628,10 @@ class PostgresStore:
         with self._pool_lock:
             self._closed = True
             pool, self._pool = self._pool, None
+        with self._listener_lock:
+            listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.stop()
         if pool is not None:
             pool.close()
 
@@ -505,9 +641,9 @@ class PostgresStore:
         return int(self._run(lambda conn: self._scalar(conn, "revision")))
 
     def task_state(self, task_key: str, since: int) -> TaskState:
-        args = {"since": since, "key": task_key}
-        row = self._run(lambda conn: self._row(conn, "task_state", args))
-        return TaskState(int(row[0]), bool(row[1]), int(row[2]))
+        row = self._run(lambda conn: conn.execute(self._sql["task_state"], (task_key,)).fetchone())
+        stamp, size = (0, 0) if row is None else (int(row[0]), int(row[1]))
+        return TaskState(stamp, stamp != since, size)
 
     def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
         first = self._run(lambda conn: conn.execute(self._sql["sole_head"], (node,)).fetchone())
@@ -527,7 +663,7 @@ class PostgresStore:
     def changes(self, task_key: str, since: int) -> Changes:
         args = {"since": since, "key": task_key}
         rows = self._run(lambda conn: conn.execute(self._sql["changes"], args).fetchall())
-        revision, floor = rows[0][4], rows[0][5]  # the state row always comes back
+        revision, reset = int(rows[0][4]), bool(rows[0][5])  # the task's row always comes back
         added: list[tuple[int, Trajectory]] = []
         removed: set[str] = set()
         skipped: list[str] = []
@@ -544,7 +680,6 @@ class PostgresStore:
                 else:
                     skipped.append(tid)
         added.sort(key=lambda item: item[0])
-        reset = since < floor or since > revision  # behind the tombstones, or a store made anew
         return Changes(
             revision, tuple(t for _, t in added), frozenset(removed), reset, last_used, tuple(skipped)
         )
@@ -569,10 +704,8 @@ class PostgresStore:
         }
 
         def work(conn: Connection[Any]) -> int:
-            with conn.transaction():
-                conn.execute(self._sql["lock_state"])
-                row = conn.execute(self._sql["replace"], args).fetchone()
-                return int(row[0]) if row is not None else 0
+            row = conn.execute(self._sql["replace"], args).fetchone()
+            return int(row[0]) if row is not None else 0
 
         return self._run(work) if replacements else 0
 
@@ -624,36 +757,55 @@ class PostgresStore:
         return int(self._run(lambda conn: self._scalar(conn, "count")))
 
 
+_PAYLOAD = "CASE WHEN octet_length(k.task_key) < 4000 THEN k.task_key ELSE '*' END"
+"""A notification's payload: the task key (one too long for a payload marks every task)."""
+_RECALL_HITS = (
+    "INSERT INTO {s}.recall AS m (task_key, replayed, seq) "
+    "SELECT task_key, true, nextval('{s}.recalls') FROM "
+    "(SELECT DISTINCT t.task_key FROM u JOIN {s}.trajectories t USING (id)) AS h ORDER BY task_key "
+    "ON CONFLICT (task_key) DO UPDATE SET replayed = true, seq = excluded.seq"
+)
+"""A hit's trajectories' tasks remembered as replayed (after ``u``, the usage rows a hit updated)."""
 _SQL = {
     "version": "SELECT value FROM {s}.meta WHERE key = 'schema_version'",
     "set_version": "INSERT INTO {s}.meta VALUES ('schema_version', %s) "
     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     "tables": "SELECT 1 FROM pg_tables WHERE schemaname = %s LIMIT 1",
-    "insert": """WITH s AS (
-        UPDATE {s}.state SET revision = revision + %(n)s, count = count + %(n)s, nbytes = nbytes + %(size)s
-        WHERE NOT EXISTS (SELECT FROM {s}.trajectories JOIN unnest(%(ids)b::text[]) AS i (id) USING (id))
-        RETURNING revision),
-    r AS (
-        SELECT s.revision - %(n)s + r.ord AS rev, r.* FROM s, unnest(
+    "insert": """WITH r AS (
+        SELECT r.* FROM unnest(
             %(ids)b::text[], %(keys)b::text[], %(tasks)b::text[], %(tags)b::text[], %(steps)b::int[],
             %(created)b::float8[], %(sizes)b::bigint[], %(records)b::text[], %(hits)b::bigint[],
             %(last)b::float8[], %(saved)b::float8[], %(priority)b::float8[], %(attention)b::float8[]
         ) WITH ORDINALITY AS r(id, task_key, task, tags, steps, created_at, nbytes, record, hits, last_used,
-            saved_seconds, priority, attention, ord)),
-    t AS (INSERT INTO {s}.trajectories
-        SELECT rev, id, task_key, task, tags, steps, created_at, nbytes, record FROM r),
-    u AS (INSERT INTO {s}.usage SELECT id, rev, hits, last_used, saved_seconds, priority, attention FROM r),
-    k AS (INSERT INTO {s}.tasks SELECT task_key, min(task), count(*) FROM r GROUP BY task_key
-        ON CONFLICT (task_key) DO UPDATE SET n = tasks.n + excluded.n),
-    x AS (INSERT INTO {s}.steps SELECT x.* FROM s, unnest(
+            saved_seconds, priority, attention, ord)
+        WHERE NOT EXISTS (SELECT FROM {s}.trajectories t WHERE t.id = r.id)),
+    k AS (INSERT INTO {s}.tasks AS k (task_key, task, n, stamp)
+        SELECT task_key, min(task), count(*), nextval('{s}.revs') FROM r GROUP BY task_key ORDER BY task_key
+        ON CONFLICT (task_key) DO UPDATE SET n = k.n + excluded.n, stamp = nextval('{s}.revs')
+        RETURNING k.task_key, k.stamp),
+    m AS (INSERT INTO {s}.recall AS m (task_key, replayed, seq)
+        SELECT task_key, count(*) > 1, nextval('{s}.recalls') FROM r GROUP BY task_key ORDER BY task_key
+        ON CONFLICT (task_key) DO UPDATE SET replayed = true, seq = excluded.seq),
+    t AS (INSERT INTO {s}.trajectories (rev, id, task_key, task, tags, steps, created_at, nbytes, record, stamp)
+        SELECT nextval('{s}.revs'), r.id, r.task_key, r.task, r.tags, r.steps, r.created_at, r.nbytes, r.record,
+            k.stamp FROM r JOIN k USING (task_key) ORDER BY r.ord
+        RETURNING rev, id),
+    u AS (INSERT INTO {s}.usage
+        SELECT r.id, t.rev, r.hits, r.last_used, r.saved_seconds, r.priority, r.attention FROM r JOIN t USING (id)),
+    c AS (UPDATE {s}.counters SET count = count + (SELECT count(*) FROM r),
+            nbytes = nbytes + (SELECT coalesce(sum(nbytes), 0) FROM r)
+        WHERE shard = pg_backend_pid() %% """
+    + str(COUNTER_SHARDS)
+    + """ AND EXISTS (SELECT FROM r)),
+    x AS (INSERT INTO {s}.steps SELECT x.* FROM unnest(
             %(step_ids)b::text[], %(step_nos)b::int[], %(nodes)b::text[], %(signatures)b::text[],
-            %(pres)b::text[], %(posts)b::text[]) AS x)
-    SELECT revision FROM s""",
+            %(pres)b::text[], %(posts)b::text[]) AS x (trajectory_id, step_no, node, signature, pre_key, post_key)
+        WHERE x.trajectory_id IN (SELECT id FROM r))
+    SELECT (SELECT count(*) FROM r), count(pg_notify(%(channel)s, """
+    + "{payload}"
+    + """)) FROM k""",
     "insert_steps": "INSERT INTO {s}.steps VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-    "task_state": "SELECT revision, %(since)s::bigint < floor OR %(since)s::bigint > revision "
-    "OR EXISTS (SELECT FROM {s}.trajectories WHERE task_key = %(key)s AND rev > %(since)s::bigint) "
-    "OR EXISTS (SELECT FROM {s}.tombstones WHERE task_key = %(key)s AND rev > %(since)s::bigint), "
-    "coalesce((SELECT n FROM {s}.tasks WHERE task_key = %(key)s), 0) FROM {s}.state",
+    "task_state": "SELECT stamp, n FROM {s}.tasks WHERE task_key = %s",
     "sole_head": "SELECT s.signature, s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used, "
     "EXISTS (SELECT 1 FROM {s}.steps o WHERE o.node = s.node AND o.signature > s.signature) FROM {s}.steps s "
     "JOIN {s}.usage u ON u.id = s.trajectory_id WHERE s.node = %s AND s.signature > '' "
@@ -666,41 +818,72 @@ _SQL = {
     "candidates_pre": "SELECT s.trajectory_id, s.step_no, s.pre_key, s.post_key, u.last_used FROM {s}.steps s "
     "JOIN {s}.usage u ON u.id = s.trajectory_id WHERE s.node = %s AND s.signature = %s AND s.pre_key = %s",
     "stored_ids": "SELECT id FROM {s}.trajectories JOIN unnest(%s::text[]) AS i (id) USING (id)",
-    "touch": "WITH c AS (" + _ASYNC_COMMIT + ") "
+    "touch": "WITH c AS (" + _ASYNC_COMMIT + "), u AS ("
     "UPDATE {s}.usage SET hits = hits + 1, last_used = %s, saved_seconds = saved_seconds + %s, "
-    "priority = %s, attention = %s WHERE id = %s AND (SELECT true FROM c)",
-    "delete": """WITH l AS MATERIALIZED (SELECT true AS locked FROM {s}.state FOR UPDATE),
-    d AS (DELETE FROM {s}.trajectories t WHERE {{where}} AND (SELECT locked FROM l)
+    "priority = %s, attention = %s WHERE id = %s AND (SELECT true FROM c) RETURNING id) " + _RECALL_HITS,
+    "touch_many": "WITH c AS (" + _ASYNC_COMMIT + "), u AS ("
+    "UPDATE {s}.usage u SET hits = u.hits + v.hits, last_used = GREATEST(u.last_used, v.last_used), "
+    "saved_seconds = u.saved_seconds + v.saved, priority = v.priority, attention = v.attention "
+    "FROM unnest(%s::text[], %s::bigint[], %s::float8[], %s::float8[], %s::float8[], %s::float8[]) "
+    "AS v (id, hits, last_used, saved, priority, attention) WHERE u.id = v.id AND (SELECT true FROM c) "
+    "RETURNING u.id) " + _RECALL_HITS,
+    "recalled": "SELECT replayed FROM {s}.recall WHERE task_key = %s",
+    "forget_recalled": "DELETE FROM {s}.recall WHERE seq <= "
+    "(SELECT seq FROM {s}.recall ORDER BY seq DESC LIMIT 1 OFFSET %s)",
+    "usage_many": f"SELECT id, {_USAGE} FROM {{s}}.usage WHERE id = ANY(%s)",
+    "delete": """WITH l AS MATERIALIZED (
+        SELECT task_key FROM {s}.tasks WHERE task_key IN (SELECT t.task_key FROM {s}.trajectories t WHERE {{where}})
+        ORDER BY task_key FOR UPDATE),
+    d AS (DELETE FROM {s}.trajectories t
+        WHERE {{where}} AND t.task_key = ANY((SELECT array_agg(task_key) FROM l)::text[])
         RETURNING t.id, t.task_key, t.nbytes),
     g AS (SELECT task_key, count(*) AS n FROM d GROUP BY task_key),
-    o AS (DELETE FROM {s}.tombstones
-        WHERE rev <= (SELECT revision FROM {s}.state) - %(keep)s AND EXISTS (SELECT FROM d) RETURNING rev),
-    s AS (UPDATE {s}.state SET revision = revision + 1, count = count - (SELECT count(*) FROM d),
-            nbytes = nbytes - (SELECT sum(nbytes) FROM d), floor = GREATEST(floor, (SELECT max(rev) FROM o))
-        WHERE EXISTS (SELECT FROM d) RETURNING revision),
-    b AS (INSERT INTO {s}.tombstones SELECT s.revision, d.id, d.task_key FROM d, s),
+    k AS (UPDATE {s}.tasks SET n = tasks.n - g.n, stamp = nextval('{s}.revs') FROM g
+        WHERE tasks.task_key = g.task_key RETURNING tasks.task_key, tasks.stamp),
+    b AS (INSERT INTO {s}.tombstones SELECT k.stamp, d.id, d.task_key FROM d JOIN k USING (task_key)),
+    o AS (DELETE FROM {s}.tombstones WHERE rev <= (SELECT max(stamp) FROM k) - %(keep)s
+        AND EXISTS (SELECT FROM {s}.tombstones WHERE rev <= (SELECT max(stamp) FROM k) - 2 * %(keep)s)
+        RETURNING rev),
+    f AS (UPDATE {s}.state SET floor = GREATEST(floor, (SELECT max(rev) FROM o)) WHERE EXISTS (SELECT FROM o)),
     u AS (DELETE FROM {s}.usage WHERE id IN (SELECT id FROM d)),
     x AS (DELETE FROM {s}.steps WHERE trajectory_id IN (SELECT id FROM d)),
-    k AS (UPDATE {s}.tasks SET n = tasks.n - g.n FROM g WHERE tasks.task_key = g.task_key),
-    e AS (DELETE FROM {s}.tasks WHERE n <= 0 AND task_key NOT IN (SELECT task_key FROM g))
-    SELECT id FROM d""",
-    "clear_state": "UPDATE {s}.state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0",
-    "revision": "SELECT revision FROM {s}.state",
-    "changes": "WITH q AS MATERIALIZED (SELECT revision, floor, %(since)s::bigint AS since FROM {s}.state) "
-    "SELECT 0, t.id, t.record, t.rev, q.revision, q.floor, u.last_used "
-    "FROM {s}.trajectories t LEFT JOIN {s}.usage u ON u.id = t.id CROSS JOIN q WHERE t.task_key = %(key)s "
-    "AND t.rev > (SELECT CASE WHEN since < floor OR since > revision THEN 0 ELSE since END FROM q) "
-    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.revision, q.floor, NULL FROM {s}.tombstones b, q "
-    "WHERE b.task_key = %(key)s "
-    "AND b.rev > (SELECT CASE WHEN since < floor OR since > revision THEN NULL ELSE since END FROM q) "
-    "UNION ALL SELECT 2, NULL, NULL, 0, q.revision, q.floor, NULL FROM q",
+    c AS (UPDATE {s}.counters SET count = count - (SELECT count(*) FROM d),
+            nbytes = nbytes - (SELECT coalesce(sum(nbytes), 0) FROM d)
+        WHERE shard = pg_backend_pid() %% """
+    + str(COUNTER_SHARDS)
+    + """ AND EXISTS (SELECT FROM d))
+    SELECT d.id, (SELECT count(pg_notify(%(channel)s, """
+    + "{payload}"
+    + """)) FROM k) FROM d""",
+    "clear_lock": "LOCK TABLE {s}.tasks IN EXCLUSIVE MODE",
+    "notify_all": "SELECT pg_notify(%s, '*')",
+    "clear_state": "UPDATE {s}.state SET floor = nextval('{s}.revs')",
+    "clear_counters": "UPDATE {s}.counters SET count = 0, nbytes = 0",
+    "revision": "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {s}.revs",
+    "incarnate": f"SELECT setval('{{s}}.revs', ((random() * {INCARNATIONS - 1})::bigint + 1) << 32, false)",
+    "changes": "WITH q AS MATERIALIZED (SELECT "
+    "coalesce((SELECT stamp FROM {s}.tasks WHERE task_key = %(key)s), 0) AS stamp, "
+    "%(since)s::bigint < (SELECT floor FROM {s}.state) OR %(since)s::bigint > top "
+    "OR %(since)s::bigint >> 32 <> top >> 32 AS reset "
+    "FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS top FROM {s}.revs) AS s) "
+    "SELECT 0, t.id, t.record, t.rev, q.stamp, q.reset, u.last_used FROM q, {s}.trajectories t "
+    "LEFT JOIN LATERAL (SELECT last_used FROM {s}.usage u WHERE u.id = t.id) u ON true "
+    "WHERE t.task_key = %(key)s AND t.stamp > %(since)s::bigint AND NOT q.reset "
+    "UNION ALL SELECT 0, t.id, t.record, t.rev, q.stamp, q.reset, u.last_used FROM q, {s}.trajectories t "
+    "LEFT JOIN LATERAL (SELECT last_used FROM {s}.usage u WHERE u.id = t.id) u ON true "
+    "WHERE t.task_key = %(key)s AND q.reset "
+    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.stamp, q.reset, NULL FROM {s}.tombstones b, q "
+    "WHERE b.task_key = %(key)s AND b.rev > %(since)s::bigint AND NOT q.reset "
+    "UNION ALL SELECT 2, NULL, NULL, 0, q.stamp, q.reset, NULL FROM q",
     "get": "SELECT task_key, record FROM {s}.trajectories WHERE id = %s",
     "records": "SELECT id, task_key, record FROM {s}.trajectories ORDER BY rev",
-    "lock_state": "SELECT FROM {s}.state FOR UPDATE",
     "replace": """WITH r AS (SELECT * FROM unnest(%(ids)s::text[], %(old)s::text[], %(new)s::text[]) AS r(id, old, new)),
     t AS (UPDATE {s}.trajectories t SET record = r.new, nbytes = length(r.new) FROM r
         WHERE t.id = r.id AND t.record = r.old RETURNING length(r.new) - length(r.old) AS grown),
-    s AS (UPDATE {s}.state SET nbytes = nbytes + (SELECT coalesce(sum(grown), 0) FROM t))
+    s AS (UPDATE {s}.counters SET nbytes = nbytes + (SELECT coalesce(sum(grown), 0) FROM t)
+        WHERE shard = pg_backend_pid() %% """
+    + str(COUNTER_SHARDS)
+    + """)
     SELECT count(*) FROM t""",
     "usage": f"SELECT {_USAGE} FROM {{s}}.usage WHERE id = %s",
     "victims_priority": "SELECT id FROM {s}.usage ORDER BY priority, rev LIMIT %s",
@@ -714,8 +897,8 @@ _SQL = {
     "log_event": "INSERT INTO {s}.events (at, data) VALUES (%s, %s)",
     "prune_events": "DELETE FROM {s}.events WHERE seq <= (SELECT MAX(seq) FROM {s}.events) - %s",
     "events": "SELECT seq, data FROM {s}.events WHERE at >= %s ORDER BY at, seq",
-    "nbytes": "SELECT nbytes FROM {s}.state",
-    "count": "SELECT count FROM {s}.state",
+    "nbytes": "SELECT coalesce(sum(nbytes), 0) FROM {s}.counters",
+    "count": "SELECT coalesce(sum(count), 0) FROM {s}.counters",
     "summaries": "SELECT t.id, t.task, t.tags, t.steps, t.created_at, "
     + ", ".join(f"u.{c}" for c in _USAGE.split(", "))
     + " FROM {s}.trajectories t JOIN {s}.usage u ON u.id = t.id ORDER BY u.last_used DESC, t.rev DESC",
@@ -738,6 +921,24 @@ def _cause(exc: Exception) -> str:
         return " ".join(str(exc).split()).removeprefix("connection failed: ")
     cause = lines[-1].rpartition(" failed: ")[2].strip()
     return " ".join(cause.removeprefix("FATAL:").split())
+
+
+def _listen_option(url: str) -> tuple[str, bool]:
+    """The URL without its ``listen`` query parameter, and whether to listen for changes (default on).
+
+    ``listen=off`` (behind a pooler in transaction mode): readers poll each task's stamp instead.
+    """
+    if not url.lower().startswith(("postgresql://", "postgres://")):
+        return url, True
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    values = [v.strip().lower() for k, v in query if k == "listen"]
+    if not values:
+        return url, True
+    if values[-1] not in ("on", "off", "true", "false", "1", "0"):
+        raise StoreError(f"invalid listen={values[-1]!r} in the PostgreSQL URL (on or off)")
+    rest = urlencode([(k, v) for k, v in query if k != "listen"])
+    return urlunsplit(parts._replace(query=rest)), values[-1] in ("on", "true", "1")
 
 
 def _statement_timeout(url: str) -> tuple[str, str | None]:
@@ -824,6 +1025,10 @@ def _columns(pending: list[_records.Prepared]) -> dict[str, Any]:
         "pres": [r.pre_key for p in pending for r in p.steps],
         "posts": [r.post_key for p in pending for r in p.steps],
     }
+
+
+_INHERITED: list[ChangeListener] = []
+"""Listeners inherited through fork: kept referenced, so their connections are never closed in the child."""
 
 
 def _reset_after_fork() -> None:

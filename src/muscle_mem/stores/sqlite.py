@@ -8,12 +8,18 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
   indexed by eviction priority, and by last use and by attention (schema version 3) for the
   Attention-LRU victims;
 - ``tombstones``: recent removals, so :meth:`SQLiteStore.changes` reports them incrementally;
-- ``tasks``: each task key with its text and how many trajectories it has;
+- ``tasks``: each task key with its text, how many trajectories it has, and its stamp (the revision of
+  its latest add or removal, schema version 5): a reader whose stamp is the same answers from memory;
 - ``state``: one row with the revision counter (bumped in the transaction of every add and removal),
   the oldest revision still answerable incrementally, the count and the byte size;
-- ``events``: the engine's recent events (JSON), for reports (schema version 2).
+- ``events``: the engine's recent events (JSON), for reports (schema version 2);
+- ``recall``: the tasks lately stored or replayed, by any process, with whether they were replayed
+  and the order they were last remembered in (:class:`~muscle_mem.stores.base.TaskRecall`, schema
+  version 5); kept by two triggers, on a trajectory's insert and on a hit's update of its usage.
 
-Each thread uses its own connection; writes take the database lock up front (``BEGIN IMMEDIATE``) and
+A reader learns that another connection committed from ``PRAGMA data_version`` (local: no statement
+reads a table, no lock is taken); only then does it read which tasks changed
+(:meth:`SQLiteStore.change_mark`). Each thread uses its own connection; writes take the database lock up front (``BEGIN IMMEDIATE``) and
 wait for it up to ``timeout`` seconds, or what is left of the engine call's budget if that is less
 (see :mod:`muscle_mem.stores.budget`).
 """
@@ -32,7 +38,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from muscle_mem.stores import _records, budget, ranking, steps
-from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, Summary, TaskState
+from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, Summary, TaskState, Touch
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -80,6 +86,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (trajectory_id, step_no)) WITHOUT ROWID""",
         "CREATE INDEX steps_node ON steps (node, signature, pre_key, post_key)",
     ),
+    (
+        "ALTER TABLE tasks ADD COLUMN stamp INTEGER NOT NULL DEFAULT 0",
+        "UPDATE tasks SET stamp = (SELECT revision FROM state)",
+        "CREATE INDEX tasks_stamp ON tasks (stamp)",
+        "CREATE TABLE recall (task_key TEXT PRIMARY KEY, replayed INTEGER NOT NULL, seq INTEGER NOT NULL)",
+        "CREATE INDEX recall_seq ON recall (seq)",
+        """CREATE TRIGGER recall_stored AFTER INSERT ON trajectories BEGIN
+            INSERT INTO recall VALUES (NEW.task_key, 0, (SELECT IFNULL(MAX(seq), 0) + 1 FROM recall))
+            ON CONFLICT (task_key) DO UPDATE SET replayed = 1, seq = excluded.seq; END""",
+        """CREATE TRIGGER recall_replayed AFTER UPDATE OF hits ON usage BEGIN
+            INSERT INTO recall SELECT task_key, 1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM recall)
+            FROM trajectories WHERE id = NEW.id
+            ON CONFLICT (task_key) DO UPDATE SET replayed = 1, seq = excluded.seq; END""",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -115,6 +135,22 @@ _ORDERS = tuple(
 _BY_SCORE = "SELECT id FROM usage ORDER BY ? / (1.0 + MAX(? - last_used, 0.0)) + ? * attention, last_used, rev LIMIT ?"
 """Attention-LRU victims by scoring every row: the fallback of the threshold algorithm."""
 _ALL_STORES: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
+INCARNATIONS = 2**30
+"""A new store's revisions start at a random multiple of 2**32: a reader of a file deleted and made
+anew finds its stamps foreign, never equal by chance."""
+_CHANGED_TASKS = (
+    "SELECT revision, floor, NULL FROM state UNION ALL SELECT NULL, NULL, task_key FROM tasks WHERE stamp > ?1 "
+    "UNION ALL SELECT NULL, NULL, task_key FROM tombstones WHERE rev > ?1"
+)
+"""The store's revision and floor, then each task changed after a revision (``tasks_stamp`` and
+``tombstones_rev`` ranges): one statement, so one snapshot."""
+_NEVER = 2**63 - 1
+"""A revision no task is changed after (the first read of the marks lists no task)."""
+MARKS_KEPT = 100_000
+"""Task change marks a store handle remembers; past it, it forgets them and counts every task as changed."""
+EVENTS_PRUNED_EVERY = 60.0
+"""Seconds between two prunings of the events by one store handle, unless a tenth of the events kept
+were written meanwhile (so most event writes delete nothing, and the table stays bounded)."""
 
 
 class _Conn:
@@ -145,6 +181,18 @@ class SQLiteStore:
         self._local = threading.local()
         self._conns: weakref.WeakSet[_Conn] = weakref.WeakSet()
         self._conns_lock = threading.Lock()
+        self._marks: dict[str, int] = {}
+        """Each task seen changed: the number of the read that saw it (a mark only grows)."""
+        self._marks_read = 0
+        """How many times changes were read (so a mark is the number of a read)."""
+        self._marks_floor = 0
+        """Every task's mark is at least this (the number of the read that could not tell which changed)."""
+        self._marks_seen = -1
+        """The revision up to which ``_marks`` are known (-1: none yet)."""
+        self._marks_lock = threading.Lock()
+        self._pruned_at = -EVENTS_PRUNED_EVERY
+        self._unpruned = 0
+        """Events this handle wrote since it last pruned them."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -205,6 +253,7 @@ class SQLiteStore:
         _INHERITED.extend(self._conns)
         self._conns = weakref.WeakSet()
         self._conns_lock = threading.Lock()
+        self._marks_lock = threading.Lock()
         self._local = threading.local()
 
     def _guard(self, operation: Callable[[], _T]) -> _T:
@@ -260,6 +309,10 @@ class SQLiteStore:
                     if step + 1 == STEPS_VERSION and version > 0:
                         self._index_steps(db)
                     log.debug("migrated %s to schema version %d", self.path, step + 1)
+                if version == 0:  # a new store: its revisions differ from those of any file it replaces
+                    db.execute(
+                        "UPDATE state SET revision = (abs(random()) % ? + 1) << 32", (INCARNATIONS - 1,)
+                    )
                 if version < SCHEMA_VERSION:
                     db.execute(
                         "INSERT INTO meta VALUES ('schema_version', ?) "
@@ -305,6 +358,7 @@ class SQLiteStore:
 
         def run() -> int:
             with self._write() as db:
+                (version,) = db.execute("PRAGMA data_version").fetchone()  # no other writer till COMMIT
                 stored: set[str] = set()
                 for start in range(0, len(prepared), _CHUNK):
                     chunk = [p.trajectory.id for p in prepared[start : start + _CHUNK]]
@@ -330,11 +384,16 @@ class SQLiteStore:
                     [p.usage_row(rev) for p, rev in zip(new, revs, strict=True)],
                 )
                 db.executemany(
-                    "INSERT INTO tasks VALUES (?, ?, 1) ON CONFLICT (task_key) DO UPDATE SET n = n + 1",
-                    [(p.trajectory.task_key, p.trajectory.task) for p in new],
+                    "INSERT INTO tasks VALUES (?, ?, 1, ?) "
+                    "ON CONFLICT (task_key) DO UPDATE SET n = n + 1, stamp = excluded.stamp",
+                    [
+                        (p.trajectory.task_key, p.trajectory.task, rev)
+                        for p, rev in zip(new, revs, strict=True)
+                    ],
                 )
                 db.executemany(_INSERT_STEPS, [r.values() for p in new for r in p.steps])
-                return len(new)
+            self._own_change(top - len(new), top, {p.trajectory.task_key for p in new}, version)
+            return len(new)
 
         return self._guard(run) if prepared else 0
 
@@ -348,6 +407,60 @@ class SQLiteStore:
                 (now, saved_seconds, priority, attention, trajectory_id),
             )
         )
+
+    def touch_many(self, touches: Sequence[Touch]) -> None:
+        """Apply many trajectories' hits in one transaction (added to theirs; the later last use kept)."""
+        rows = [(t.hits, t.last_used, t.saved_seconds, t.priority, t.attention, t.id) for t in touches]
+
+        def run() -> None:
+            with self._write() as db:
+                db.executemany(
+                    "UPDATE usage SET hits = hits + ?, last_used = MAX(last_used, ?), "
+                    "saved_seconds = saved_seconds + ?, priority = ?, attention = ? WHERE id = ?",
+                    rows,
+                )
+
+        if rows:
+            self._guard(run)
+
+    def usage_many(self, trajectory_ids: Sequence[str]) -> dict[str, Usage]:
+        """The use statistics of the stored ones among ``trajectory_ids``."""
+        ids = list(dict.fromkeys(trajectory_ids))
+
+        def run() -> dict[str, Usage]:
+            found: dict[str, Usage] = {}
+            db = self._conn().db
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for row in db.execute(f"SELECT id, {_USAGE} FROM usage WHERE id IN ({marks})", chunk):
+                    found[row[0]] = Usage(*row[1:])
+            return found
+
+        return self._guard(run) if ids else {}
+
+    def recalled(self, task_key: str) -> bool | None:
+        """Whether a remembered task was replayed; None if the task is not remembered."""
+        row = self._guard(
+            lambda: (
+                self._conn()
+                .db.execute("SELECT replayed FROM recall WHERE task_key = ?", (task_key,))
+                .fetchone()
+            )
+        )
+        return None if row is None else bool(row[0])
+
+    def forget_recalled(self, keep: int) -> int:
+        """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
+
+        def run() -> int:
+            with self._write() as db:
+                return db.execute(
+                    "DELETE FROM recall WHERE seq <= (SELECT seq FROM recall ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                    (max(keep, 0),),
+                ).rowcount
+
+        return self._guard(run)
 
     def remove(self, trajectory_ids: Iterable[str]) -> int:
         ids = list(dict.fromkeys(trajectory_ids))
@@ -389,7 +502,9 @@ class SQLiteStore:
         db.executemany("DELETE FROM trajectories WHERE id = ?", [(r[0],) for r in rows])
         db.executemany("DELETE FROM usage WHERE id = ?", [(r[0],) for r in rows])
         db.executemany("DELETE FROM steps WHERE trajectory_id = ?", [(r[0],) for r in rows])
-        db.executemany("UPDATE tasks SET n = n - 1 WHERE task_key = ?", [(r[1],) for r in rows])
+        db.executemany(
+            "UPDATE tasks SET n = n - 1, stamp = ? WHERE task_key = ?", [(rev, r[1]) for r in rows]
+        )
         db.executemany(
             "DELETE FROM tasks WHERE task_key = ? AND n <= 0", [(k,) for k in {r[1] for r in rows}]
         )
@@ -403,7 +518,7 @@ class SQLiteStore:
     def clear(self) -> None:
         def run() -> None:
             with self._write() as db:
-                for table in ("trajectories", "usage", "tombstones", "tasks", "steps"):
+                for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall"):
                     db.execute(f"DELETE FROM {table}")
                 db.execute(
                     "UPDATE state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0"
@@ -417,10 +532,16 @@ class SQLiteStore:
         def run() -> None:
             with self._write() as db:
                 db.executemany("INSERT INTO events (at, data) VALUES (?, ?)", rows)
-                db.execute(
-                    "DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events) - ?",
-                    (_records.EVENTS_KEPT,),
-                )
+                self._unpruned += len(rows)
+                if (
+                    time.monotonic() - self._pruned_at >= EVENTS_PRUNED_EVERY
+                    or self._unpruned >= _records.EVENTS_KEPT // 10
+                ):
+                    self._pruned_at, self._unpruned = time.monotonic(), 0
+                    db.execute(
+                        "DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events) - ?",
+                        (_records.EVENTS_KEPT,),
+                    )
 
         if rows:
             self._guard(run)
@@ -447,22 +568,64 @@ class SQLiteStore:
 
         return self._guard(run)
 
+    def change_mark(self, task_key: str) -> int | None:
+        """A mark that moves when another connection committed a change to the task (see the module)."""
+
+        def run() -> int:
+            conn = self._conn()
+            (version,) = conn.db.execute("PRAGMA data_version").fetchone()
+            if version != conn.data_version:
+                with self._marks_lock:
+                    self._read_marks()
+                conn.data_version = version
+            return max(self._marks.get(task_key, 0), self._marks_floor)
+
+        return self._guard(run)
+
+    def _own_change(self, before: int, revision: int, task_keys: set[str], version: int) -> None:
+        """Mark the tasks this connection just changed, without reading them back, if the marks were
+        current before (no other connection committed since they were read; ``version``: this
+        connection's ``data_version`` inside the transaction)."""
+        with self._marks_lock:
+            if self._marks_seen != before:
+                return  # read at the next mark
+            self._marks_read += 1
+            for key in task_keys:
+                self._marks[key] = self._marks_read
+            self._marks_seen = revision
+        conn = self._conn()
+        conn.data_version, conn.revision = version, revision
+
+    def _read_marks(self) -> None:
+        """Mark the tasks changed since the revision last read (every task, if that cannot be told).
+
+        One statement, so one snapshot: the store's revision and floor, and the tasks changed after the
+        revision last read.
+        """
+        seen = self._marks_seen
+        rows = self._conn().db.execute(_CHANGED_TASKS, (seen if seen >= 0 else _NEVER,)).fetchall()
+        revision, floor = next((r[0], r[1]) for r in rows if r[2] is None)
+        keys = [r[2] for r in rows if r[2] is not None]
+        if revision == seen:
+            return
+        self._marks_read += 1
+        if seen < 0 or floor > seen or revision < seen or len(self._marks) + len(keys) > MARKS_KEPT:
+            self._marks.clear()
+            self._marks_floor = self._marks_read
+        else:
+            for key in keys:
+                self._marks[key] = self._marks_read
+        self._marks_seen = revision
+
     def task_state(self, task_key: str, since: int) -> TaskState:
         def run() -> TaskState:
-            with self._read() as db:
-                revision, floor = db.execute("SELECT revision, floor FROM state").fetchone()
-                size = db.execute("SELECT n FROM tasks WHERE task_key = ?", (task_key,)).fetchone()
-                changed = (
-                    since < floor
-                    or since > revision
-                    or db.execute(
-                        "SELECT EXISTS (SELECT 1 FROM trajectories WHERE task_key = ? AND rev > ?) "
-                        "OR EXISTS (SELECT 1 FROM tombstones WHERE task_key = ? AND rev > ?)",
-                        (task_key, since, task_key, since),
-                    ).fetchone()[0]
-                    == 1
-                )
-            return TaskState(revision, changed, 0 if size is None else size[0])
+            row = (
+                self._conn()
+                .db.execute("SELECT stamp, n FROM tasks WHERE task_key = ?", (task_key,))
+                .fetchone()
+            )
+            stamp, size = (0, 0) if row is None else row
+            return TaskState(stamp, stamp != since, size)
 
         return self._guard(run)
 
@@ -488,7 +651,8 @@ class SQLiteStore:
         def run() -> Changes:
             with self._read() as db:
                 revision, floor = db.execute("SELECT revision, floor FROM state").fetchone()
-                reset = since < floor or since > revision  # behind the tombstones, or a store made anew
+                # behind the tombstones, or a store made anew
+                reset = since < floor or since > revision or since >> 32 != revision >> 32
                 rows = db.execute(
                     "SELECT t.id, t.record, u.last_used FROM trajectories t LEFT JOIN usage u ON u.id = t.id "
                     "WHERE t.task_key = ? AND t.rev > ? ORDER BY t.rev",

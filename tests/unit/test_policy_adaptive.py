@@ -1,0 +1,205 @@
+"""The default policy, ``adaptive``: a clock driven by evictions, probation, capped lives and recall."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from muscle_mem.eviction import (
+    Adaptive,
+    Bounds,
+    Decayed,
+    FrontierAware,
+    RecallAware,
+    TaskAwarePolicy,
+    make_policy,
+)
+from muscle_mem.stores import MemoryStore, SQLiteStore, Store
+from muscle_mem.trajectory import Step, Trajectory, Usage
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    made: Store = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "cache.db")
+    yield made
+    made.close()
+
+
+def trajectory(name: str, created_at: float = 0.0) -> Trajectory:
+    return Trajectory(task_key=name, task=name, steps=(Step("tool", "v1"),), created_at=created_at, id=name)
+
+
+class Worker:
+    """One engine's share of the path: its own policy and bounds, a store it may share with others."""
+
+    def __init__(self, store: Store, capacity: int) -> None:
+        self.store = store
+        self.policy = Adaptive(history=5 * capacity, kept=capacity)
+        self.bounds = Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=self.policy)
+        self.stored = 0
+
+    def request(self, task: str, now: float) -> bool:
+        """Serve one request of ``task`` (its trajectories are ``task#n``); whether it was a hit."""
+        found = [s.id for s in self.store.summaries() if s.task == task]
+        if found:
+            usage = self.store.usage(found[0])
+            assert usage is not None
+            new = self.policy.hit_task(task, usage, now, 1.0, 1.0)
+            self.store.touch(found[0], now=now, saved_seconds=1.0, priority=new.priority, attention=0.0)
+            return True
+        self.stored += 1
+        made = Trajectory(
+            task_key=task, task=task, steps=(Step("tool", "v1"),), id=f"{task}#{id(self)}-{self.stored}"
+        )
+        self.store.add(made, self.policy.admit_task(task, now, 1.0))
+        self.bounds.enforce(self.store, now, frozenset((made.id,)))
+        return False
+
+
+def order(store: Store) -> list[str]:
+    """The tasks stored, first to be evicted first."""
+    return [s.task for s in sorted(store.summaries(), key=lambda s: s.usage.priority)]
+
+
+def test_adaptive_is_the_task_aware_frontier_aware_default_sized_by_the_capacity() -> None:
+    from muscle_mem.engine import DEFAULT_POLICY
+
+    assert DEFAULT_POLICY == "adaptive"
+    assert isinstance(Adaptive(), TaskAwarePolicy) and isinstance(Adaptive(), FrontierAware)
+    assert not isinstance(Decayed(), FrontierAware)
+    sized = make_policy("adaptive", capacity=500)
+    assert isinstance(sized, Adaptive) and (sized.history, sized.kept) == (2_500, 500)
+    assert make_policy("adaptive").history == Adaptive().history  # type: ignore[attr-defined]
+    assert make_policy("adaptive") is not make_policy("adaptive")  # its state is per engine
+
+
+def test_a_new_recording_starts_on_probation_and_a_replay_adds_a_capped_life() -> None:
+    policy = Adaptive(kept=100, probation=0.5, life=1.5)
+    policy.evicted(1_000.0, 100)
+    assert policy.clock == 1_100.0  # the frontier plus the number of trajectories kept
+    assert policy.admit(5.0, 1.0).priority == 1_050.0  # half the store's span in the past
+    once = policy.hit(Usage(priority=1_050.0), 6.0, 1.0, 0.0)
+    assert once.priority == 1_200.0  # +150 slots
+    twice = policy.hit(once, 7.0, 1.0, 0.0)
+    assert twice.priority == 1_250.0  # capped: one life past the clock
+    stale = policy.hit(Usage(priority=900.0), 8.0, 1.0, 0.0)
+    assert stale.priority == 1_100.0  # a replay is never older than the clock
+
+
+def test_the_clock_moves_with_evictions_only_and_never_back() -> None:
+    policy = Adaptive(kept=10)
+    before = [policy.admit(now, 1.0).priority for now in (0.0, 1e9)]
+    assert before[0] == before[1]  # the wall clock plays no part
+    policy.evicted(50.0, 10)
+    policy.evicted(20.0, 10)  # another worker's older victim: the clock stays
+    assert policy.clock == 60.0
+    policy.evicted(math.nan, 10)
+    assert policy.clock == 60.0
+
+
+def test_adaptive_evicts_the_same_whatever_the_pace() -> None:
+    """The same requests one second or ten minutes apart, or at a changing pace, leave the same store."""
+    pattern = ["w", "w", "a", "b", "a", "c", "b", "d", "a", "e", "c", "f", "a", "g", "w", "h", "a", "i"]
+    kept = []
+    for gaps in ([1.0] * len(pattern), [600.0] * len(pattern), [1.0, 600.0] * (len(pattern) // 2)):
+        shared = MemoryStore()
+        worker, now = Worker(shared, capacity=4), 1.75e9
+        for task, gap in zip(pattern, gaps, strict=True):
+            now += gap
+            worker.request(task, now)
+        kept.append(order(shared))
+    assert kept[0] == kept[1] == kept[2]
+
+
+def test_bounds_tell_the_policy_the_frontier(store: Store) -> None:
+    policy = Adaptive(kept=2, probation=0.0)
+    bounds = Bounds(capacity=2, max_bytes=None, ttl=None, policy=policy)
+    for i, name in enumerate(("a", "b", "c")):
+        store.add(trajectory(name), Usage(priority=10.0 * (i + 1)))
+    assert bounds.enforce(store, 0.0, frozenset(("c",))) == ["a"]
+    assert (policy.clock, policy.kept) == (12.0, 2)  # a's priority plus the two kept
+
+
+def test_never_replayed_recordings_go_first_and_a_recalled_task_starts_at_the_clock(store: Store) -> None:
+    worker = Worker(store, capacity=3)
+    for now, task in enumerate(["a", "a", "b", "c", "d"]):  # "a" replayed once; b, c, d new
+        worker.request(task, float(now))
+    assert order(store)[-1] == "a"  # b went first; c and d are on probation below "a"
+    assert "b" not in order(store)
+    worker.request("b", 5.0)  # b is back: remembered, so it starts at the clock, not on probation
+    assert order(store)[1:] == ["b", "a"]  # above the recording on probation, below the replayed one
+    assert worker.policy.probation < Adaptive().probation  # b was evicted unreplayed: probation shortened
+
+
+def test_probation_is_tuned_by_which_kind_of_remembered_task_comes_back() -> None:
+    """Recorded again after being evicted unreplayed: probation was too long; after replays: too short."""
+    policy = Adaptive(kept=10, probation=0.5)
+    policy.admit_task("new", 0.0, 1.0)
+    policy.admit_task("new", 1.0, 1.0)
+    assert policy.probation == pytest.approx(0.4)  # one slot of ten
+    policy.hit_task("old", Usage(), 2.0, 1.0, 0.0)
+    policy.admit_task("old", 3.0, 1.0)
+    assert policy.probation > 0.4
+
+
+def test_a_shared_recall_decides_admission_over_the_process_own() -> None:
+    """``admit_recalled`` admits by the store's answer: a task remembered starts at the clock, else on probation."""
+    policy = Adaptive(kept=10, probation=0.5)
+    assert isinstance(policy, RecallAware)
+    policy.evicted(100.0, 10)
+    assert policy.admit_recalled("fresh", 0.0, 1.0, None).priority == pytest.approx(105.0)
+    assert policy.admit_recalled("replayed", 0.0, 1.0, True).priority == 110.0
+    assert policy.probation > 0.5  # a replayed task came back: probation was too short
+    tuned = policy.probation
+    assert policy.admit_recalled("unreplayed", 0.0, 1.0, False).priority == 110.0
+    assert policy.probation < tuned  # one evicted unreplayed came back: probation was too long
+    policy.admit_task("local", 0.0, 1.0)
+    on_probation = policy.clock - policy.probation * policy.kept
+    assert policy.admit_recalled("local", 0.0, 1.0, None).priority == pytest.approx(on_probation)
+
+
+def test_adaptive_without_history_remembers_nothing() -> None:
+    policy = Adaptive(history=0)
+    first = policy.admit_task("a", 0.0, 1.0)
+    assert policy.admit_task("a", 0.0, 1.0) == first
+    assert policy.probation == Adaptive().probation
+
+
+def test_workers_sharing_a_store_keep_clocks_that_agree() -> None:
+    """Each worker's clock follows the shared frontier, so priorities compare whoever wrote them."""
+    shared = MemoryStore()
+    workers = [Worker(shared, capacity=20) for _ in range(4)]
+    for i in range(2_000):
+        workers[(i * 7) % 4].request(f"task {(i * 37) % 97}", float(i))
+    clocks = [w.policy.clock for w in workers]
+    assert max(clocks) - min(clocks) <= 2 * 20  # within a store's span of each other
+    assert min(clocks) > 1_000  # each moved with the frontier, not with its own quarter of requests
+
+
+def test_a_restarted_worker_catches_up_with_the_clock_from_what_it_reads() -> None:
+    shared = MemoryStore()
+    old = Worker(shared, capacity=10)
+    for i in range(300):
+        old.request(f"task {i % 30}", float(i))
+    fresh = Worker(shared, capacity=10)
+    stored = next(iter(shared.summaries()))
+    fresh.request(stored.task, 301.0)  # a hit: the priority read dates the clock
+    assert fresh.policy.clock >= old.policy.clock - 2 * 10
+
+
+def test_adaptive_priorities_stay_finite_after_many_replays() -> None:
+    policy = Adaptive(kept=1)
+    usage = policy.admit(0.0, 1.0)
+    for step in range(10_000):
+        usage = policy.hit(usage, float(step), 1.0, 0.0)
+        policy.evicted(usage.priority - 1.0, 1)
+    assert math.isfinite(usage.priority) and usage.priority <= policy.clock + policy.life
+
+
+def test_adaptive_rejects_bad_parameters() -> None:
+    for bad in ({"history": -1}, {"history": 1.5}, {"kept": 0}, {"life": 0.0}, {"probation": 1.0}):
+        with pytest.raises(ValueError):
+            Adaptive(**bad)  # type: ignore[arg-type]
