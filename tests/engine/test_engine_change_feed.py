@@ -304,11 +304,9 @@ def test_a_sqlite_hit_takes_no_writer_lock(tmp_path: Any) -> None:
         assert engine(TASK).hit
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
-        try:
-            started = time.monotonic()
+        try:  # a hit that waited for the lock would meet the 0.5 s store timeout: a miss, store unavailable
             for _ in range(5):
                 assert engine(TASK).hit
-            assert time.monotonic() - started < 0.4
             assert engine.store_available
         finally:
             holder.execute("ROLLBACK")

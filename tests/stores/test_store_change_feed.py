@@ -149,12 +149,10 @@ def test_a_sqlite_read_takes_no_writer_lock(tmp_path: object) -> None:
         store.add(t)
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
-        try:
-            started = time.monotonic()
+        try:  # a read that waited for the lock would fail after the store's 0.5 s timeout
             store.change_mark("task-a")
             assert store.task_state("task-a", 0).size == 1
             assert store.get(t.id) == t
-            assert time.monotonic() - started < 0.4
         finally:
             holder.execute("ROLLBACK")
             holder.close()

@@ -141,8 +141,8 @@ def _counting_engine(store: Store, **options: Any) -> tuple[Any, list[str]]:
 @needs_postgres
 def test_the_index_resets_when_the_store_is_made_anew(schema: str) -> None:
     """A running worker's index resets when the store's revision goes back (the schema dropped and
-    re-created by another worker, as a SQLite file restored from a backup would be): it never
-    replays a trajectory the store no longer holds, and it replays the new one."""
+    re-created by another worker, as a SQLite file restored from a backup would be): once the change
+    is notified, it never replays a trajectory the store no longer holds, and it replays the new one."""
     import psycopg
 
     worker = PostgresStore(POSTGRES_URL, schema=schema)
@@ -151,6 +151,8 @@ def test_the_index_resets_when_the_store_is_made_anew(schema: str) -> None:
         engine(f"ticket {i}")
     old = engine("ticket 0")
     assert old.hit
+    key = next(k for k, text in worker.tasks().items() if text == "ticket 0")
+    seen = worker.change_mark(key)
     with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
         admin.execute(f'DROP SCHEMA "{schema}" CASCADE')  # the cache is reset
     newcomer = PostgresStore(POSTGRES_URL, schema=schema)  # another worker starts: an empty schema
@@ -158,6 +160,10 @@ def test_the_index_resets_when_the_store_is_made_anew(schema: str) -> None:
     fresh = other("ticket 0")  # stored at revision 1
     assert fresh.stored and newcomer.get(old.trajectory_id) is None
     try:
+        deadline = time.monotonic() + 10  # the store's notification reaches the running worker
+        while worker.change_mark(key) == seen:
+            assert time.monotonic() < deadline, "the change was never notified"
+            time.sleep(0.01)
         again = engine("ticket 0")
         assert again.trajectory_id != old.trajectory_id, "replayed a trajectory the store no longer holds"
         assert again.hit and again.trajectory_id == fresh.trajectory_id
