@@ -171,6 +171,14 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
             durable.close()
 
 
+@pytest.fixture(params=["memory", "sqlite"])
+def local_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A fresh, empty in-process store: a memory store, then a SQLite file."""
+    made: Store = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "cache.db")
+    yield made
+    made.close()
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def durable(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreSpec]:
     """The spec of a fresh durable store (SQLite file or PostgreSQL schema), to open in any process."""

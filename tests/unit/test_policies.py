@@ -1,10 +1,8 @@
-"""Eviction policies: the usage they produce and the order a store evicts in."""
+"""Eviction policies: the usage they produce and the order a local_store evicts in."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -17,15 +15,8 @@ from muscle_mem.eviction import (
     Policy,
     make_policy,
 )
-from muscle_mem.stores import MemoryStore, SQLiteStore, Store
+from muscle_mem.stores import Store
 from muscle_mem.trajectory import Step, Trajectory, Usage
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    made: Store = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "cache.db")
-    yield made
-    made.close()
 
 
 def trajectory(name: str, created_at: float = 0.0) -> Trajectory:
@@ -38,19 +29,19 @@ def trajectory(name: str, created_at: float = 0.0) -> Trajectory:
     )
 
 
-def replay(store: Store, policy: Policy, events: list[tuple[str, float, float]]) -> None:
+def replay(local_store: Store, policy: Policy, events: list[tuple[str, float, float]]) -> None:
     """Apply (id, time, relevance) events: the first event of an id stores it, later ones hit it."""
     for tid, now, relevance in events:
-        usage = store.usage(tid)
+        usage = local_store.usage(tid)
         if usage is None:
-            store.add(trajectory(tid, now), policy.admit(now, relevance))
+            local_store.add(trajectory(tid, now), policy.admit(now, relevance))
             continue
         new = policy.hit(usage, now, relevance, saved_seconds=1.0)
-        store.touch(tid, now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
+        local_store.touch(tid, now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
 
 
-def order(store: Store, policy: Policy, now: float) -> list[str]:
-    return store.victims(len(store), policy.rank(now))
+def order(local_store: Store, policy: Policy, now: float) -> list[str]:
+    return local_store.victims(len(local_store), policy.rank(now))
 
 
 def test_make_policy_by_name_and_object() -> None:
@@ -78,17 +69,17 @@ def test_hit_updates_the_statistics() -> None:
         assert usage.hits == 0  # the input is not mutated
 
 
-def test_lru_evicts_least_recently_used(store: Store) -> None:
+def test_lru_evicts_least_recently_used(local_store: Store) -> None:
     policy = LRU()
-    replay(store, policy, [("a", 1, 0), ("b", 2, 0), ("c", 3, 0), ("a", 4, 0), ("d", 5, 0)])
-    assert order(store, policy, 6) == ["b", "c", "a", "d"]
+    replay(local_store, policy, [("a", 1, 0), ("b", 2, 0), ("c", 3, 0), ("a", 4, 0), ("d", 5, 0)])
+    assert order(local_store, policy, 6) == ["b", "c", "a", "d"]
 
 
-def test_lfu_evicts_least_used_then_least_recent(store: Store) -> None:
+def test_lfu_evicts_least_used_then_least_recent(local_store: Store) -> None:
     policy = LFU()
     events = [("a", 1, 0), ("b", 2, 0), ("c", 3, 0), ("a", 4, 0), ("a", 5, 0), ("c", 6, 0), ("d", 7, 0)]
-    replay(store, policy, events)
-    assert order(store, policy, 8) == ["b", "d", "c", "a"]
+    replay(local_store, policy, events)
+    assert order(local_store, policy, 8) == ["b", "d", "c", "a"]
 
 
 def test_lfu_priority_keeps_ties_by_recency_at_realistic_times() -> None:
@@ -98,19 +89,19 @@ def test_lfu_priority_keeps_ties_by_recency_at_realistic_times() -> None:
     assert early.priority < late.priority < policy.hit(early, now + 1, 0, 0).priority
 
 
-def test_attention_lru_uses_the_documents_score(store: Store) -> None:
+def test_attention_lru_uses_the_documents_score(local_store: Store) -> None:
     policy = AttentionLRU(alpha=0.4, beta=0.6)
     # "old" is relevant (attention 1) but unused for 99 s; "new" is recent but irrelevant.
-    replay(store, policy, [("old", 1, 1.0), ("mid", 50, 0.5), ("new", 99, 0.0)])
+    replay(local_store, policy, [("old", 1, 1.0), ("mid", 50, 0.5), ("new", 99, 0.0)])
     rank = policy.rank(100)
     assert (rank.kind, rank.alpha, rank.beta, rank.now) == ("recency_attention", 0.4, 0.6, 100)
     # old: .4/100 + .6 = .604; mid: .4/51 + .3 = .308; new: .4/2 = .2
-    assert order(store, policy, 100) == ["new", "mid", "old"]
+    assert order(local_store, policy, 100) == ["new", "mid", "old"]
     # Much later, recency has faded for everyone: attention decides alone.
-    assert order(store, policy, 1e6) == ["new", "mid", "old"]
+    assert order(local_store, policy, 1e6) == ["new", "mid", "old"]
     # Right after a hit on "new" with a relevant query, "new" is safest.
-    replay(store, policy, [("new", 100, 1.0)])
-    assert order(store, policy, 100) == ["mid", "old", "new"]
+    replay(local_store, policy, [("new", 100, 1.0)])
+    assert order(local_store, policy, 100) == ["mid", "old", "new"]
 
 
 def test_decayed_priority_is_the_log_of_forward_decayed_weight() -> None:
@@ -123,27 +114,27 @@ def test_decayed_priority_is_the_log_of_forward_decayed_weight() -> None:
     assert policy.utility(usage, 20.0) == pytest.approx(0.75)
 
 
-def test_decayed_defaults_put_never_replayed_trajectories_first(store: Store) -> None:
+def test_decayed_defaults_put_never_replayed_trajectories_first(local_store: Store) -> None:
     policy = Decayed()  # half-life 1 h, a recording weighs 0.1 of a hit
     assert (policy.half_life, policy.semantic, policy.admit_weight) == (3600.0, 0.0, 0.1)
     assert policy.utility(policy.admit(0.0, 1.0), 0.0) == pytest.approx(0.1)
     # "reused" was stored 3 h ago and replayed once then; "fresh" was just stored, never replayed.
-    replay(store, policy, [("reused", 0.0, 1.0), ("reused", 1.0, 1.0), ("fresh", 3 * 3600.0, 1.0)])
-    assert order(store, policy, 3 * 3600.0) == ["fresh", "reused"]  # 0.1 < 1.1 / 8
+    replay(local_store, policy, [("reused", 0.0, 1.0), ("reused", 1.0, 1.0), ("fresh", 3 * 3600.0, 1.0)])
+    assert order(local_store, policy, 3 * 3600.0) == ["fresh", "reused"]  # 0.1 < 1.1 / 8
     # Stored 4 h after the replay, a new recording outranks it: 0.1 * 2**4 > 1.1.
-    replay(store, policy, [("late", 4 * 3600.0, 1.0)])
-    assert order(store, policy, 4 * 3600.0) == ["fresh", "reused", "late"]
+    replay(local_store, policy, [("late", 4 * 3600.0, 1.0)])
+    assert order(local_store, policy, 4 * 3600.0) == ["fresh", "reused", "late"]
 
 
-def test_decayed_order_does_not_change_with_time_and_favours_frequent_recent(store: Store) -> None:
+def test_decayed_order_does_not_change_with_time_and_favours_frequent_recent(local_store: Store) -> None:
     policy = Decayed(half_life=10.0, semantic=0.0, admit_weight=1.0)
     events = [("busy", float(t), 0.0) for t in range(0, 50, 5)]  # used 10 times, last at 45
     events += [("once-old", 1.0, 0.0), ("once-new", 48.0, 0.0), ("twice", 30.0, 0.0), ("twice", 40.0, 0.0)]
-    replay(store, policy, sorted(events, key=lambda e: e[1]))
+    replay(local_store, policy, sorted(events, key=lambda e: e[1]))
     # once-new at 48: 2**4.8 = 27.9; twice: 2**3 + 2**4 = 24 -> once-new outranks twice.
     expected = ["once-old", "twice", "once-new", "busy"]
-    assert order(store, policy, 50) == expected
-    assert order(store, policy, 5000) == expected  # no re-ranking ever needed
+    assert order(local_store, policy, 50) == expected
+    assert order(local_store, policy, 5000) == expected  # no re-ranking ever needed
 
 
 def test_decayed_relevance_scales_weight() -> None:
@@ -179,13 +170,13 @@ def test_decayed_rejects_bad_parameters() -> None:
         Decayed(admit_weight=0.0)
 
 
-def test_usage_round_trips_through_touch(store: Store) -> None:
+def test_usage_round_trips_through_touch(local_store: Store) -> None:
     policy = Decayed()
-    store.add(trajectory("a", 5.0), policy.admit(5.0, 0.25))
-    usage = store.usage("a")
+    local_store.add(trajectory("a", 5.0), policy.admit(5.0, 0.25))
+    usage = local_store.usage("a")
     assert usage is not None
     new = policy.hit(usage, 7.0, 0.75, 3.0)
-    store.touch("a", now=7.0, saved_seconds=3.0, priority=new.priority, attention=new.attention)
-    assert store.usage("a") == Usage(
+    local_store.touch("a", now=7.0, saved_seconds=3.0, priority=new.priority, attention=new.attention)
+    assert local_store.usage("a") == Usage(
         hits=1, last_used=7.0, saved_seconds=3.0, priority=new.priority, attention=0.75
     )

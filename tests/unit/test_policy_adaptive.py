@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -17,15 +15,8 @@ from muscle_mem.eviction import (
     TaskAwarePolicy,
     make_policy,
 )
-from muscle_mem.stores import MemoryStore, SQLiteStore, Store
+from muscle_mem.stores import MemoryStore, Store
 from muscle_mem.trajectory import Step, Trajectory, Usage
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    made: Store = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "cache.db")
-    yield made
-    made.close()
 
 
 def trajectory(name: str, created_at: float = 0.0) -> Trajectory:
@@ -33,35 +24,35 @@ def trajectory(name: str, created_at: float = 0.0) -> Trajectory:
 
 
 class Worker:
-    """One engine's share of the path: its own policy and bounds, a store it may share with others."""
+    """One engine's share of the path: its own policy and bounds, a local_store it may share with others."""
 
-    def __init__(self, store: Store, capacity: int) -> None:
-        self.store = store
+    def __init__(self, local_store: Store, capacity: int) -> None:
+        self.local_store = local_store
         self.policy = Adaptive(history=5 * capacity, kept=capacity)
         self.bounds = Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=self.policy)
         self.stored = 0
 
     def request(self, task: str, now: float) -> bool:
         """Serve one request of ``task`` (its trajectories are ``task#n``); whether it was a hit."""
-        found = [s.id for s in self.store.summaries() if s.task == task]
+        found = [s.id for s in self.local_store.summaries() if s.task == task]
         if found:
-            usage = self.store.usage(found[0])
+            usage = self.local_store.usage(found[0])
             assert usage is not None
             new = self.policy.hit_task(task, usage, now, 1.0, 1.0)
-            self.store.touch(found[0], now=now, saved_seconds=1.0, priority=new.priority, attention=0.0)
+            self.local_store.touch(found[0], now=now, saved_seconds=1.0, priority=new.priority, attention=0.0)
             return True
         self.stored += 1
         made = Trajectory(
             task_key=task, task=task, steps=(Step("tool", "v1"),), id=f"{task}#{id(self)}-{self.stored}"
         )
-        self.store.add(made, self.policy.admit_task(task, now, 1.0))
-        self.bounds.enforce(self.store, now, frozenset((made.id,)))
+        self.local_store.add(made, self.policy.admit_task(task, now, 1.0))
+        self.bounds.enforce(self.local_store, now, frozenset((made.id,)))
         return False
 
 
-def order(store: Store) -> list[str]:
+def order(local_store: Store) -> list[str]:
     """The tasks stored, first to be evicted first."""
-    return [s.task for s in sorted(store.summaries(), key=lambda s: s.usage.priority)]
+    return [s.task for s in sorted(local_store.summaries(), key=lambda s: s.usage.priority)]
 
 
 def test_adaptive_is_the_task_aware_frontier_aware_default_sized_by_the_capacity() -> None:
@@ -80,7 +71,7 @@ def test_a_new_recording_starts_on_probation_and_a_replay_adds_a_capped_life() -
     policy = Adaptive(kept=100, probation=0.5, life=1.5)
     policy.evicted(1_000.0, 100)
     assert policy.clock == 1_100.0  # the frontier plus the number of trajectories kept
-    assert policy.admit(5.0, 1.0).priority == 1_050.0  # half the store's span in the past
+    assert policy.admit(5.0, 1.0).priority == 1_050.0  # half the local_store's span in the past
     once = policy.hit(Usage(priority=1_050.0), 6.0, 1.0, 0.0)
     assert once.priority == 1_200.0  # +150 slots
     twice = policy.hit(once, 7.0, 1.0, 0.0)
@@ -101,7 +92,7 @@ def test_the_clock_moves_with_evictions_only_and_never_back() -> None:
 
 
 def test_adaptive_evicts_the_same_whatever_the_pace() -> None:
-    """The same requests one second or ten minutes apart, or at a changing pace, leave the same store."""
+    """The same requests one second or ten minutes apart, or at a changing pace, leave the same local_store."""
     pattern = ["w", "w", "a", "b", "a", "c", "b", "d", "a", "e", "c", "f", "a", "g", "w", "h", "a", "i"]
     kept = []
     for gaps in ([1.0] * len(pattern), [600.0] * len(pattern), [1.0, 600.0] * (len(pattern) // 2)):
@@ -114,23 +105,25 @@ def test_adaptive_evicts_the_same_whatever_the_pace() -> None:
     assert kept[0] == kept[1] == kept[2]
 
 
-def test_bounds_tell_the_policy_the_frontier(store: Store) -> None:
+def test_bounds_tell_the_policy_the_frontier(local_store: Store) -> None:
     policy = Adaptive(kept=2, probation=0.0)
     bounds = Bounds(capacity=2, max_bytes=None, ttl=None, policy=policy)
     for i, name in enumerate(("a", "b", "c")):
-        store.add(trajectory(name), Usage(priority=10.0 * (i + 1)))
-    assert bounds.enforce(store, 0.0, frozenset(("c",))) == ["a"]
+        local_store.add(trajectory(name), Usage(priority=10.0 * (i + 1)))
+    assert bounds.enforce(local_store, 0.0, frozenset(("c",))) == ["a"]
     assert (policy.clock, policy.kept) == (12.0, 2)  # a's priority plus the two kept
 
 
-def test_never_replayed_recordings_go_first_and_a_recalled_task_starts_at_the_clock(store: Store) -> None:
-    worker = Worker(store, capacity=3)
+def test_never_replayed_recordings_go_first_and_a_recalled_task_starts_at_the_clock(
+    local_store: Store,
+) -> None:
+    worker = Worker(local_store, capacity=3)
     for now, task in enumerate(["a", "a", "b", "c", "d"]):  # "a" replayed once; b, c, d new
         worker.request(task, float(now))
-    assert order(store)[-1] == "a"  # b went first; c and d are on probation below "a"
-    assert "b" not in order(store)
+    assert order(local_store)[-1] == "a"  # b went first; c and d are on probation below "a"
+    assert "b" not in order(local_store)
     worker.request("b", 5.0)  # b is back: remembered, so it starts at the clock, not on probation
-    assert order(store)[1:] == ["b", "a"]  # above the recording on probation, below the replayed one
+    assert order(local_store)[1:] == ["b", "a"]  # above the recording on probation, below the replayed one
     assert worker.policy.probation < Adaptive().probation  # b was evicted unreplayed: probation shortened
 
 
@@ -146,7 +139,7 @@ def test_probation_is_tuned_by_which_kind_of_remembered_task_comes_back() -> Non
 
 
 def test_a_shared_recall_decides_admission_over_the_process_own() -> None:
-    """``admit_recalled`` admits by the store's answer: a task remembered starts at the clock, else on probation."""
+    """``admit_recalled`` admits by the local_store's answer: a task remembered starts at the clock, else on probation."""
     policy = Adaptive(kept=10, probation=0.5)
     assert isinstance(policy, RecallAware)
     policy.evicted(100.0, 10)
@@ -175,7 +168,7 @@ def test_workers_sharing_a_store_keep_clocks_that_agree() -> None:
     for i in range(2_000):
         workers[(i * 7) % 4].request(f"task {(i * 37) % 97}", float(i))
     clocks = [w.policy.clock for w in workers]
-    assert max(clocks) - min(clocks) <= 2 * 20  # within a store's span of each other
+    assert max(clocks) - min(clocks) <= 2 * 20  # within a local_store's span of each other
     assert min(clocks) > 1_000  # each moved with the frontier, not with its own quarter of requests
 
 
