@@ -487,7 +487,7 @@ class Engine:
         self.journal.flush()
 
     def _flush_recordings(self) -> None:
-        """Wait until the background writer (``write_behind``) has written every trajectory handed to it."""
+        """Return once every trajectory handed to the writer (``write_behind``) is written."""
         if self._writer is not None:
             self._writer.flush()
 
