@@ -155,7 +155,7 @@ def worker(args: dict[str, Any]) -> None:
     hit_latencies: list[float] = []
     hit_statements = hits = calls = 0
     started = time.perf_counter()
-    before = counter.total()
+    before, mine_before = counter.total(), counter.mine()
     new = 0
     gap = 1.0 / args["rate"] if args.get("rate") else 0.0
     due = started + rng.random() * gap  # workers' schedules interleave
@@ -180,7 +180,7 @@ def worker(args: dict[str, Any]) -> None:
             hits += 1
             hit_statements += counter.mine() - mine
     elapsed = time.perf_counter() - started
-    caller = counter.mine()
+    caller = counter.mine() - mine_before  # the warm-up's statements left out
     print(
         json.dumps(
             {
