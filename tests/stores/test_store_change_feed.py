@@ -158,3 +158,35 @@ def test_a_sqlite_read_takes_no_writer_lock(tmp_path: object) -> None:
             holder.close()
     finally:
         store.close()
+
+
+def test_rows_of_emptied_postgres_tasks_do_not_pile_up(postgres_spec: StoreSpec) -> None:
+    """Removals drop the rows of tasks they emptied (a bounded number each), and a task stored again
+    after its row went is a changed task with a new row."""
+    import psycopg
+
+    store = open_spec(postgres_spec)
+    schema = postgres_spec[2]
+
+    def emptied() -> int:
+        with psycopg.connect(postgres_spec[1]) as conn:
+            (count,) = conn.execute(f'SELECT count(*) FROM "{schema}".tasks WHERE n <= 0').fetchone()  # type: ignore[misc]
+            return int(count)
+
+    try:
+        many = [trajectory(f"task-{i}", n=i) for i in range(150)]
+        store.add_many((t, None) for t in many)
+        store.remove([t.id for t in many])  # 150 emptied in one statement: 100 dropped at once
+        assert emptied() == 50
+        one = trajectory("task-x")
+        store.add(one)
+        store.remove([one.id])
+        assert emptied() == 0
+        seen = store.task_state("task-x", 0).revision  # type: ignore[attr-defined]
+        again = trajectory("task-x", n=1)
+        store.add(again)
+        state = store.task_state("task-x", seen)  # type: ignore[attr-defined]
+        assert state.changed and state.size == 1
+        assert store.tasks() == {"task-x": again.task}
+    finally:
+        store.close()

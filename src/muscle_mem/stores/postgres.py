@@ -91,6 +91,8 @@ INCARNATIONS = 2**30
 of a store that was dropped and made anew finds its stamps foreign, never equal by chance."""
 COUNTER_SHARDS = 64
 """Rows the count and byte size are spread over (a writer updates the one of its backend)."""
+EMPTIED_DROPPED = 100
+"""Rows of emptied tasks a removal drops at most (more than a removal empties: they never pile up)."""
 EVENTS_PRUNED_EVERY = 60.0
 """Seconds between two prunings of the events by one store handle, unless a tenth of the events kept
 were written meanwhile (so most event writes delete nothing, and the table stays bounded)."""
@@ -583,8 +585,14 @@ class PostgresStore:
         self, conn: Connection[Any], where: str, arg: Any, exclude: list[str] | None = None
     ) -> list[str]:
         """Delete matching rows in one statement (one new revision, one tombstone each, old tombstones
-        pruned); returns the deleted ids. A task emptied here keeps a row with ``n = 0`` (hidden from
-        :meth:`tasks`) until the next removal drops it: deleting it here could race a concurrent add."""
+        pruned); returns the deleted ids.
+
+        A task emptied by the statement keeps its row with ``n = 0`` (hidden from :meth:`tasks`): one
+        statement cannot update a row and delete it. A second statement then drops up to
+        :data:`EMPTIED_DROPPED` such rows, skipping those another transaction holds; an add racing it
+        either finds the row or makes it anew (``ON CONFLICT`` re-checks), and a reader without the row
+        reads stamp 0, a change.
+        """
         sql = self._sql["delete"].replace("{where}", where)
         params = {
             "arg": arg,
@@ -592,7 +600,10 @@ class PostgresStore:
             "keep": _records.TOMBSTONE_REVISIONS,
             "channel": self.channel,
         }
-        return [r[0] for r in conn.execute(sql, params)]
+        deleted = [r[0] for r in conn.execute(sql, params)]
+        if deleted:
+            conn.execute(self._sql["drop_emptied"], (EMPTIED_DROPPED,))
+        return deleted
 
     def clear(self) -> None:
         def work(conn: Connection[Any]) -> None:
@@ -855,6 +866,8 @@ _SQL = {
     SELECT d.id, (SELECT count(pg_notify(%(channel)s, """
     + "{payload}"
     + """)) FROM k) FROM d""",
+    "drop_emptied": "DELETE FROM {s}.tasks WHERE n <= 0 AND task_key IN (SELECT task_key FROM {s}.tasks "
+    "WHERE n <= 0 LIMIT %s FOR UPDATE SKIP LOCKED)",
     "clear_lock": "LOCK TABLE {s}.tasks IN EXCLUSIVE MODE",
     "notify_all": "SELECT pg_notify(%s, '*')",
     "clear_state": "UPDATE {s}.state SET floor = nextval('{s}.revs')",
