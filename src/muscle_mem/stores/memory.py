@@ -243,18 +243,19 @@ class MemoryStore:
     def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
         with self._lock:
             self._check_open()
+            calls = {sig: by_pre for sig, by_pre in self._steps.get(node, {}).items() if sig != steps.END}
             heads = []
-            for signature, by_pre in self._steps.get(node, {}).items():
-                if signature != steps.END:
-                    rows = [
-                        (tid, no, pre, post)
-                        for pre, found in by_pre.items()
-                        for tid, (no, post) in found.items()
-                    ]
-                    if rows:
-                        latest = max(rows, key=lambda r: self._entries[r[0]].usage.last_used)
-                        used = self._entries[latest[0]].usage.last_used
-                        heads.append((signature, steps.Candidate(*latest, used)))
+            for signature, by_pre in calls.items():
+                rows = (
+                    (tid, no, pre, post) for pre, found in by_pre.items() for tid, (no, post) in found.items()
+                )
+                if len(calls) == 1:  # one call: any of its rows (no order to keep), not a scan of them all
+                    latest = next(rows, None)
+                else:
+                    latest = max(rows, key=lambda r: self._entries[r[0]].usage.last_used, default=None)
+                if latest is not None:
+                    used = self._entries[latest[0]].usage.last_used
+                    heads.append((signature, steps.Candidate(*latest, used)))
             return heads
 
     def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[steps.Candidate]:
