@@ -91,6 +91,11 @@ class Step:
         )
 
 
+def record_signature(record: Mapping[str, Any]) -> str:
+    """The :attr:`Step.signature` of a step, from its :func:`step_record` (its arguments encoded once)."""
+    return codec.digest([record["tool"], record["version"], record["args"], record["kwargs"]])
+
+
 @dataclass(frozen=True, slots=True)
 class Trajectory:
     """The steps that solved one task, and the answer the agent gave."""

@@ -144,3 +144,19 @@ def test_a_format_1_row_in_a_sqlite_store_replays(tmp_path: Path) -> None:
         "Hi bob@example.com, ticket TCK-1043 is open",
         {"to": "bob@example.com", "n": 3},
     )
+
+
+def test_a_step_signature_from_its_record_is_the_steps_own() -> None:
+    """The signature the stores index a step by, computed from the step's record, is ``Step.signature``."""
+    from muscle_mem.trajectory import record_signature, step_record
+
+    values = (
+        Const({"nested": [1, 2.5, None]}),
+        Param("amount", Form("number", grouped=True, decimals=2)),
+        Agree((Param("qty"), Output(0, (("key", "n"),), Form("int")))),
+        Template((Text("room "), Param("room", Form("number", width=2)), Text("!"))),
+    )
+    steps = (Step("a", "1"), Step("b", "2", args=values), Step("c", "1", kwargs=(("to", Param("email")),)))
+    for step in steps:
+        assert record_signature(step_record(step)) == step.signature
+    assert len({s.signature for s in steps}) == 3

@@ -17,7 +17,7 @@ from muscle_mem import codec
 from muscle_mem.stores import steps as step_index
 from muscle_mem.stores.base import Event, Summary
 from muscle_mem.stores.signing import Signer
-from muscle_mem.trajectory import RecordError, Trajectory, Usage, from_record, to_record
+from muscle_mem.trajectory import RecordError, Trajectory, Usage, from_record, record_signature, to_record
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +55,13 @@ class Undecodable(str):
     """A stored text that is not valid UTF-8, shown with its bad bytes replaced; its row is skipped."""
 
 
-def dumps(trajectory: Trajectory, signer: Signer | None = None) -> str:
+def dumps(trajectory: Trajectory, signer: Signer | None = None, record: dict[str, Any] | None = None) -> str:
     """The stored JSON text (ASCII) of a trajectory, signed if there is a signer.
 
-    Raises :class:`codec.CodecError` on unstorable values, and on a record over :data:`MAX_RECORD_BYTES`.
+    ``record``: its :func:`~muscle_mem.trajectory.to_record`, when already made. Raises
+    :class:`codec.CodecError` on unstorable values, and on a record over :data:`MAX_RECORD_BYTES`.
     """
-    record = to_record(trajectory)
+    record = to_record(trajectory) if record is None else record
     text = (
         signer.stamp(trajectory.task_key, record)
         if signer is not None
@@ -142,8 +143,9 @@ def prepare(items: Iterable[tuple[Trajectory, Usage | None]], signer: Signer | N
     found: dict[str, Prepared] = {}
     for trajectory, usage in items:
         if trajectory.id not in found:
-            text = dumps(trajectory, signer)
-            rows = step_index.step_rows(trajectory)
+            record = to_record(trajectory)
+            text = dumps(trajectory, signer, record)
+            rows = step_index.step_rows(trajectory, [record_signature(r) for r in record["steps"]])
             found[trajectory.id] = Prepared(
                 trajectory, initial_usage(trajectory, usage), text, len(text), rows
             )

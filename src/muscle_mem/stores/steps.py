@@ -10,7 +10,7 @@ record it decodes against them before trusting a row.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from muscle_mem.trajectory import Trajectory
@@ -58,17 +58,20 @@ def child(node: str, signature: str, pre_key: str, post_key: str) -> str:
     return _hash(node, signature, pre_key, post_key)
 
 
-def step_rows(trajectory: Trajectory) -> list[StepRow]:
-    """The index rows of a trajectory: one per step, then its end row."""
-    return list(_walk(trajectory))
+def step_rows(trajectory: Trajectory, signatures: Sequence[str] | None = None) -> list[StepRow]:
+    """The index rows of a trajectory: one per step, then its end row.
+
+    ``signatures``: its steps' signatures when already known (from their records).
+    """
+    return list(_walk(trajectory, signatures))
 
 
-def _walk(trajectory: Trajectory) -> Iterator[StepRow]:
+def _walk(trajectory: Trajectory, signatures: Sequence[str] | None) -> Iterator[StepRow]:
     node = root(trajectory.task_key)
     for no, step in enumerate(trajectory.steps):
         pre = step.pre.key if step.pre else NONE
         post = step.post.key if step.post else NONE
-        signature = step.signature
+        signature = step.signature if signatures is None else signatures[no]
         yield StepRow(trajectory.id, no, node, signature, pre, post)
         node = child(node, signature, pre, post)
     yield StepRow(trajectory.id, len(trajectory.steps), node, END, NONE, NONE)
