@@ -15,6 +15,7 @@ from hypothesis import settings
 from faultproxy import FaultProxy
 from muscle_mem.provenance import Const, Output, Param
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, StoreUnavailable
+from muscle_mem.stores.base import Browsable, CoreStore, EventLog, StepIndexed, TaskRecall, UsageBatched
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
 
 # The same examples on every run, so a test run is reproducible (set MUSCLE_MEM_FUZZ_RANDOM=1 to explore).
@@ -42,28 +43,12 @@ class OutageStore(MemoryStore):
     """A memory store whose server can be down: while ``down``, every operation raises StoreUnavailable."""
 
     OPERATIONS = frozenset(
-        [
-            "add",
-            "add_many",
-            "changes",
-            "revision",
-            "get",
-            "touch",
-            "victims",
-            "expire",
-            "tasks",
-            "nbytes",
-            "usage",
-            "remove",
-            "clear",
-            "log_events",
-            "events",
-            "summaries",
-            "task_state",
-            "heads_at",
-            "candidates_at",
-        ]
+        name
+        for protocol in (CoreStore, StepIndexed, UsageBatched, TaskRecall, EventLog, Browsable)
+        for name, member in vars(protocol).items()
+        if callable(member) and not name.startswith("_") and name != "close"
     )
+    """Every operation that reaches the server (closing does not; change marks are read in process)."""
 
     def __init__(self) -> None:
         super().__init__()

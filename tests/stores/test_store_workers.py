@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import trajectory
+from conftest import await_change, trajectory
 from muscle_mem.stores import PostgresStore, SQLiteStore, Store, StoreError
 
 POSTGRES_URL = os.environ.get("MUSCLE_MEM_TEST_POSTGRES") or "postgresql://postgres@127.0.0.1:5432/test"
@@ -160,10 +160,7 @@ def test_the_index_resets_when_the_store_is_made_anew(schema: str) -> None:
     fresh = other("ticket 0")  # stored at revision 1
     assert fresh.stored and newcomer.get(old.trajectory_id) is None
     try:
-        deadline = time.monotonic() + 10  # the store's notification reaches the running worker
-        while worker.change_mark(key) == seen:
-            assert time.monotonic() < deadline, "the change was never notified"
-            time.sleep(0.01)
+        await_change(worker, key, seen)  # the store's notification reaches the running worker
         again = engine("ticket 0")
         assert again.trajectory_id != old.trajectory_id, "replayed a trajectory the store no longer holds"
         assert again.hit and again.trajectory_id == fresh.trajectory_id
