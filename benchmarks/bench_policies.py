@@ -56,9 +56,9 @@ from muscle_mem.eviction import (
     Decayed,
     Policy,
     RecallAware,
-    TaskAwarePolicy,
     make_policy,
 )
+from muscle_mem.eviction.policies import task_admit, task_hit
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, ranking
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -109,7 +109,13 @@ def shared_run(
     """
     store = MemoryStore()
     workers = [
-        (policy, Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=policy)) for policy in policies
+        (
+            policy,
+            Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=policy),
+            task_hit(policy),
+            task_admit(policy),
+        )
+        for policy in policies
     ]
     route = np.random.default_rng(seed).integers(len(workers), size=len(s.keys)).tolist()
     clock = (T0 + np.arange(len(s.keys)) * SECONDS if times is None else T0 + times).tolist()
@@ -119,17 +125,12 @@ def shared_run(
     for i, key in enumerate(s.keys.tolist()):
         now, relevance = clock[i], float(s.relevance[i])
         w = route[i]
-        policy, bounds = workers[w]
-        aware = policy if isinstance(policy, TaskAwarePolicy) else None
+        policy, bounds, hit, admit = workers[w]
         tid = current.get(key)
         found = None if tid is None else store.usage(tid)  # the engine's index: is it still stored?
         if tid is not None and found is not None:
             hits += 1
-            new = (
-                policy.hit(found, now, relevance, 1.0)
-                if aware is None
-                else aware.hit_task(f"t{key}", found, now, relevance, 1.0)
-            )
+            new = hit(f"t{key}", found, now, relevance, 1.0)
             store.touch(tid, now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
             continue
         stored += 1
@@ -139,10 +140,8 @@ def shared_run(
         )
         if isinstance(policy, RecallAware):
             admitted = policy.admit_recalled(f"t{key}", now, relevance, store.recalled(f"t{key}"))
-        elif aware is not None:
-            admitted = aware.admit_task(f"t{key}", now, relevance)
         else:
-            admitted = policy.admit(now, relevance)
+            admitted = admit(f"t{key}", now, relevance)
         store.add(trajectory, admitted)
         bounds.enforce(store, now, frozenset((tid,)))  # the new trajectory is in use: protected
         if isinstance(policy, RecallAware):

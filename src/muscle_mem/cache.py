@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from muscle_mem.breaker import Breaker
 from muscle_mem.embed import TaskMatcher
 from muscle_mem.eviction.bounds import Bounds
-from muscle_mem.eviction.policies import Policy, RecallAware, TaskAwarePolicy
+from muscle_mem.eviction.policies import Policy, RecallAware, task_admit, task_hit
 from muscle_mem.eviction.relevance import TaskStream
 from muscle_mem.index import Index, TaskSteps
 from muscle_mem.keys import in_namespace
@@ -63,7 +63,8 @@ class TrajectoryCache:
     ) -> None:
         self.store = store
         self.policy = policy
-        self._task_aware = policy if isinstance(policy, TaskAwarePolicy) else None
+        self._admit_task = task_admit(policy)
+        self._hit_task = task_hit(policy)
         self._recall = store if isinstance(store, TaskRecall) else None
         """The store's shared recall (None: the store keeps none)."""
         self._recall_aware = policy if isinstance(policy, RecallAware) else None
@@ -151,10 +152,7 @@ class TrajectoryCache:
         if self._recall is not None and self._recall_aware is not None:
             recalled = self._recall.recalled(task_key)
             return self._recall_aware.admit_recalled(task_key, now, relevance, recalled)
-        aware = self._task_aware
-        return (
-            self.policy.admit(now, relevance) if aware is None else aware.admit_task(task_key, now, relevance)
-        )
+        return self._admit_task(task_key, now, relevance)
 
     def _prune_recall(self) -> None:
         """Forget the store's oldest remembered tasks past the policy's ``history`` (once in a while).
@@ -191,12 +189,7 @@ class TrajectoryCache:
             usage = cached or self.store.usage(trajectory.id)
             if usage is None:
                 return
-            aware = self._task_aware
-            updated = (
-                self.policy.hit(usage, now, run.relevance, saved)
-                if aware is None
-                else aware.hit_task(trajectory.task_key, usage, now, run.relevance, saved)
-            )
+            updated = self._hit_task(trajectory.task_key, usage, now, run.relevance, saved)
             with self._lock:
                 self._usage[trajectory.id] = updated
                 if len(self._usage) > USAGE_CACHED:

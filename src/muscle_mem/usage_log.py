@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from muscle_mem import writeback
 from muscle_mem.breaker import Breaker
-from muscle_mem.eviction.policies import Policy, TaskAwarePolicy
+from muscle_mem.eviction.policies import Policy, task_hit
 from muscle_mem.stores import StoreUnavailable, Touch, UsageBatched, budget
 from muscle_mem.trajectory import Usage
 
@@ -45,8 +45,7 @@ class UsageLog:
 
     def __init__(self, store: UsageBatched, policy: Policy, breaker: Breaker, interval: float) -> None:
         self._store = store
-        self._policy = policy
-        self._aware = policy if isinstance(policy, TaskAwarePolicy) else None
+        self._hit_task = task_hit(policy)
         self._breaker = breaker
         self.interval = interval
         self._pending: dict[str, _Hits] = {}
@@ -120,11 +119,7 @@ class UsageLog:
             if before is not None:  # hits applied but not written yet: start from them
                 usage = _after(usage, before)
             for now, relevance, saved in hits.calls:
-                usage = (
-                    self._policy.hit(usage, now, relevance, saved)
-                    if self._aware is None
-                    else self._aware.hit_task(hits.task_key, usage, now, relevance, saved)
-                )
+                usage = self._hit_task(hits.task_key, usage, now, relevance, saved)
             touch = Touch(
                 tid,
                 len(hits.calls),

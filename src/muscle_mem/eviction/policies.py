@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -86,6 +87,26 @@ class RecallAware(TaskAwarePolicy, Protocol):
     def admit_recalled(self, task_key: str, now: float, relevance: float, recalled: bool | None) -> Usage:
         """As ``admit_task``, told whether the task is remembered as replayed (None: not remembered)."""
         ...
+
+
+TaskHit = Callable[[str, Usage, float, float, float], Usage]
+"""Scores a hit: (task key, usage, now, relevance, saved seconds) -> the new use statistics."""
+TaskAdmit = Callable[[str, float, float], Usage]
+"""Scores a new recording: (task key, now, relevance) -> its use statistics."""
+
+
+def task_hit(policy: Policy) -> TaskHit:
+    """How ``policy`` scores a hit of a task: its ``hit_task`` if it is task-aware, else its ``hit``."""
+    if isinstance(policy, TaskAwarePolicy):
+        return policy.hit_task
+    return lambda task_key, usage, now, relevance, saved: policy.hit(usage, now, relevance, saved)
+
+
+def task_admit(policy: Policy) -> TaskAdmit:
+    """How ``policy`` scores a new recording of a task: its ``admit_task`` if task-aware, else ``admit``."""
+    if isinstance(policy, TaskAwarePolicy):
+        return policy.admit_task
+    return lambda task_key, now, relevance: policy.admit(now, relevance)
 
 
 def _hit(usage: Usage, now: float, saved_seconds: float, priority: float, attention: float) -> Usage:
