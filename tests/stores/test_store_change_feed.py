@@ -190,3 +190,22 @@ def test_rows_of_emptied_postgres_tasks_do_not_pile_up(postgres_spec: StoreSpec)
         assert store.tasks() == {"task-x": again.task}
     finally:
         store.close()
+
+
+def test_a_sqlite_handle_reads_the_revision_after_reading_marks(tmp_path: object) -> None:
+    """Reading change marks after another handle's commit leaves ``revision()`` current, not stale."""
+    from pathlib import Path
+
+    from muscle_mem.stores import SQLiteStore
+
+    path = Path(str(tmp_path)) / "cache.db"
+    reader, writer = SQLiteStore(path), SQLiteStore(path)
+    try:
+        before = reader.revision()
+        reader.change_mark("task-a")
+        writer.add(trajectory("task-a"))
+        reader.change_mark("task-a")  # sees the commit first
+        assert reader.revision() == writer.revision() > before
+    finally:
+        reader.close()
+        writer.close()

@@ -154,12 +154,15 @@ were written meanwhile (so most event writes delete nothing, and the table stays
 
 
 class _Conn:
-    """One thread's connection, with its cached revision (valid while ``data_version`` holds)."""
+    """One thread's connection, with its cached revision and the ``data_version`` each was read at."""
 
     def __init__(self, db: sqlite3.Connection, busy_ms: int) -> None:
         self.db = db
         self.data_version = -1
+        """The ``data_version`` at which :attr:`revision` was read (-1: read it again)."""
         self.revision = 0
+        self.marks_version = -1
+        """The ``data_version`` at which the store's change marks were last brought up to date."""
         self.busy_ms = busy_ms
         """How long a write waits for the lock, in milliseconds (``PRAGMA busy_timeout``)."""
 
@@ -282,7 +285,7 @@ class SQLiteStore:
             conn.db.execute("ROLLBACK")
             raise
         conn.db.execute("COMMIT")
-        conn.data_version = -1  # our own commits leave data_version alone: re-read the revision
+        conn.data_version = conn.marks_version = -1  # our own commits leave data_version alone: re-read
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -574,10 +577,10 @@ class SQLiteStore:
         def run() -> int:
             conn = self._conn()
             (version,) = conn.db.execute("PRAGMA data_version").fetchone()
-            if version != conn.data_version:
+            if version != conn.marks_version:
                 with self._marks_lock:
                     self._read_marks()
-                conn.data_version = version
+                conn.marks_version = version
             return max(self._marks.get(task_key, 0), self._marks_floor)
 
         return self._guard(run)
@@ -594,7 +597,8 @@ class SQLiteStore:
                 self._marks[key] = self._marks_read
             self._marks_seen = revision
         conn = self._conn()
-        conn.data_version, conn.revision = version, revision
+        conn.data_version = conn.marks_version = version
+        conn.revision = revision
 
     def _read_marks(self) -> None:
         """Mark the tasks changed since the revision last read (every task, if that cannot be told).
