@@ -482,14 +482,10 @@ class Engine:
     def flush(self) -> None:
         """Write what is kept behind now: the trajectories of past misses (``write_behind``), use
         statistics and events (durable, and visible to other processes)."""
-        self._flush_recordings()
+        if self._writer is not None:  # the trajectories first: their writes precede their hits
+            self._writer.flush()
         self._cache.flush()
         self.journal.flush()
-
-    def _flush_recordings(self) -> None:
-        """Return once every trajectory handed to the writer (``write_behind``) is written."""
-        if self._writer is not None:
-            self._writer.flush()
 
     def close(self) -> None:
         """Write what is kept behind and close the store."""

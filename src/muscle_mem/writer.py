@@ -39,11 +39,6 @@ class Writer:
         self._queue.append(write)
         writeback.kick()
 
-    @property
-    def pending(self) -> int:
-        """Writes submitted and not started yet."""
-        return len(self._queue)
-
     def flush_due(self) -> None:
         """Make every queued write (the background writer's turn)."""
         self._drain()
