@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pydantic
+import pytest
 
 from conftest import StoreSpec, open_spec
 from muscle_mem import Check, Engine
@@ -99,6 +100,22 @@ def plant(
     cast = "CAST(%s AS TEXT)" if isinstance(text, bytes) else "%s"
     execute(spec, f"UPDATE {{s}}.trajectories SET record = {cast} WHERE id = %s", (text, planted.id))
     return planted.id
+
+
+def plant_hostile(spec: StoreSpec, kind: str) -> tuple[str, str, bool]:
+    """The good trajectory recorded, then a row of ``kind`` (a key of :data:`ROWS`) planted beside it.
+
+    Returns the good id, the planted id and whether the store refuses that row when it reads it.
+    Skips the test for a row the store's server refuses to hold (text that is not valid UTF-8 in
+    PostgreSQL).
+    """
+    make, refused = ROWS[kind]
+    if kind == "invalid_utf8" and spec[0] != "sqlite":
+        pytest.skip("PostgreSQL refuses text that is not valid UTF-8")
+    store = open_spec(spec)
+    good = record_good(store)
+    store.close()
+    return good, plant(spec, good, make), refused
 
 
 def twin_record(record: dict[str, Any], new_id: str, created_at: float, matching: bool) -> dict[str, Any]:

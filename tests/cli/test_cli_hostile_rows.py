@@ -15,7 +15,7 @@ import pytest
 
 from cli_support import run_cli
 from conftest import StoreSpec, open_spec
-from hostile_rows import ROWS, execute, plant, record_good
+from hostile_rows import ROWS, execute, plant, plant_hostile, record_good
 
 COLUMNS = {
     "task_not_utf8": ("UPDATE {s}.trajectories SET task = CAST(%s AS TEXT) WHERE id = %s", b"say \xff"),
@@ -65,13 +65,7 @@ def test_a_row_whose_record_cannot_be_read_is_skipped_by_every_command(
     capsys: pytest.CaptureFixture[str],
     logs: pytest.LogCaptureFixture,
 ) -> None:
-    make, refused = ROWS[kind]
-    if kind == "invalid_utf8" and durable[0] != "sqlite":
-        pytest.skip("PostgreSQL refuses text that is not valid UTF-8")
-    store = open_spec(durable)
-    good = record_good(store)
-    store.close()
-    planted = plant(durable, good, make)
+    good, planted, refused = plant_hostile(durable, kind)
     _commands_skip_it(durable, good, planted, not refused, tmp_path, capsys, logs)
 
 

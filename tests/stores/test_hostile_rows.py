@@ -15,7 +15,7 @@ import logging
 import pytest
 
 from conftest import StoreSpec, open_spec
-from hostile_rows import ROWS, TASK, build_engine, plant, record_good
+from hostile_rows import ROWS, TASK, build_engine, plant_hostile
 from muscle_mem import Engine, Result
 
 
@@ -30,13 +30,7 @@ async def test_a_hostile_row_never_breaks_a_call(
 ) -> None:
     """A hostile row of the task is skipped (counted in ``store_errors`` and named once in the log when
     it cannot be read); every call still hits on the good trajectory, sync and async."""
-    make, refused = ROWS[kind]
-    if kind == "invalid_utf8" and durable[0] != "sqlite":
-        pytest.skip("PostgreSQL refuses text that is not valid UTF-8")
-    store = open_spec(durable)
-    good = record_good(store)
-    store.close()
-    planted = plant(durable, good, make)
+    good, planted, refused = plant_hostile(durable, kind)
 
     engine = build_engine(open_spec(durable), {"v": 1})
     try:
