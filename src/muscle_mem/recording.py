@@ -318,18 +318,20 @@ class Run:
         """The steps done so far as the agent and the caller see them, in order."""
         return step_views(self.calls)
 
+    def _not_captured(self, reason: NotStoredReason, why: str) -> Any:
+        """Note why the run cannot be stored (redacted); returns NOT_CAPTURED for what was not kept."""
+        self.problems.append(Problem(reason, self.redact(why)))
+        return NOT_CAPTURED
+
     def _kept_snapshot(self, tool: Tool, which: str, value: Any) -> Any:
         """A frozen copy of what a Check captured (NOT_CAPTURED, the problem noted, if unstorable)."""
         try:
             return frozen(value)
         except codec.CodecError as exc:
-            self.problems.append(
-                Problem(
-                    NotStoredReason.UNSTORABLE_VALUE,
-                    self.redact(f"{which}-check snapshot of tool {tool.name!r} cannot be stored: {exc}"),
-                )
+            return self._not_captured(
+                NotStoredReason.UNSTORABLE_VALUE,
+                f"{which}-check snapshot of tool {tool.name!r} cannot be stored: {exc}",
             )
-            return NOT_CAPTURED
 
     def _capture(self, tool: Tool, which: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         check = tool.pre_check if which == "pre" else tool.post_check
@@ -338,24 +340,18 @@ class Run:
         try:
             value = check.capture(*args, **kwargs)
         except Exception as exc:
-            self.problems.append(
-                Problem(
-                    NotStoredReason.CHECK_CAPTURE_FAILED,
-                    self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"),
-                )
+            return self._not_captured(
+                NotStoredReason.CHECK_CAPTURE_FAILED,
+                f"{which}-check capture of tool {tool.name!r} raised {exc!r}",
             )
-            return NOT_CAPTURED
         if inspect.isawaitable(value):
             if inspect.iscoroutine(value):
                 value.close()
-            self.problems.append(
-                Problem(
-                    NotStoredReason.CHECK_CAPTURE_FAILED,
-                    f"{which}-check capture of sync tool {tool.name!r} returned an awaitable: make the tool "
-                    "async, or the capture sync",
-                )
+            return self._not_captured(
+                NotStoredReason.CHECK_CAPTURE_FAILED,
+                f"{which}-check capture of sync tool {tool.name!r} returned an awaitable: make the tool "
+                "async, or the capture sync",
             )
-            return NOT_CAPTURED
         return self._kept_snapshot(tool, which, value)
 
     async def _capture_async(
@@ -369,13 +365,10 @@ class Run:
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
-            self.problems.append(
-                Problem(
-                    NotStoredReason.CHECK_CAPTURE_FAILED,
-                    self.redact(f"{which}-check capture of tool {tool.name!r} raised {exc!r}"),
-                )
+            return self._not_captured(
+                NotStoredReason.CHECK_CAPTURE_FAILED,
+                f"{which}-check capture of tool {tool.name!r} raised {exc!r}",
             )
-            return NOT_CAPTURED
         return self._kept_snapshot(tool, which, value)
 
     def _arguments(
@@ -434,13 +427,9 @@ class Run:
         try:
             return self.seen(tool, out)
         except Exception as exc:
-            self.problems.append(
-                Problem(
-                    NotStoredReason.UNSTORABLE_VALUE,
-                    self.redact(f"output_view of tool {tool.name!r} raised {exc!r}"),
-                )
+            return self._not_captured(
+                NotStoredReason.UNSTORABLE_VALUE, f"output_view of tool {tool.name!r} raised {exc!r}"
             )
-            return NOT_CAPTURED
 
     def record(self, tool: Tool, flight: Flight, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a tool on the agent's behalf and record the call (a call that raises is not recorded)."""
