@@ -228,6 +228,8 @@ class _ArgBuilder:
         return self._bound(origins, where)
 
     def _bound(self, origins: list[Arg], where: str) -> Arg:
+        if len(origins) == 1:  # the common case: one origin, neither several nor in agreement
+            return origins[0]
         unique = list(dict.fromkeys(origins))
         if len(unique) > MAX_ORIGINS:
             raise Unreplayable(
@@ -275,6 +277,8 @@ class _ArgBuilder:
     def _output(self, place: _Place, form: Form, where: str) -> Arg:
         """A reference to an output value, with the picks of the lists it was chosen from and the
         params the chosen value depends on."""
+        if not place.path:  # a whole output: chosen from no list
+            return Output(place.step, (), form)
         output = self.outputs.outputs[place.step]
         picks: list[Pick] = []
         for depth, (kind, index) in enumerate(place.path):

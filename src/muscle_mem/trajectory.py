@@ -326,6 +326,112 @@ def to_record(trajectory: Trajectory) -> dict[str, Any]:
     }
 
 
+_plain_json = json.JSONEncoder(separators=(",", ":")).encode
+"""The stored JSON of a record (``json.dumps`` with compact separators, keys in their order)."""
+_quoted = json.encoder.encode_basestring_ascii
+"""The JSON of a ``str`` exactly as the encoders write it (ASCII, escaped)."""
+
+
+def _number_text(value: Any) -> str:
+    """The JSON of a number as :data:`_plain_json` writes it."""
+    kind = type(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    return int.__repr__(value) if kind is int else _plain_json(value)
+
+
+def _text_of(value: Any) -> str:
+    return _quoted(value) if type(value) is str else _plain_json(value)
+
+
+def _arg_texts(arg: Arg) -> tuple[str, str]:
+    """The JSON of :func:`arg_record`: as stored (keys in order) and canonical (keys sorted).
+
+    A constant scalar, a param in its own form and an output without form or picks are written
+    directly (their keys are in sorted order already); any other value through its record.
+    """
+    kind = type(arg)
+    text = None
+    if kind is Const:
+        scalar = codec.scalar_text(arg.value)  # type: ignore[union-attr]
+        if scalar is not None:
+            text = '{"static":' + scalar + "}"
+    elif kind is Param:
+        if arg.form is SAME:  # type: ignore[union-attr]
+            text = '{"param":' + _text_of(arg.name) + "}"  # type: ignore[union-attr]
+    elif kind is Output and arg.form is SAME and not arg.picks and type(arg.step) is int:  # type: ignore[union-attr]
+        text = _output_text(arg.step, arg.path)  # type: ignore[union-attr]
+    if text is not None:
+        return text, text
+    record = arg_record(arg)
+    return _plain_json(record), codec.canonical(record)
+
+
+def _output_text(step: int, path: tuple[PathElement, ...]) -> str | None:
+    parts: list[str] = []
+    for kind, key in path:
+        scalar = codec.scalar_text(key)
+        if scalar is None or type(kind) is not str:
+            return None
+        parts.append("[" + _quoted(kind) + "," + scalar + "]")
+    return '{"output":' + int.__repr__(step) + ',"path":[' + ",".join(parts) + "]}"
+
+
+def _snapshot_text(snap: Snapshot | None) -> str:
+    if snap is None:
+        return "null"
+    if not snap.kept and type(snap.key) is str:
+        return '{"key":' + _quoted(snap.key) + "}"
+    return _plain_json(_snapshot_record(snap))
+
+
+def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
+    """The stored JSON text of :func:`to_record` (as ``json.dumps`` with compact separators writes
+    it) and the :attr:`Step.signature` of each step, each argument encoded once for both.
+
+    Raises :class:`codec.CodecError` on unstorable values, as :func:`to_record` does.
+    """
+    steps = []
+    signatures = []
+    for step in trajectory.steps:
+        if type(step.tool) is not str or type(step.version) is not str:
+            record = step_record(step)
+            steps.append(_plain_json(record))
+            signatures.append(record_signature(record))
+            continue
+        tool, version = _quoted(step.tool), _quoted(step.version)
+        stored, signed = _args_texts(step.args)
+        if step.kwargs:
+            pairs = [(_text_of(k), _arg_texts(a)) for k, a in step.kwargs]
+            stored_kwargs = ",".join(["[" + k + "," + r + "]" for k, (r, _) in pairs])
+            signed_kwargs = ",".join(["[" + k + "," + c + "]" for k, (_, c) in pairs])
+        else:
+            stored_kwargs = signed_kwargs = ""
+        text = f"[{tool},{version},[{signed}],[{signed_kwargs}]]"
+        signatures.append(codec.hash_text(text))
+        pre, post, seconds = _snapshot_text(step.pre), _snapshot_text(step.post), _number_text(step.seconds)
+        steps.append(
+            f'{{"tool":{tool},"version":{version},"args":[{stored}],"kwargs":[{stored_kwargs}],'
+            f'"pre":{pre},"post":{post},"seconds":{seconds}}}'
+        )
+    t = trajectory
+    text = (
+        f'{{"format":{FORMAT_VERSION},"id":{_text_of(t.id)},"task_key":{_text_of(t.task_key)},'
+        f'"task":{_text_of(t.task)},"tags":{_plain_json(list(t.tags))},"steps":[{",".join(steps)}],'
+        f'"result":{_arg_texts(t.result)[0]},"agent_seconds":{_number_text(t.agent_seconds)},'
+        f'"tokens":{_number_text(t.tokens)},"created_at":{_number_text(t.created_at)}}}'
+    )
+    return text, signatures
+
+
+def _args_texts(args: tuple[Arg, ...]) -> tuple[str, str]:
+    """The JSON of a step's argument records, inside their list: as stored, and canonical."""
+    if len(args) == 1:
+        return _arg_texts(args[0])
+    texts = [_arg_texts(a) for a in args]
+    return ",".join([r for r, _ in texts]), ",".join([c for _, c in texts])
+
+
 def from_record(data: Mapping[str, Any]) -> Trajectory:
     """Rebuild a trajectory from :func:`to_record`'s output; raises :class:`RecordError` if it can't."""
     try:

@@ -160,3 +160,46 @@ def test_a_step_signature_from_its_record_is_the_steps_own() -> None:
     for step in steps:
         assert record_signature(step_record(step)) == step.signature
     assert len({s.signature for s in steps}) == 3
+
+
+def test_the_record_text_is_the_json_of_the_record_and_its_signatures_the_steps_own() -> None:
+    """``record_text`` writes what ``json.dumps`` writes of the record, and each step's signature."""
+    from muscle_mem.trajectory import Snapshot, record_text
+
+    picked = Output(1, (("item", 2), ("attr", "name")), Form("upper"), (Pick(0, "abc"),))
+    values = (
+        Const(7),
+        Const(2**60),
+        Const(-0.0),
+        Const(float("nan")),
+        Const('naïve \u2028 "quoted" \ud800'),
+        Const(None),
+        Const(True),
+        Const(b"raw"),
+        Const({"nested": [1, 2.5, None], "$t": "x"}),
+        Param("amount"),
+        Param("amount", Form("number", grouped=True, decimals=2)),
+        Output(0),
+        Output(0, (("key", "n"), ("item", 3), ("attr", "é"))),
+        Output(0, (("key", 2**60),)),
+        Output(0, (), Form("int")),
+        picked,
+        Agree((Param("qty"), Output(0, (("key", "n"),), Form("int")))),
+        Guarded(picked, (("ext", "digest"),), ((0, (("key", "listing"),), "d2"),)),
+        Template((Text("room "), Param("room", Form("number", width=2)), Text("!"))),
+        Struct("tuple", ((0, Output(0, (), Form("tuple"))),)),
+    )
+    steps = (
+        Step("a", "1", pre=Snapshot.digest(1), post=Snapshot.capture({"b": [1, 2]}), seconds=1e-7),
+        Step("b", "2", args=values, kwargs=(("to", Param("email")), ("ü", Const([1, "x"]))), seconds=3),
+        Step("c", "1", args=(Output(1),), pre=Snapshot.capture(b"\x00")),
+    )
+    trajectories = [
+        Trajectory(task_key="k", steps=steps, task="ünïcode {x}", tags=("t", "ü"), result=Const((1, 2))),
+        Trajectory(task_key="k", steps=steps[:1], result=Output(0), agent_seconds=2, tokens=12),
+        Trajectory(task_key="k", steps=steps[:1], result=Param("x")),
+    ]
+    for trajectory in trajectories:
+        text, signatures = record_text(trajectory)
+        assert text == json.dumps(to_record(trajectory), separators=(",", ":"))
+        assert signatures == [step.signature for step in trajectory.steps]

@@ -17,7 +17,15 @@ from muscle_mem import codec
 from muscle_mem.stores import steps as step_index
 from muscle_mem.stores.base import Event, Summary
 from muscle_mem.stores.signing import Signer
-from muscle_mem.trajectory import RecordError, Trajectory, Usage, from_record, record_signature, to_record
+from muscle_mem.trajectory import (
+    RecordError,
+    Trajectory,
+    Usage,
+    from_record,
+    record_signature,
+    record_text,
+    to_record,
+)
 
 log = logging.getLogger(__name__)
 
@@ -55,23 +63,27 @@ class Undecodable(str):
     """A stored text that is not valid UTF-8, shown with its bad bytes replaced; its row is skipped."""
 
 
-def dumps(trajectory: Trajectory, signer: Signer | None = None, record: dict[str, Any] | None = None) -> str:
+def dumps(trajectory: Trajectory, signer: Signer | None = None) -> str:
     """The stored JSON text (ASCII) of a trajectory, signed if there is a signer.
 
-    ``record``: its :func:`~muscle_mem.trajectory.to_record`, when already made. Raises
-    :class:`codec.CodecError` on unstorable values, and on a record over :data:`MAX_RECORD_BYTES`.
+    Raises :class:`codec.CodecError` on unstorable values, and on a record over :data:`MAX_RECORD_BYTES`.
     """
-    record = to_record(trajectory) if record is None else record
-    text = (
-        signer.stamp(trajectory.task_key, record)
-        if signer is not None
-        else json.dumps(record, separators=(",", ":"))
-    )
+    return _encoded(trajectory, signer)[0]
+
+
+def _encoded(trajectory: Trajectory, signer: Signer | None) -> tuple[str, list[str]]:
+    """The stored text of a trajectory and its steps' signatures, each argument encoded once."""
+    if signer is None:
+        text, signatures = record_text(trajectory)
+    else:
+        record = to_record(trajectory)
+        text = signer.stamp(trajectory.task_key, record)
+        signatures = [record_signature(r) for r in record["steps"]]
     if len(text) > MAX_RECORD_BYTES:
         raise codec.CodecError(
             f"the trajectory's record is {len(text):,} bytes (at most {MAX_RECORD_BYTES:,})"
         )
-    return text
+    return text, signatures
 
 
 def loads(
@@ -143,9 +155,8 @@ def prepare(items: Iterable[tuple[Trajectory, Usage | None]], signer: Signer | N
     found: dict[str, Prepared] = {}
     for trajectory, usage in items:
         if trajectory.id not in found:
-            record = to_record(trajectory)
-            text = dumps(trajectory, signer, record)
-            rows = step_index.step_rows(trajectory, [record_signature(r) for r in record["steps"]])
+            text, signatures = _encoded(trajectory, signer)
+            rows = step_index.step_rows(trajectory, signatures)
             found[trajectory.id] = Prepared(
                 trajectory, initial_usage(trajectory, usage), text, len(text), rows
             )

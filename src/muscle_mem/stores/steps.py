@@ -9,10 +9,11 @@ record it decodes against them before trusting a row.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from muscle_mem.codec import hash_text
 from muscle_mem.trajectory import Trajectory
 
 END = ""
@@ -21,9 +22,11 @@ NONE = ""
 """The snapshot key stored for a step without that snapshot."""
 
 
-@dataclass(frozen=True, slots=True)
-class StepRow:
-    """One step of a stored trajectory as indexed: where it leaves from and what it did there."""
+class StepRow(NamedTuple):
+    """One step of a stored trajectory as indexed: where it leaves from and what it did there.
+
+    A named tuple: a trajectory's rows are made on every store write, and a tuple is made in one step.
+    """
 
     trajectory_id: str
     step_no: int
@@ -63,19 +66,18 @@ def step_rows(trajectory: Trajectory, signatures: Sequence[str] | None = None) -
 
     ``signatures``: its steps' signatures when already known (from their records).
     """
-    return list(_walk(trajectory, signatures))
-
-
-def _walk(trajectory: Trajectory, signatures: Sequence[str] | None) -> Iterator[StepRow]:
+    tid = trajectory.id
     node = root(trajectory.task_key)
+    rows = []
     for no, step in enumerate(trajectory.steps):
         pre = step.pre.key if step.pre else NONE
         post = step.post.key if step.post else NONE
         signature = step.signature if signatures is None else signatures[no]
-        yield StepRow(trajectory.id, no, node, signature, pre, post)
+        rows.append(StepRow(tid, no, node, signature, pre, post))
         node = child(node, signature, pre, post)
-    yield StepRow(trajectory.id, len(trajectory.steps), node, END, NONE, NONE)
+    rows.append(StepRow(tid, len(trajectory.steps), node, END, NONE, NONE))
+    return rows
 
 
 def _hash(*parts: str) -> str:
-    return hashlib.blake2b("\x00".join(parts).encode(), digest_size=16).hexdigest()
+    return hash_text("\x00".join(parts))
