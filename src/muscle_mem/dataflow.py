@@ -32,6 +32,7 @@ from muscle_mem import codec
 from muscle_mem.check import Check
 from muscle_mem.forms import INTEGER, SAME, Form, text_forms
 from muscle_mem.provenance import (
+    SCALAR_TYPES,
     SOLE,
     Agree,
     Arg,
@@ -50,7 +51,7 @@ from muscle_mem.provenance import (
     walk,
 )
 from muscle_mem.reasons import NotStoredReason, Problem, problem_kind
-from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Run
+from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Call, Run
 from muscle_mem.secrecy import leaks_secret, looks_secret, plain_params
 from muscle_mem.templates import NumberToken, is_plain_number_text, number_tokens, word_spans
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
@@ -103,6 +104,10 @@ class Unreplayable(codec.CodecError):
 
 _NUMBER = (int, float)
 """A tuple, not ``int | float``: a union is built anew at each call of the line that spells it."""
+_TEXT = (str, uuid.UUID)
+_WORDLIKE = (str, int, float)
+_WORDLIKE_OR_UUID = (str, int, float, uuid.UUID)
+_KEYED_KINDS = (str, bytes, int, float, uuid.UUID)
 
 
 def _is_number(value: Any) -> bool:
@@ -129,7 +134,7 @@ def _value_key(value: Any) -> Hashable | None:
         return (kind, value)
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, str | bytes | int | float | uuid.UUID):
+    if isinstance(value, _KEYED_KINDS):
         return (kind, value)
     if not _has_identity(value, 0):
         return None
@@ -156,6 +161,29 @@ def _number_of(value: Any) -> float | None:
     if isinstance(value, str) and INTEGER.fullmatch(value):
         return float(int(value))
     return None
+
+
+class _Argument:
+    """Where an argument of a recorded call is, put in words only when a message needs them."""
+
+    __slots__ = ("call", "index", "key")
+
+    def __init__(self, index: int, call: Call, key: int | str) -> None:
+        self.index = index
+        self.call = call
+        self.key = key
+        """The argument's position, or its keyword."""
+
+    def __str__(self) -> str:
+        call, key = self.call, self.key
+        if isinstance(key, int):
+            assert call.tool_ref is not None
+            key = call.tool_ref.parameter_names(len(call.args), tuple(call.kwargs))[key]
+        return f"step {self.index} (tool {call.tool!r}) argument {key!r}"
+
+
+Where = str | _Argument
+"""Where a value is in the run, for the messages that name it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,9 +216,9 @@ class _Outputs:
             number = _number_of(value)
             if number is not None:
                 self.by_number.setdefault(number, []).append((place, value))
-            if isinstance(value, str | uuid.UUID) and str(value).strip():
+            if isinstance(value, _TEXT) and str(value).strip():
                 self.texts.setdefault(str(value), []).append(place)
-            if depth < _MAX_DEPTH:
+            if depth < _MAX_DEPTH and type(value) not in SCALAR_TYPES:
                 for element, child in children(value):
                     visit(child, (*path, element), depth + 1)
 
@@ -208,7 +236,7 @@ class _ArgBuilder:
         self._literal_numbers: tuple[NumberToken, ...] | None = None
         self.outputs = _Outputs()
 
-    def build(self, value: Any, where: str) -> Arg:
+    def build(self, value: Any, where: Where) -> Arg:
         origins = self._origins(value, where)
         if not origins and isinstance(value, str):
             template = self._template(value, where)
@@ -227,7 +255,7 @@ class _ArgBuilder:
             origins.append(Const(value))
         return self._bound(origins, where)
 
-    def _bound(self, origins: list[Arg], where: str) -> Arg:
+    def _bound(self, origins: list[Arg], where: Where) -> Arg:
         if len(origins) == 1:  # the common case: one origin, neither several nor in agreement
             return origins[0]
         unique = list(dict.fromkeys(origins))
@@ -243,7 +271,7 @@ class _ArgBuilder:
         return any(isinstance(o, Param) and o.name in self.secret for o in origins)
 
     def _in_task(self, value: Any) -> bool:
-        if not self.literal or not isinstance(value, str | int | float):
+        if not self.literal or not isinstance(value, _WORDLIKE):
             return False
         if _is_number(value):  # as _stands_in, over the literal's numbers read once
             if self._literal_numbers is None:
@@ -251,7 +279,7 @@ class _ArgBuilder:
             return any(t.value == float(value) and not t.in_date for t in self._literal_numbers)
         return _stands_in(self.literal, value)
 
-    def _origins(self, value: Any, where: str) -> list[Arg]:
+    def _origins(self, value: Any, where: Where) -> list[Arg]:
         """Every param and output ``value`` is, as it is or converted to its type."""
         found: list[Arg] = []
         for name, param in self.params.items():
@@ -270,11 +298,11 @@ class _ArgBuilder:
         number = _number_of(value) if not isinstance(value, str) or INTEGER.fullmatch(value) else None
         for place, held in self.outputs.by_number.get(number, []) if number is not None else []:
             form = _whole_form(held, value)
-            if form is not None and form != SAME:
+            if form is not None and form is not SAME and form != SAME:
                 found.append(self._output(place, form, where))
         return found
 
-    def _output(self, place: _Place, form: Form, where: str) -> Arg:
+    def _output(self, place: _Place, form: Form, where: Where) -> Arg:
         """A reference to an output value, with the picks of the lists it was chosen from and the
         params the chosen value depends on."""
         if not place.path:  # a whole output: chosen from no list
@@ -303,7 +331,7 @@ class _ArgBuilder:
     def _read_out_of(self, value: Any) -> tuple[tuple[int, tuple[PathElement, ...], str], ...]:
         """The output texts that hold ``value`` inside them, as a word or a number (a name the agent
         read out of a listing): the constant replays only while those texts are unchanged."""
-        if isinstance(value, bool) or not isinstance(value, str | int | float) or not str(value).strip():
+        if isinstance(value, bool) or not isinstance(value, _WORDLIKE) or not str(value).strip():
             return ()
         needle = str(value)
         found: list[tuple[int, tuple[PathElement, ...], str]] = []
@@ -320,7 +348,7 @@ class _ArgBuilder:
 
     def _params_in(self, value: Any) -> set[str]:
         """The params whose value stands whole inside ``value`` (a file ``a.txt`` for ``ext="txt"``)."""
-        text = str(value) if isinstance(value, str | int | float | uuid.UUID) else None
+        text = str(value) if isinstance(value, _WORDLIKE_OR_UUID) else None
         if text is None:
             return set()
         names: set[str] = set()
@@ -329,7 +357,7 @@ class _ArgBuilder:
                 names.add(name)
         return names
 
-    def _template(self, text: str, where: str) -> Template | None:
+    def _template(self, text: str, where: Where) -> Template | None:
         """``text`` as literal pieces and pieces with origins, or None if nothing in it has one."""
         spans: dict[tuple[int, int], list[Arg]] = {}
         for token in number_tokens(text):
@@ -382,7 +410,7 @@ class _ArgBuilder:
             parts.append(Text(text[position:]))
         return Template(tuple(parts))
 
-    def _number_origins(self, written: str, number: float, form: Form, where: str) -> list[Arg]:
+    def _number_origins(self, written: str, number: float, form: Form, where: Where) -> list[Arg]:
         """The params and outputs a number written in a text stands for, each in the form written."""
         found: list[Arg] = []
         for name, param in self.params.items():
@@ -395,7 +423,7 @@ class _ArgBuilder:
             found.append(self._output(place, SAME if written == str(held) else form, where))
         return found
 
-    def _struct(self, value: Any, where: str) -> Arg | None:
+    def _struct(self, value: Any, where: Where) -> Arg | None:
         if type(value) in (list, tuple):
             items = tuple((i, self.build(v, f"{where}[{i}]")) for i, v in enumerate(value))
             container = "list" if type(value) is list else "tuple"
@@ -408,7 +436,7 @@ class _ArgBuilder:
             return None
         return Struct(container, items)  # type: ignore[arg-type]
 
-    def _constant(self, value: Any, where: str) -> Const:
+    def _constant(self, value: Any, where: Where) -> Const:
         try:
             codec.encode(value)
         except codec.CodecError as exc:
@@ -420,7 +448,7 @@ class _ArgBuilder:
             )
         return Const(value)
 
-    def _hidden(self, value: Any, where: str) -> str | None:
+    def _hidden(self, value: Any, where: Where) -> str | None:
         """What a constant hides that a replay would have to change: a param or an earlier output
         inside a value that is not a list, tuple or dict of str or int keys."""
         stack = [(child, 1) for _, child in children(value)]
@@ -479,14 +507,30 @@ def _literal(task: str, params: Mapping[str, Any]) -> str:
     return text
 
 
-def _snapshot(value: Any, check: Check[Any] | None, where: str, which: str) -> Snapshot | None:
-    """The snapshot to store: only its hash for an equality Check, which compares by hash."""
-    if value is NOT_CAPTURED:
-        return None
-    try:
-        return Snapshot.digest(value) if check is not None and check.by_key else Snapshot.capture(value)
-    except codec.CodecError as exc:
-        raise codec.CodecError(f"{where} {which}-check snapshot: {exc}") from None
+class _Snapshots:
+    """The snapshots of a run's checks, each hash made once for equal scalar captures (a state read
+    before every step)."""
+
+    def __init__(self) -> None:
+        self._digests: dict[tuple[type, Any], Snapshot] = {}
+
+    def of(self, value: Any, check: Check[Any] | None, index: int, call: Call, which: str) -> Snapshot | None:
+        """The snapshot to store: only its hash for an equality Check, which compares by hash."""
+        if value is NOT_CAPTURED:
+            return None
+        try:
+            if check is None or not check.by_key:
+                return Snapshot.capture(value)
+            kind = type(value)
+            if kind is not int and kind is not str:  # equal values of these are written alike
+                return Snapshot.digest(value)
+            found = self._digests.get((kind, value))
+            if found is None:
+                found = self._digests[(kind, value)] = Snapshot.digest(value)
+            return found
+        except codec.CodecError as exc:
+            where = f"step {index} (tool {call.tool!r})"
+            raise codec.CodecError(f"{where} {which}-check snapshot: {exc}") from None
 
 
 def trajectory_of(run: Run, output: Any, seconds: float) -> Trajectory | Problem:
@@ -539,27 +583,24 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         raise codec.CodecError("; ".join(run.problems))
     params = plain_params(run.params)  # a Secret param becomes a reference by name
     builder = _ArgBuilder(params, frozenset(run.secrets), _literal(run.task, params))
+    snapshots = _Snapshots()
     steps: list[Step] = []
     for index, call in enumerate(run.calls):
         tool = call.tool_ref
-        where = f"step {index} (tool {call.tool!r})"
         if call.step is not None:
             args, kwargs = call.step.args, call.step.kwargs
             version = call.step.version
         else:
             assert tool is not None
-            names = tool.parameter_names(len(call.args), tuple(call.kwargs))
-            args = tuple(
-                [builder.build(v, f"{where} argument {names[i]!r}") for i, v in enumerate(call.args)]
-            )
+            args = tuple([builder.build(v, _Argument(index, call, i)) for i, v in enumerate(call.args)])
             kwargs = (
-                tuple([(k, builder.build(v, f"{where} argument {k!r}")) for k, v in call.kwargs.items()])
+                tuple([(k, builder.build(v, _Argument(index, call, k))) for k, v in call.kwargs.items()])
                 if call.kwargs
                 else ()
             )
             version = tool.version
-        pre = _snapshot(call.pre, tool.pre_check if tool else None, where, "pre")
-        post = _snapshot(call.post, tool.post_check if tool else None, where, "post")
+        pre = snapshots.of(call.pre, tool.pre_check if tool else None, index, call, "pre")
+        post = snapshots.of(call.post, tool.post_check if tool else None, index, call, "post")
         steps.append(Step(call.tool, version, args, kwargs, pre, post, call.seconds))
         builder.outputs.add(index, call.output)
     answer = builder.build(result, "the agent's return value")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -96,6 +96,15 @@ def record_signature(record: Mapping[str, Any]) -> str:
     return codec.digest([record["tool"], record["version"], record["args"], record["kwargs"]])
 
 
+def new_id() -> str:
+    """A new trajectory id: the 32 hex digits of a random (version 4) UUID, as ``uuid.uuid4().hex``
+    gives them, without making a UUID object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40  # version 4
+    raw[8] = raw[8] & 0x3F | 0x80  # the RFC 4122 variant
+    return raw.hex()
+
+
 @dataclass(frozen=True, slots=True)
 class Trajectory:
     """The steps that solved one task, and the answer the agent gave."""
@@ -110,7 +119,7 @@ class Trajectory:
     tokens: int = 0
     """LLM tokens the agent reported spending on the recorded run."""
     created_at: float = field(default_factory=time.time)
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=new_id)
 
 
 @dataclass(slots=True)
@@ -344,6 +353,13 @@ def _text_of(value: Any) -> str:
     return _quoted(value) if type(value) is str else _plain_json(value)
 
 
+def _texts_of(values: tuple[str, ...]) -> str:
+    """The JSON of a list of texts (the tags)."""
+    if all(type(v) is str for v in values):
+        return "[" + ",".join([_quoted(v) for v in values]) + "]"
+    return _plain_json(list(values))
+
+
 def _arg_texts(arg: Arg) -> tuple[str, str]:
     """The JSON of :func:`arg_record`: as stored (keys in order) and canonical (keys sorted).
 
@@ -417,7 +433,7 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
     t = trajectory
     text = (
         f'{{"format":{FORMAT_VERSION},"id":{_text_of(t.id)},"task_key":{_text_of(t.task_key)},'
-        f'"task":{_text_of(t.task)},"tags":{_plain_json(list(t.tags))},"steps":[{",".join(steps)}],'
+        f'"task":{_text_of(t.task)},"tags":{_texts_of(t.tags)},"steps":[{",".join(steps)}],'
         f'"result":{_arg_texts(t.result)[0]},"agent_seconds":{_number_text(t.agent_seconds)},'
         f'"tokens":{_number_text(t.tokens)},"created_at":{_number_text(t.created_at)}}}'
     )
