@@ -437,6 +437,8 @@ class _ArgBuilder:
         return Struct(container, items)  # type: ignore[arg-type]
 
     def _constant(self, value: Any, where: Where) -> Const:
+        if type(value) in SCALAR_TYPES:  # stored as it is, and it holds nothing
+            return Const(value)
         try:
             codec.encode(value)
         except codec.CodecError as exc:

@@ -90,6 +90,8 @@ def leaks_secret(trajectory: Trajectory, secrets: Mapping[str, Any], captured: I
     It is found inside a string (in any case) or bytes, or as an equal number. ``captured`` are the
     values of the snapshots stored as hashes only: a hash of a short secret would give it away.
     """
+    if not secrets:
+        return False
     match = _matcher([v for v in secrets.values() if v is not None and not isinstance(v, bool)])
     if match is None:
         return False
@@ -153,7 +155,10 @@ def _leaves(trajectory: Trajectory) -> Iterator[Any]:
 def _arg_leaves(arg: Arg) -> Iterator[Any]:
     match arg:
         case Const(value):
-            yield from _value_leaves(value, 0)
+            if type(value) in SCALAR_TYPES:  # the common case, without a generator of its own
+                yield value
+            else:
+                yield from _value_leaves(value, 0)
         case Template(parts):
             for part in parts:
                 yield from [part.text] if isinstance(part, Text) else _arg_leaves(part)

@@ -53,3 +53,19 @@ def test_an_unhashable_snapshot_raises_a_codec_error() -> None:
     """A snapshot the codec cannot encode has no key: CodecError, as from the codec itself."""
     with pytest.raises(codec.CodecError):
         snapshot_key(object())
+
+
+def test_a_recorded_equality_snapshot_is_the_codec_fingerprint_of_its_own_value() -> None:
+    """A run's equality snapshots, hashed once per equal int or str, keep each value's own key."""
+    from muscle_mem import Check
+    from muscle_mem.dataflow import _Snapshots
+    from muscle_mem.recording import Call
+
+    check = Check.equal(lambda: None)
+    call = Call("tool", (), {}, None, False)
+    snapshots = _Snapshots()
+    values = [1, True, 1.0, "1", 0.0, -0.0, 1, "1", True, 2**70, (1, "a")]
+    for value in values:
+        snapshot = snapshots.of(value, check, 0, call, "pre")
+        assert snapshot is not None and not snapshot.kept
+        assert snapshot.key == codec.fingerprint(value)
