@@ -243,7 +243,7 @@ class _ArgBuilder:
             if template is not None:
                 return template
         if not origins:
-            structured = self._struct(value, where)
+            structured = None if type(value) in SCALAR_TYPES else self._struct(value, where)
             if structured is not None:
                 return structured
             constant = self._constant(value, where)

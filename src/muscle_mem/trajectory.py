@@ -355,6 +355,8 @@ def _text_of(value: Any) -> str:
 
 def _texts_of(values: tuple[str, ...]) -> str:
     """The JSON of a list of texts (the tags)."""
+    if not values:
+        return "[]"
     if all(type(v) is str for v in values):
         return "[" + ",".join([_quoted(v) for v in values]) + "]"
     return _plain_json(list(values))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from muscle_mem.codec import hash_text
 from muscle_mem.trajectory import Trajectory
@@ -68,15 +68,19 @@ def step_rows(trajectory: Trajectory, signatures: Sequence[str] | None = None) -
     """
     tid = trajectory.id
     node = root(trajectory.task_key)
-    rows = []
+    rows: list[StepRow] = []
     for no, step in enumerate(trajectory.steps):
         pre = step.pre.key if step.pre else NONE
         post = step.post.key if step.post else NONE
         signature = step.signature if signatures is None else signatures[no]
-        rows.append(StepRow(tid, no, node, signature, pre, post))
+        rows.append(_row(StepRow, (tid, no, node, signature, pre, post)))
         node = child(node, signature, pre, post)
-    rows.append(StepRow(tid, len(trajectory.steps), node, END, NONE, NONE))
+    rows.append(_row(StepRow, (tid, len(trajectory.steps), node, END, NONE, NONE)))
     return rows
+
+
+_row: Any = tuple.__new__
+"""``StepRow(*values)`` without the named tuple's ``__new__`` in Python, for the rows of every write."""
 
 
 def _hash(*parts: str) -> str:
