@@ -25,8 +25,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from muscle_mem import codec
 from muscle_mem.check import Check
@@ -186,8 +185,9 @@ Where = str | _Argument
 """Where a value is in the run, for the messages that name it."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Place:
+class _Place(NamedTuple):
+    """Where a value is inside the outputs: the step that returned it and the path to it."""
+
     step: int
     path: tuple[PathElement, ...]
 
@@ -235,6 +235,8 @@ class _ArgBuilder:
         """The task text outside its params: a value found there is (also) a constant of the task."""
         self._literal_numbers: tuple[NumberToken, ...] | None = None
         self.outputs = _Outputs()
+        self._whole: dict[int, Output] = {}
+        """The reference to each whole output, made once."""
 
     def build(self, value: Any, where: Where) -> Arg:
         origins = self._origins(value, where)
@@ -306,7 +308,12 @@ class _ArgBuilder:
         """A reference to an output value, with the picks of the lists it was chosen from and the
         params the chosen value depends on."""
         if not place.path:  # a whole output: chosen from no list
-            return Output(place.step, (), form)
+            if form is not SAME:
+                return Output(place.step, (), form)
+            whole = self._whole.get(place.step)
+            if whole is None:
+                whole = self._whole[place.step] = Output(place.step)
+            return whole
         output = self.outputs.outputs[place.step]
         picks: list[Pick] = []
         for depth, (kind, index) in enumerate(place.path):
