@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -95,7 +96,9 @@ def leaks_secret(trajectory: Trajectory, secrets: Mapping[str, Any], captured: I
     match = _matcher([v for v in secrets.values() if v is not None and not isinstance(v, bool)])
     if match is None:
         return False
-    leaves = itertools.chain(_leaves(trajectory), *(_value_leaves(value, 0) for value in captured))
+    leaves = itertools.chain(
+        (trajectory.task,), _leaves(trajectory), *(_value_leaves(value, 0) for value in captured)
+    )
     return any(match(leaf) for leaf in leaves)
 
 
@@ -127,8 +130,12 @@ def looks_secret(trajectory: Trajectory) -> str | None:
 
     A dict's text item is looked at with its key (``{"api_key": "..."}`` reads ``api_key: ...``).
     """
+    task = trajectory.task
+    kind = _task_kind(task) if len(task) <= secret_patterns.CACHED_LENGTH else secret_patterns.kind_of(task)
+    if kind is not None:
+        return kind
     for leaf in _leaves(trajectory):
-        if isinstance(leaf, bytes | bytearray):
+        if isinstance(leaf, _BYTES):
             leaf = bytes(leaf).decode("latin-1")
         if isinstance(leaf, str):
             kind = secret_patterns.kind_of(leaf)
@@ -137,8 +144,13 @@ def looks_secret(trajectory: Trajectory) -> str | None:
     return None
 
 
+_BYTES = (bytes, bytearray)
+_task_kind = functools.lru_cache(maxsize=1024)(secret_patterns.kind_of)
+""":func:`secret_patterns.kind_of` remembered for task texts, the same for every run of a task."""
+
+
 def _leaves(trajectory: Trajectory) -> Iterator[Any]:
-    yield trajectory.task
+    """Every value stored in the trajectory but its task text."""
     yield from trajectory.tags
     for step in trajectory.steps:
         for arg in step.args:
