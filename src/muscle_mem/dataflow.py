@@ -203,26 +203,31 @@ class _Outputs:
 
     def add(self, step: int, output: Any) -> None:
         self.outputs.append(output)
+        if type(output) in SCALAR_TYPES:  # the common case: one value, nothing inside
+            self._index(_Place(step, ()), output)
+            return
         budget = [MAX_INDEXED_PER_OUTPUT]
 
         def visit(value: Any, path: tuple[PathElement, ...], depth: int) -> None:
             if budget[0] <= 0:
                 return
             budget[0] -= 1
-            place = _Place(step, path)
-            key = _value_key(value)
-            if key is not None:
-                self.by_value.setdefault(key, []).append(place)
-            number = _number_of(value)
-            if number is not None:
-                self.by_number.setdefault(number, []).append((place, value))
-            if isinstance(value, _TEXT) and str(value).strip():
-                self.texts.setdefault(str(value), []).append(place)
+            self._index(_Place(step, path), value)
             if depth < _MAX_DEPTH and type(value) not in SCALAR_TYPES:
                 for element, child in children(value):
                     visit(child, (*path, element), depth + 1)
 
         visit(output, (), 0)
+
+    def _index(self, place: _Place, value: Any) -> None:
+        key = _value_key(value)
+        if key is not None:
+            self.by_value.setdefault(key, []).append(place)
+        number = _number_of(value)
+        if number is not None:
+            self.by_number.setdefault(number, []).append((place, value))
+        if isinstance(value, _TEXT) and str(value).strip():
+            self.texts.setdefault(str(value), []).append(place)
 
 
 class _ArgBuilder:
@@ -523,10 +528,9 @@ class _Snapshots:
     def __init__(self) -> None:
         self._digests: dict[tuple[type, Any], Snapshot] = {}
 
-    def of(self, value: Any, check: Check[Any] | None, index: int, call: Call, which: str) -> Snapshot | None:
-        """The snapshot to store: only its hash for an equality Check, which compares by hash."""
-        if value is NOT_CAPTURED:
-            return None
+    def of(self, value: Any, check: Check[Any] | None, index: int, call: Call, which: str) -> Snapshot:
+        """The snapshot of a captured value to store: only its hash for an equality Check, which
+        compares by hash."""
         try:
             if check is None or not check.by_key:
                 return Snapshot.capture(value)
@@ -608,8 +612,12 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
                 else ()
             )
             version = tool.version
-        pre = snapshots.of(call.pre, tool.pre_check if tool else None, index, call, "pre")
-        post = snapshots.of(call.post, tool.post_check if tool else None, index, call, "post")
+        pre: Snapshot | None = None
+        post: Snapshot | None = None
+        if call.pre is not NOT_CAPTURED:
+            pre = snapshots.of(call.pre, tool.pre_check if tool else None, index, call, "pre")
+        if call.post is not NOT_CAPTURED:
+            post = snapshots.of(call.post, tool.post_check if tool else None, index, call, "post")
         steps.append(Step(call.tool, version, args, kwargs, pre, post, call.seconds))
         builder.outputs.add(index, call.output)
     answer = builder.build(result, "the agent's return value")
