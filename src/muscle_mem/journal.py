@@ -52,14 +52,25 @@ class Journal:
         self._lock = threading.Lock()
         self._flushing = threading.Lock()
         self._behind = behind
+        self._kicked = False
+        """The background writer was asked to write and has not yet (it is not asked again meanwhile)."""
         writeback.register(self)
 
     def add(self, event: Event) -> None:
         if self._store is None:
             return
-        with self._lock:
-            self._pending.append(event)
-            due = self._due()
+        lock = self._lock
+        lock.acquire()  # not ``with``, and ``_due`` inline: a hit adds an event
+        try:
+            pending = self._pending
+            pending.append(event)
+            due = not self._kicked and (
+                len(pending) >= self._batch or time.monotonic() - self._last_flush >= self._interval
+            )
+            if due and self._behind:
+                self._kicked = True  # once until the next write: the writer wakes once, not at every event
+        finally:
+            lock.release()
         if due:
             writeback.kick() if self._behind else self.flush()
 
@@ -87,6 +98,7 @@ class Journal:
         with self._lock:
             pending, self._pending = self._pending, []
             self._last_flush = time.monotonic()
+            self._kicked = False
         if not pending or self._store is None:
             return
         token = budget.start(breaker.timeout) if breaker is not None else None

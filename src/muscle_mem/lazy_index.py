@@ -355,10 +355,12 @@ class LazyIndex:
         tell (a listener not connected), the task's state is read at most every ``sync_interval``
         seconds. Without one, the store's revision is read on every call.
         """
-        with self._lock:
-            task = self._tasks.get(task_key)
-            if task is None:
-                task = self._tasks[task_key] = LazyTaskIndex(self, task_key)
+        task = self._tasks.get(task_key)  # one C call: no lock to read
+        if task is None:
+            with self._lock:
+                task = self._tasks.get(task_key)
+                if task is None:
+                    task = self._tasks[task_key] = LazyTaskIndex(self, task_key)
         mark = None
         generation = self._generation
         if self.feed is not None:
