@@ -463,7 +463,7 @@ class Engine:
 
         Secret param values and secret-looking texts are redacted from the text.
         """
-        secrets = secret_values(params)
+        secrets = secret_values(params) if params else {}
         problem = None
         try:
             key, text = self._identify(args, kwargs, tags, plain, frozenset(secrets))
