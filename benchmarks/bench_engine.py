@@ -10,6 +10,12 @@ with ``with`` about 0.4 µs: both weigh on the figures, and on the floor not at 
 
 The floor: a hand-written minimal replay with the same bookkeeping (task lookup, 5 captures compared
 by digest, 5 tool calls, a usage update); the engine's hit overhead is printed as a multiple of it.
+Each batch is timed twice: on the wall clock, and in the process's CPU time, which leaves out the time
+the machine ran other processes (on a shared machine, most of what puts the median batch at about
+twice the best) and counts this process's other threads (the background writer's writes behind) and
+the cyclic GC. The GC's collections during the hits are counted too: each hit leaves a few objects
+alive until the writer writes them (its event), so collections run every few hundred hits, and a
+full one, its cost proportional to the heap, every few tens of thousands at 1,000 stored.
 
 Recording overhead: a tool called inside a run versus the same function called bare (target <= 3 µs).
 A miss's end-of-run cost: from the agent's return to the engine's (the trajectory built, checked and

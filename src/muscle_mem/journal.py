@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 
@@ -52,8 +53,8 @@ class Journal:
         self._lock = threading.Lock()
         self._flushing = threading.Lock()
         self._behind = behind
-        self._kicked = False
-        """The background writer was asked to write and has not yet (it is not asked again meanwhile)."""
+        self._kicked = -math.inf
+        """When the background writer was last asked to write (``time.monotonic()``; -inf once it wrote)."""
         writeback.register(self)
 
     def add(self, event: Event) -> None:
@@ -64,11 +65,12 @@ class Journal:
         try:
             pending = self._pending
             pending.append(event)
-            due = not self._kicked and (
-                len(pending) >= self._batch or time.monotonic() - self._last_flush >= self._interval
-            )
-            if due and self._behind:
-                self._kicked = True  # once until the next write: the writer wakes once, not at every event
+            due = len(pending) >= self._batch or time.monotonic() - self._last_flush >= self._interval
+            if due and self._behind:  # the writer is woken once a tick, not at every event until it writes
+                now = time.monotonic()
+                due = now - self._kicked >= writeback.TICK
+                if due:
+                    self._kicked = now
         finally:
             lock.release()
         if due:
@@ -98,7 +100,7 @@ class Journal:
         with self._lock:
             pending, self._pending = self._pending, []
             self._last_flush = time.monotonic()
-            self._kicked = False
+            self._kicked = -math.inf
         if not pending or self._store is None:
             return
         token = budget.start(breaker.timeout) if breaker is not None else None
