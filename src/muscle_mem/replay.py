@@ -283,7 +283,10 @@ class Replayer:
     def _prepare(
         self, group: StepGroup, step_no: int, reasons: list[tuple[MissReason, str]]
     ) -> tuple[Tool, tuple[Any, ...], dict[str, Any]] | None:
-        """The live call a group would make (the tool, its arguments), or None (with the reason) if it cannot be made."""
+        """The live call a group would make (the tool, its arguments), or None (with the reason) if it cannot be made.
+
+        Its arguments are evaluated: the replay passes those that need not be (``group.direct``) itself.
+        """
         step = group.step
         tool = self.registry.get(step.tool)
         if tool is None:
@@ -300,15 +303,6 @@ class Replayer:
             )
             return None
         params, outputs = self.params, self.outputs
-        direct = group.direct
-        if direct is not None:
-            try:
-                args = tuple([value if at < 0 else outputs[at] for at, value in direct[0]])
-                kwargs = {k: value if at < 0 else outputs[at] for k, (at, value) in direct[1]}
-            except IndexError:
-                pass  # an output this run has not made: evaluated below, which says so
-            else:
-                return tool, (self.context, *args) if tool.is_method else args, kwargs
         try:
             args = tuple([evaluate(a, params, outputs) for a in step.args]) if step.args else ()
             kwargs = {k: evaluate(a, params, outputs) for k, a in step.kwargs} if step.kwargs else {}
