@@ -32,8 +32,6 @@ from muscle_mem.usage_log import UsageLog
 
 logger = logging.getLogger(__name__)
 
-USAGE_CACHED = 10_000
-"""Use statistics remembered per process, so a hit need not read them back from the store."""
 NAMED_KEPT = 10_000
 """Skipped trajectories remembered as already named in the log (each is named once)."""
 RECALL_KEPT = 5_000
@@ -93,9 +91,6 @@ class TrajectoryCache:
         self._matcher = matcher
         self._namespace = namespace
         self._next_expiry = 0.0
-        self._usage: OrderedDict[str, Usage] = OrderedDict()
-        """Use statistics this process last wrote (other processes' hits then show in ``hits`` at
-        once, and in this process's priorities later)."""
         self._named: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -183,17 +178,11 @@ class TrajectoryCache:
         breaker = self._breaker
         if breaker.cause is not None:
             breaker.refuse()
-        with self._lock:
-            cached = self._usage.pop(trajectory.id, None)
         try:  # the breaker's scope, inline: the hit path
-            usage = cached or self.store.usage(trajectory.id)
+            usage = self.store.usage(trajectory.id)  # as stored: other processes' hits included
             if usage is None:
                 return
             updated = self._hit_task(trajectory.task_key, usage, now, run.relevance, saved)
-            with self._lock:
-                self._usage[trajectory.id] = updated
-                if len(self._usage) > USAGE_CACHED:
-                    self._usage.popitem(last=False)
             self.store.touch(
                 trajectory.id,
                 now=now,

@@ -324,3 +324,23 @@ def test_sync_interval_must_be_seconds() -> None:
     tid = engine(TASK).trajectory_id or ""
     assert engine(TASK).hit
     assert engine.store.usage(tid).hits == 1  # type: ignore[union-attr]
+
+
+def test_a_hit_written_through_starts_from_every_process_s_hits(tmp_path: Any) -> None:
+    """With ``sync_interval=0`` each hit's priority is computed from the statistics as stored, so a
+    worker's hits count in the priority another worker writes next (LFU: the use count)."""
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+    first, _ = worker(url, sync_interval=0, policy="lfu")
+    second, _ = worker(url, sync_interval=0, policy="lfu")
+    try:
+        tid = first(TASK).trajectory_id or ""
+        assert second(TASK).hit  # this worker's view of the trajectory's statistics starts here
+        for _ in range(3):
+            assert first(TASK).hit
+        assert second(TASK).hit
+        usage = second.store.usage(tid)  # type: ignore[union-attr]
+        assert usage is not None and usage.hits == 5
+        assert int(usage.priority) == usage.hits + 1  # storing counts as one use
+    finally:
+        first.close()
+        second.close()

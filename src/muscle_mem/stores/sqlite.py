@@ -17,9 +17,12 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
   and the order they were last remembered in (:class:`~muscle_mem.stores.base.TaskRecall`, schema
   version 5); kept by two triggers, on a trajectory's insert and on a hit's update of its usage.
 
-A reader learns that another connection committed from ``PRAGMA data_version`` (local: no statement
-reads a table, no lock is taken); only then does it read which tasks changed
-(:meth:`SQLiteStore.change_mark`). Each thread uses its own connection; writes take the database lock up front (``BEGIN IMMEDIATE``) and
+A reader learns which tasks another process changed from the counters in ``<file>-marks``, a small
+file every process maps into memory (:mod:`muscle_mem.stores._shared_marks`): a hit on an unchanged
+task runs no statement, however busy the other processes are. Every
+:data:`SHARED_MARKS_TRUSTED` seconds, and on every call where that file cannot be had, it also
+checks ``PRAGMA data_version`` (local: no table read, no lock) and, if another connection committed,
+reads which tasks changed (:meth:`SQLiteStore.change_mark`). Each thread uses its own connection; writes take the database lock up front (``BEGIN IMMEDIATE``) and
 wait for it up to ``timeout`` seconds, or what is left of the engine call's budget if that is less
 (see :mod:`muscle_mem.stores.budget`).
 """
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from muscle_mem.stores import _records, budget, ranking, steps
+from muscle_mem.stores._shared_marks import SharedMarks
 from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, Summary, TaskState, Touch
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
@@ -148,6 +152,9 @@ _NEVER = 2**63 - 1
 """A revision no task is changed after (the first read of the marks lists no task)."""
 MARKS_KEPT = 100_000
 """Task change marks a store handle remembers; past it, it forgets them and counts every task as changed."""
+SHARED_MARKS_TRUSTED = 5.0
+"""Seconds a reader trusts the shared marks alone; then it checks ``data_version`` too, so a change no
+mark was bumped for (its writer killed between commit and bump, or unable to open the marks) is seen."""
 EVENTS_PRUNED_EVERY = 60.0
 """Seconds between two prunings of the events by one store handle, unless a tenth of the events kept
 were written meanwhile (so most event writes delete nothing, and the table stays bounded)."""
@@ -193,6 +200,8 @@ class SQLiteStore:
         self._marks_seen = -1
         """The revision up to which ``_marks`` are known (-1: none yet)."""
         self._marks_lock = threading.Lock()
+        self._verified_at = -SHARED_MARKS_TRUSTED
+        """When the shared marks were last backed by a ``data_version`` check (``time.monotonic()``)."""
         self._pruned_at = -EVENTS_PRUNED_EVERY
         self._unpruned = 0
         """Events this handle wrote since it last pruned them."""
@@ -201,6 +210,7 @@ class SQLiteStore:
         except OSError as exc:
             raise StoreError(f"cannot create the directory of {self.path}: {exc}") from exc
         self._guard(self._migrate)
+        self._shared = SharedMarks.beside(self.path)
         _ALL_STORES.add(self)
 
     def __repr__(self) -> str:
@@ -258,6 +268,8 @@ class SQLiteStore:
         self._conns_lock = threading.Lock()
         self._marks_lock = threading.Lock()
         self._local = threading.local()
+        if self._shared is not None:  # its thread lock may have been held by a thread the child lacks
+            self._shared = SharedMarks.beside(self.path)
 
     def _guard(self, operation: Callable[[], _T]) -> _T:
         if self._closed:
@@ -271,8 +283,11 @@ class SQLiteStore:
             budget.spend(time.monotonic() - started)
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction holding the database lock from its start (waiting for it within the budget)."""
+    def _write(self, changed: set[str] | None = None) -> Iterator[sqlite3.Connection]:
+        """A write transaction holding the database lock from its start (waiting for it within the budget).
+
+        The tasks the transaction put in ``changed`` have their shared marks bumped after it committed.
+        """
         conn = self._conn()
         busy_ms = _tenths_ms(budget.allowance(self.timeout))
         if busy_ms != conn.busy_ms:
@@ -286,6 +301,8 @@ class SQLiteStore:
             raise
         conn.db.execute("COMMIT")
         conn.data_version = conn.marks_version = -1  # our own commits leave data_version alone: re-read
+        if changed and self._shared is not None:
+            self._shared.bump(changed)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -360,7 +377,8 @@ class SQLiteStore:
         prepared = _records.prepare(items, self.signer)
 
         def run() -> int:
-            with self._write() as db:
+            changed: set[str] = set()
+            with self._write(changed) as db:
                 (version,) = db.execute("PRAGMA data_version").fetchone()  # no other writer till COMMIT
                 stored: set[str] = set()
                 for start in range(0, len(prepared), _CHUNK):
@@ -395,7 +413,8 @@ class SQLiteStore:
                     ],
                 )
                 db.executemany(_INSERT_STEPS, [r.values() for p in new for r in p.steps])
-            self._own_change(top - len(new), top, {p.trajectory.task_key for p in new}, version)
+                changed.update(p.trajectory.task_key for p in new)
+            self._own_change(top - len(new), top, changed, version)
             return len(new)
 
         return self._guard(run) if prepared else 0
@@ -469,7 +488,8 @@ class SQLiteStore:
         ids = list(dict.fromkeys(trajectory_ids))
 
         def run() -> int:
-            with self._write() as db:
+            changed: set[str] = set()
+            with self._write(changed) as db:
                 rows: list[tuple[str, str, int]] = []
                 for start in range(0, len(ids), _CHUNK):
                     chunk = ids[start : start + _CHUNK]
@@ -477,26 +497,31 @@ class SQLiteStore:
                     rows += db.execute(
                         f"SELECT id, task_key, nbytes FROM trajectories WHERE id IN ({marks})", chunk
                     ).fetchall()
-                return self._delete(db, rows)
+                return self._delete(db, rows, changed)
 
         return self._guard(run) if ids else 0
 
     def expire(self, created_before: float, exclude: frozenset[str] = frozenset()) -> list[str]:
         def run() -> list[str]:
-            with self._write() as db:
+            changed: set[str] = set()
+            with self._write(changed) as db:
                 rows = db.execute(
                     "SELECT id, task_key, nbytes FROM trajectories WHERE created_at < ?", (created_before,)
                 ).fetchall()
                 rows = [r for r in rows if r[0] not in exclude]
-                self._delete(db, rows)
+                self._delete(db, rows, changed)
             return [r[0] for r in rows]
 
         return self._guard(run)
 
-    def _delete(self, db: sqlite3.Connection, rows: list[tuple[str, str, int]]) -> int:
-        """Delete found rows inside a write transaction: one new revision, one tombstone each."""
+    def _delete(self, db: sqlite3.Connection, rows: list[tuple[str, str, int]], changed: set[str]) -> int:
+        """Delete found rows inside a write transaction: one new revision, one tombstone each.
+
+        Their tasks are added to ``changed``.
+        """
         if not rows:
             return 0
+        changed.update(r[1] for r in rows)
         (rev,) = db.execute(
             "UPDATE state SET revision = revision + 1, count = count - ?, nbytes = nbytes - ? RETURNING revision",
             (len(rows), sum(r[2] for r in rows)),
@@ -526,6 +551,8 @@ class SQLiteStore:
                 db.execute(
                     "UPDATE state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0"
                 )
+            if self._shared is not None:
+                self._shared.bump_all()
 
         self._guard(run)
 
@@ -551,6 +578,9 @@ class SQLiteStore:
 
     def close(self) -> None:
         self._closed = True
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            shared.close()
         with self._conns_lock:
             conns = list(self._conns)
             self._conns = weakref.WeakSet()
@@ -573,6 +603,10 @@ class SQLiteStore:
 
     def change_mark(self, task_key: str) -> int | None:
         """A mark that moves when another connection committed a change to the task (see the module)."""
+        shared = self._shared
+        slot = None if shared is None else shared.mark(task_key)
+        if slot is not None and time.monotonic() - self._verified_at < SHARED_MARKS_TRUSTED:
+            return max(self._marks.get(task_key, 0), self._marks_floor) << 64 | slot
 
         def run() -> int:
             conn = self._conn()
@@ -581,7 +615,11 @@ class SQLiteStore:
                 with self._marks_lock:
                     self._read_marks()
                 conn.marks_version = version
-            return max(self._marks.get(task_key, 0), self._marks_floor)
+            mark = max(self._marks.get(task_key, 0), self._marks_floor)
+            if slot is None:
+                return mark
+            self._verified_at = time.monotonic()
+            return mark << 64 | slot
 
         return self._guard(run)
 
