@@ -19,7 +19,8 @@ is a share of the distinct tasks in the stream.
 variants and the document's claim, the ``decayed`` half-life sweep, docs/hit_ratio.png);
 ``--only matcher`` the semantic matcher's precision and recall; ``--only eviction`` the eviction
 costs at 1,000 to 100,000 trajectories; ``--only workers`` the default policy's margins with 1, 2
-and 4 workers sharing one store.
+and 4 workers sharing one store at one request a second, hits written at once and behind by
+``--sync-interval`` (the engine's default, 0.5 s; every run writes hits behind by it, as an engine does).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ import policies_stream
 from muscle_mem.cache import RECALL_SLACK
 from muscle_mem.embed import Embedder, HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
 from muscle_mem.embed.text import analyse
+from muscle_mem.engine import SYNC_INTERVAL
 from muscle_mem.eviction import (
     AttentionLRUCache,
     Bounds,
@@ -58,7 +60,7 @@ from muscle_mem.eviction import (
     RecallAware,
     make_policy,
 )
-from muscle_mem.eviction.policies import task_admit, task_hit
+from muscle_mem.eviction.policies import HISTORY_PER_CAPACITY, TaskHit, task_admit, task_hit
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, ranking
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -98,6 +100,7 @@ def shared_run(
     texts: list[str],
     times: npt.NDArray[np.float64] | None = None,
     seed: int = 0,
+    sync_interval: float = 0.0,
 ) -> int:
     """Workers sharing one MemoryStore, each with its own policy and bounds; requests routed at random.
 
@@ -105,7 +108,10 @@ def shared_run(
     the store (as the usage log does at each flush, so every worker's hits count) and writes the
     policy's priority; a miss stores a new trajectory (a new id), admitted by the store's shared
     recall when the policy takes it (the recall pruned to the policy's history as the cache does),
-    and enforces the bounds, protecting it.
+    and enforces the bounds, protecting it. With ``sync_interval`` > 0, a worker's hits are written
+    behind as the engine's usage log writes them: noted, then scored and written together once
+    ``sync_interval`` seconds of request time passed since the first of them (until then the store,
+    every other worker and the evictions see the trajectory as it was).
     """
     store = MemoryStore()
     workers = [
@@ -121,17 +127,23 @@ def shared_run(
     clock = (T0 + np.arange(len(s.keys)) * SECONDS if times is None else T0 + times).tolist()
     current: dict[int, str] = {}
     unpruned = [0] * len(workers)
+    pending: list[list[tuple[str, int, float, float]]] = [[] for _ in workers]
+    """Each worker's hits not written yet: (trajectory id, task, time, relevance)."""
     hits = stored = 0
     for i, key in enumerate(s.keys.tolist()):
         now, relevance = clock[i], float(s.relevance[i])
+        for notes, (_, _, hit, _) in zip(pending, workers, strict=True):
+            if notes and now - notes[0][2] >= sync_interval:
+                _write_hits(store, hit, notes)
         w = route[i]
         policy, bounds, hit, admit = workers[w]
         tid = current.get(key)
         found = None if tid is None else store.usage(tid)  # the engine's index: is it still stored?
         if tid is not None and found is not None:
             hits += 1
-            new = hit(f"t{key}", found, now, relevance, 1.0)
-            store.touch(tid, now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
+            pending[w].append((tid, key, now, relevance))
+            if sync_interval <= 0:
+                _write_hits(store, hit, pending[w])
             continue
         stored += 1
         tid = current[key] = f"t{key}.{stored}"
@@ -150,6 +162,16 @@ def shared_run(
                 unpruned[w] = 0
                 store.forget_recalled(policy.history)
     return hits
+
+
+def _write_hits(store: MemoryStore, hit: TaskHit, notes: list[tuple[str, int, float, float]]) -> None:
+    """Score each noted hit from the store's current use statistics and write it, as a usage log flush does."""
+    for tid, key, now, relevance in notes:
+        found = store.usage(tid)
+        if found is not None:  # evicted meanwhile: the write finds nothing to touch
+            new = hit(f"t{key}", found, now, relevance, 1.0)
+            store.touch(tid, now=now, saved_seconds=1.0, priority=new.priority, attention=new.attention)
+    notes.clear()
 
 
 def ours_cache_run(s: policies_stream.Stream, capacity: int, vectors: Array) -> int:
@@ -525,15 +547,16 @@ REFERENCES: dict[str, Callable[[list[int], int], int]] = {
 }
 COMPARED: dict[str, Callable[[int], Policy]] = {
     "decayed (1 h half-life)": lambda c: make_policy("decayed", c),
-    "adaptive before (wall)": lambda c: ref.WallClockAdaptive(history=3 * c),
+    "adaptive before": lambda c: ref.SlotAdaptive(history=HISTORY_PER_CAPACITY * c, kept=c),
     "adaptive (default)": lambda c: make_policy("adaptive", c),
 }
 """The engine's old default, the previous default (a reference copy) and the default."""
 DEFAULT = "adaptive (default)"
 WORKERS = (1, 2, 4)
 """Engines sharing one store in the multi-worker runs (K = 1 is the single-process table)."""
-SHARED_RATES = ("30 s", "varying")
-SHARED_POLICIES = ("adaptive before (wall)", DEFAULT)
+SHARED_RATES = ("1 s", "varying")
+"""Paces of the multi-worker runs: the fastest (where the write-behind delay matters most) and a changing one."""
+SHARED_POLICIES = ("adaptive before", DEFAULT)
 
 
 @dataclass
@@ -592,32 +615,34 @@ def _bfcl(seeds: int, length: int, emb: Embedder) -> Family:
     return Family("bfcl", note, texts, streams)
 
 
-Job = tuple[int, int, str, str, int]
-"""(family, seed, policy, rate, workers): one run of a policy at each capacity."""
+Job = tuple[int, int, str, str, int, float]
+"""(family, seed, policy, rate, workers, sync interval): one run of a policy at each capacity."""
 _FAMILIES: list[Family] = []
 """The families the jobs read (set before the worker processes fork)."""
 
 
 def run_job(job: Job) -> list[float]:
     """The hit ratio of one job at each capacity."""
-    fi, seed, name, rate, workers = job
+    fi, seed, name, rate, workers, sync_interval = job
     s, texts = _FAMILIES[fi].streams[seed], _FAMILIES[fi].texts
     times = policies_stream.arrivals(len(s.keys), RATES[rate], seed)
     ratios = []
     for share in SHARES:
         c = max(1, round(share * s.distinct))
         policies = [COMPARED[name](c) for _ in range(workers)]
-        ratios.append(shared_run(policies, s, c, texts, times, seed) / len(s.keys))
+        ratios.append(shared_run(policies, s, c, texts, times, seed, sync_interval) / len(s.keys))
     return ratios
 
 
-def run_all(fams: list[Family], jobs: int) -> dict[Job, list[float]]:
+def run_all(fams: list[Family], jobs: int, sync: float) -> dict[Job, list[float]]:
     """Every policy at every rate with one worker, and the adaptive ones with several; in ``jobs`` processes."""
     todo: list[Job] = []
     for fi, fam in enumerate(fams):
         for seed in range(len(fam.streams)):
-            todo += [(fi, seed, name, rate, 1) for name in COMPARED for rate in RATES]
-            todo += [(fi, seed, n, r, k) for n in SHARED_POLICIES for r in SHARED_RATES for k in WORKERS[1:]]
+            todo += [(fi, seed, name, rate, 1, sync) for name in COMPARED for rate in RATES]
+            todo += [
+                (fi, seed, n, r, k, sync) for n in SHARED_POLICIES for r in SHARED_RATES for k in WORKERS[1:]
+            ]
     return run_jobs(fams, todo, jobs)
 
 
@@ -643,13 +668,13 @@ def _cells(values: Array) -> str:
     )
 
 
-def compare(fams: list[Family], jobs: int) -> Margins:
+def compare(fams: list[Family], jobs: int, sync: float) -> Margins:
     """Print each family's hit ratios and margins by rate, capacity and workers; returns the margins.
 
     A margin is a policy's hit ratio minus the better of ARC and S3-FIFO on the same seed, in points,
-    printed as mean ± sd over the seeds.
+    printed as mean ± sd over the seeds. Every engine writes its hits behind by ``sync`` seconds.
     """
-    results = run_all(fams, jobs)
+    results = run_all(fams, jobs, sync)
     margins: Margins = {}
     head = "".join(f"{f'{s:.1%}':>12}" for s in SHARES)
     for fi, fam in enumerate(fams):
@@ -672,20 +697,21 @@ def compare(fams: list[Family], jobs: int) -> Margins:
         best = np.maximum(refs["ARC"], refs["S3-FIFO"])
         for rate in RATES:
             for name in COMPARED:
-                ratios = np.array([results[(fi, seed, name, rate, 1)] for seed in range(seeds)])
+                ratios = np.array([results[(fi, seed, name, rate, 1, sync)] for seed in range(seeds)])
                 print(f"{rate:<9}{name:<28}" + "".join(f"{v:>12.3f}" for v in ratios.mean(0)))
                 for ci, share in enumerate(SHARES):
                     margins[(name, 1, fam.name, rate, share)] = (ratios - best)[:, ci]
-            ours = np.array([results[(fi, seed, DEFAULT, rate, 1)] for seed in range(seeds)])
+            ours = np.array([results[(fi, seed, DEFAULT, rate, 1, sync)] for seed in range(seeds)])
             print(f"{'':<9}{'  margin (points, ± sd)':<28}" + _cells(ours - best))
         for name in SHARED_POLICIES:
             for rate in SHARED_RATES:
                 for k in WORKERS[1:]:
-                    ratios = np.array([results[(fi, seed, name, rate, k)] for seed in range(seeds)])
+                    ratios = np.array([results[(fi, seed, name, rate, k, sync)] for seed in range(seeds)])
                     for ci, share in enumerate(SHARES):
                         margins[(name, k, fam.name, rate, share)] = (ratios - best)[:, ci]
-    print("\nWorkers sharing one store (each with its own policy, bounds and usage cache; requests routed at")
-    print("random): margin against the better of ARC and S3-FIFO, points, mean ± sd over seeds")
+    print("\nWorkers sharing one store (each with its own policy and bounds, hits written behind by")
+    print(f"{sync:g} s; requests routed at random): margin against the better of ARC and S3-FIFO, points,")
+    print("mean ± sd over seeds")
     print(f"{'stream':<11}{'rate':<9}{'policy':<24}{'K':>3}" + "".join(f"{f'{s:.1%}':>13}" for s in SHARES))
     for fam in fams:
         for rate in SHARED_RATES:
@@ -696,18 +722,21 @@ def compare(fams: list[Family], jobs: int) -> Margins:
     return margins
 
 
-def workers_table(fams: list[Family], jobs: int) -> None:
-    """The default policy alone with 1, 2 and 4 workers at 30 s (it ignores the pace): margins by capacity."""
+def workers_table(fams: list[Family], jobs: int, sync: float) -> None:
+    """The default policy alone with 1, 2 and 4 workers at 1 s, hits written behind by ``sync`` and at once."""
+    syncs = sorted({0.0, sync})
     todo = [
-        (fi, seed, DEFAULT, "30 s", k)
+        (fi, seed, DEFAULT, "1 s", k, delay)
         for fi, fam in enumerate(fams)
         for seed in range(len(fam.streams))
         for k in WORKERS
+        for delay in syncs
     ]
     results = run_jobs(fams, todo, jobs)
-    print("\nWorkers sharing one store (usage read from the store at each hit, the store's shared recall):")
-    print("margin of the default policy against the better of ARC and S3-FIFO, points, mean ± sd over seeds")
-    print(f"{'stream':<11}{'K':>3}" + "".join(f"{f'{s:.1%}':>13}" for s in SHARES))
+    print("\nWorkers sharing one store (usage read from the store at each hit, the store's shared recall),")
+    print("one request a second, hits written behind by the sync interval (0: at once): margin of the")
+    print("default policy against the better of ARC and S3-FIFO, points, mean ± sd over seeds")
+    print(f"{'stream':<11}{'K':>3}{'sync':>6}" + "".join(f"{f'{s:.1%}':>13}" for s in SHARES))
     for fi, fam in enumerate(fams):
         best = np.array(
             [
@@ -718,8 +747,11 @@ def workers_table(fams: list[Family], jobs: int) -> None:
             ]
         )
         for k in WORKERS:
-            ratios = np.array([results[(fi, seed, DEFAULT, "30 s", k)] for seed in range(len(fam.streams))])
-            print(f"{fam.name:<11}{k:>3}" + _cells(ratios - best).replace("±", " ±"))
+            for delay in syncs:
+                ratios = np.array(
+                    [results[(fi, seed, DEFAULT, "1 s", k, delay)] for seed in range(len(fam.streams))]
+                )
+                print(f"{fam.name:<11}{k:>3}{delay:>6g}" + _cells(ratios - best).replace("±", " ±"))
 
 
 def summary(margins: Margins) -> None:
@@ -793,6 +825,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--postgres", default=os.environ.get("MUSCLE_MEM_TEST_POSTGRES", ""))
     parser.add_argument(
+        "--sync-interval",
+        type=float,
+        default=SYNC_INTERVAL,
+        help="seconds an engine's hits wait before the store (and other workers) see them (engine default)",
+    )
+    parser.add_argument(
         "--only",
         choices=("legacy", "matcher", "eviction", "workers"),
         help="one section instead: the bfcl tables, the matcher, eviction costs by size, or the workers' margins",
@@ -808,7 +846,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.only == "workers":
         emb, _ = embedder(args.embedder)
         seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
-        workers_table(families(seeds, length, emb), args.jobs)
+        workers_table(families(seeds, length, emb), args.jobs, args.sync_interval)
     else:
         emb, label = embedder(args.embedder)
         seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
@@ -816,7 +854,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(
             f"({time.perf_counter() - start:.0f} s to build the streams; relevance by the {label.split()[0]} embedder)"
         )
-        margins = compare(fams, args.jobs)
+        margins = compare(fams, args.jobs, args.sync_interval)
         summary(margins)
         print(f"({time.perf_counter() - start:.0f} s)")
         size = 1_000 if args.quick else 100_000

@@ -14,7 +14,6 @@ The product document's Attention-LRU class is reproduced verbatim (print replace
 from __future__ import annotations
 
 import heapq
-import math
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,7 +22,7 @@ import cachetools
 import numpy as np
 import numpy.typing as npt
 
-from muscle_mem.stores.base import Rank
+from muscle_mem.eviction import Adaptive
 from muscle_mem.trajectory import Usage
 
 Vectors = npt.NDArray[np.float32]
@@ -264,64 +263,27 @@ def run_attention_cache(
     return hits
 
 
-class WallClockAdaptive:
-    """The default ``adaptive`` policy before this benchmark's multi-worker mode (muscle-mem 0.3.0).
+class SlotAdaptive(Adaptive):
+    """The default ``adaptive`` policy before its life moved with the probation (a reference copy).
 
-    Forward-decayed utility in wall-clock seconds: the half-life is four times the geometric mean gap
-    between a trajectory's uses (a moving average over hits, 60 s before the first); a recording
-    counts a tenth of a replay; a task stored again while among the last ``history`` keys this
-    process saw starts from its remembered priority plus a use now. Kept here to be measured side by
-    side with the engine's policy.
+    The same clock in slots, recall and probation tuning, but a replay's life fixed at 1.5 times the
+    trajectories kept, the probation capped at 0.98, and a task remembered as stored but never
+    replayed admitted at the clock, as a replayed one is.
     """
 
-    name = "adaptive before (wall clock)"
-
-    def __init__(self, history: int, admit_weight: float = 0.1, scale: float = 4.0, smoothing: float = 0.02):
-        self.history, self.admit_weight, self.scale, self.smoothing = history, admit_weight, scale, smoothing
-        self._log_gap: float | None = None
-        self._recent: OrderedDict[str, float] = OrderedDict()
-
     @property
-    def half_life(self) -> float:
-        return 60.0 if self._log_gap is None else self.scale * math.exp(self._log_gap)
+    def life(self) -> float:
+        return 1.5
 
-    def admit(self, now: float, relevance: float) -> Usage:
-        return Usage(last_used=now, priority=now - self.half_life * math.log2(1.0 / self.admit_weight))
+    def _admit(self, task_key: str, now: float, relevance: float, replayed: bool | None) -> Usage:
+        if replayed is None:
+            priority = self.clock - self.probation * self.kept
+        else:
+            self._tune(replayed)
+            priority = self.clock
+        self._remember(task_key, replayed is not None)
+        return Usage(last_used=now, priority=priority, attention=min(1.0, max(0.0, relevance)))
 
-    def admit_task(self, task_key: str, now: float, relevance: float) -> Usage:
-        usage = self.admit(now, relevance)
-        before = self._recent.pop(task_key, None)
-        if before is not None:
-            usage.priority = _soft_max(before, now, self.half_life)
-        self._remember(task_key, usage.priority)
-        return usage
-
-    def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
-        gap = math.log(max(now - usage.last_used, 1e-3))
-        log_gap = self._log_gap
-        self._log_gap = gap if log_gap is None else log_gap + self.smoothing * (gap - log_gap)
-        priority = _soft_max(usage.priority, now, self.half_life)
-        return Usage(usage.hits + 1, now, usage.saved_seconds + saved_seconds, priority, usage.attention)
-
-    def hit_task(
-        self, task_key: str, usage: Usage, now: float, relevance: float, saved_seconds: float
-    ) -> Usage:
-        updated = self.hit(usage, now, relevance, saved_seconds)
-        self._recent.pop(task_key, None)
-        self._remember(task_key, updated.priority)
-        return updated
-
-    def rank(self, now: float) -> Rank:
-        return Rank()
-
-    def _remember(self, task_key: str, priority: float) -> None:
-        if self.history:
-            self._recent[task_key] = priority
-            if len(self._recent) > self.history:
-                self._recent.popitem(last=False)
-
-
-def _soft_max(a: float, b: float, half_life: float) -> float:
-    """``half_life * log2(2**(a / half_life) + 2**(b / half_life))``, without overflow."""
-    high, low = (a, b) if a >= b else (b, a)
-    return high + half_life * math.log2(1.0 + 2.0 ** ((low - high) / half_life))
+    def _tune(self, replayed: bool) -> None:
+        super()._tune(replayed)
+        self.probation = min(self.probation, 0.98)

@@ -110,7 +110,8 @@ class TrajectoryCache:
         try:  # the breaker's scope, inline: the hit path
             if self._doomed:
                 self._remove_doomed()
-            self._expire()
+            if self.bounds.ttl is not None:
+                self._expire()
             task = self.index.lookup(run.task_key)
             if len(task) or self._matcher is None:
                 return task

@@ -424,9 +424,10 @@ class Engine:
         params: Mapping[str, Any] | None,
     ) -> tuple[Run, Replayer, TaskSteps | None, Ending]:
         """The run, its replayer and the task index to replay, or None and the ending that says why not."""
-        tag_tuple = checked_tags(tags)
-        check_params(params)
-        plain = plain_params(params)
+        tag_tuple = checked_tags(tags) if tags is not None else ()
+        if params is not None:
+            check_params(params)
+        plain = plain_params(params) if params else {}
         key, text, unkeyable = self._task_identity(args, kwargs, tag_tuple, params, plain)
         note_sub_task(self, text)
         run = Run(self, text, key, tag_tuple, params or {})
@@ -462,7 +463,7 @@ class Engine:
 
         Secret param values and secret-looking texts are redacted from the text.
         """
-        secrets = secret_values(params)
+        secrets = secret_values(params) if params else {}
         problem = None
         try:
             key, text = self._identify(args, kwargs, tags, plain, frozenset(secrets))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 
@@ -52,14 +53,26 @@ class Journal:
         self._lock = threading.Lock()
         self._flushing = threading.Lock()
         self._behind = behind
+        self._kicked = -math.inf
+        """When the background writer was last asked to write (``time.monotonic()``; -inf once it wrote)."""
         writeback.register(self)
 
     def add(self, event: Event) -> None:
         if self._store is None:
             return
-        with self._lock:
-            self._pending.append(event)
-            due = self._due()
+        lock = self._lock
+        lock.acquire()  # not ``with``, and ``_due`` inline: a hit adds an event
+        try:
+            pending = self._pending
+            pending.append(event)
+            due = len(pending) >= self._batch or time.monotonic() - self._last_flush >= self._interval
+            if due and self._behind:  # the writer is woken once a tick, not at every event until it writes
+                now = time.monotonic()
+                due = now - self._kicked >= writeback.TICK
+                if due:
+                    self._kicked = now
+        finally:
+            lock.release()
         if due:
             writeback.kick() if self._behind else self.flush()
 
@@ -87,6 +100,7 @@ class Journal:
         with self._lock:
             pending, self._pending = self._pending, []
             self._last_flush = time.monotonic()
+            self._kicked = -math.inf
         if not pending or self._store is None:
             return
         token = budget.start(breaker.timeout) if breaker is not None else None

@@ -16,9 +16,9 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar, overload
 
 from muscle_mem.index import Skipped
 from muscle_mem.provenance import direct_arguments
@@ -191,6 +191,26 @@ def _stamp(edge: LazyEdge) -> float:
     return edge.stamp
 
 
+_T = TypeVar("_T")
+
+
+class _OnFirstUse(Generic[_T]):
+    """A node's part read from the store on first use: ``load`` keeps it in the node's ``__dict__``
+    under the same name, where later reads find it as a plain attribute, without a call (a property
+    would cost one at every step of every replay)."""
+
+    def __init__(self, load: Callable[[LazyNode], _T]) -> None:
+        self.load = load
+        self.__doc__ = load.__doc__
+
+    @overload
+    def __get__(self, node: None, owner: type) -> _OnFirstUse[_T]: ...
+    @overload
+    def __get__(self, node: LazyNode, owner: type | None = None) -> _T: ...
+    def __get__(self, node: LazyNode | None, owner: type | None = None) -> _T | _OnFirstUse[_T]:
+        return self if node is None else self.load(node)
+
+
 @dataclass(eq=False)
 class LazyNode:
     """A point reached after some steps of a task; its calls and ends load on first use."""
@@ -198,26 +218,28 @@ class LazyNode:
     index: LazyIndex
     task: str
     id: str
-    _groups: dict[str, LazyGroup] | None = None
-    _ends: dict[str, Trajectory] | None = None
     edges: int = field(default=0)
     """The edges loaded under this node (its charge against the index's bound)."""
     reached_by: dict[str, None] = field(default_factory=dict)
     """The trajectories decoded on the way here, in order (an end is found among them if the store
     lost its row meanwhile: a replay in flight completes when another worker evicts its trajectory)."""
 
-    @property
-    def groups(self) -> dict[str, LazyGroup]:
+    def _first_groups(self) -> dict[str, LazyGroup]:
         """The calls that may come next, by signature (loaded on first use)."""
-        if self._groups is None:
-            try:
-                groups = self._load_groups()
-            except Exception:
-                logger.warning("the next steps of a task could not be read from the store", exc_info=True)
-                return {}  # a miss, not cached: the next call reads again
-            self._groups = groups
-            self.index.charge(self, len(groups))
-        return self._groups
+        try:
+            groups = self._load_groups()
+        except Exception:
+            logger.warning("the next steps of a task could not be read from the store", exc_info=True)
+            return {}  # a miss, not cached: the next call reads again
+        self.__dict__["groups"] = groups
+        self.index.charge(self, len(groups))
+        return groups
+
+    groups = _OnFirstUse(_first_groups)
+
+    def loaded_groups(self) -> dict[str, LazyGroup] | None:
+        """The groups if they are loaded (the store is not read)."""
+        return self.__dict__.get("groups")
 
     def _load_groups(self) -> dict[str, LazyGroup]:
         """The groups, least recently used first (a replay walks them newest first and stops early)."""
@@ -236,18 +258,22 @@ class LazyNode:
         groups.sort(key=LazyGroup.latest_stamp)
         return {group.signature: group for group in groups}
 
-    @property
-    def ends(self) -> dict[str, Trajectory]:
+    def _first_ends(self) -> dict[str, Trajectory]:
         """The most recently used trajectory that ends here, if any (loaded on first use)."""
-        if self._ends is None:
-            try:
-                self._ends = self._load_ends()
-            except Exception:
-                logger.warning(
-                    "the trajectories ending at a step could not be read from the store", exc_info=True
-                )
-                return {}
-        return self._ends
+        try:
+            ends = self.__dict__["ends"] = self._load_ends()
+        except Exception:
+            logger.warning(
+                "the trajectories ending at a step could not be read from the store", exc_info=True
+            )
+            return {}
+        return ends
+
+    ends = _OnFirstUse(_first_ends)
+
+    def end_with(self, trajectory_id: str, trajectory: Trajectory) -> None:
+        """Make a trajectory the one that ends here."""
+        self.__dict__["ends"] = {trajectory_id: trajectory}
 
     def _load_ends(self) -> dict[str, Trajectory]:
         rows = self.index.store.candidates_at(self.id, END, None)
@@ -315,12 +341,13 @@ class LazyTaskIndex:
             node = self.index.cached(row.node)
             if node is None:
                 continue
+            groups = node.loaded_groups()
             if row.signature == END:
-                node._ends = {trajectory_id: found[0]}
-            elif node._groups is not None and (group := node._groups.get(row.signature)) is not None:
+                node.end_with(trajectory_id, found[0])
+            elif groups is not None and (group := groups.get(row.signature)) is not None:
                 group.promote(row, now)
-                if next(reversed(node._groups)) != row.signature:
-                    node._groups[row.signature] = node._groups.pop(row.signature)
+                if next(reversed(groups)) != row.signature:
+                    groups[row.signature] = groups.pop(row.signature)
 
 
 class LazyIndex:
@@ -355,10 +382,12 @@ class LazyIndex:
         tell (a listener not connected), the task's state is read at most every ``sync_interval``
         seconds. Without one, the store's revision is read on every call.
         """
-        with self._lock:
-            task = self._tasks.get(task_key)
-            if task is None:
-                task = self._tasks[task_key] = LazyTaskIndex(self, task_key)
+        task = self._tasks.get(task_key)  # one C call: no lock to read
+        if task is None:
+            with self._lock:
+                task = self._tasks.get(task_key)
+                if task is None:
+                    task = self._tasks[task_key] = LazyTaskIndex(self, task_key)
         mark = None
         generation = self._generation
         if self.feed is not None:

@@ -190,8 +190,10 @@ def declared_fields(cls: Any) -> frozenset[str]:
 Direct = tuple[int, Any]
 """An argument a replay passes without evaluating it: ``(-1, value)`` for a constant scalar, ``(step, None)``
 for the whole output of an earlier step."""
-DirectArguments = tuple[tuple[Direct, ...], tuple[tuple[str, Direct], ...]]
-"""A call's positional and keyword arguments, each :data:`Direct`."""
+Fixed = tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]]
+"""A call's positional values and keyword items when every argument is a constant scalar."""
+DirectArguments = tuple[tuple[Direct, ...], tuple[tuple[str, Direct], ...], Fixed | None]
+"""A call's positional and keyword arguments, each :data:`Direct`, and their values if all are constant."""
 
 
 def direct_arguments(args: Sequence[Arg], kwargs: Sequence[tuple[str, Arg]]) -> DirectArguments | None:
@@ -202,7 +204,10 @@ def direct_arguments(args: Sequence[Arg], kwargs: Sequence[tuple[str, Arg]]) -> 
     named = tuple((k, _direct(a)) for k, a in kwargs)
     if None in positional or any(d is None for _, d in named):
         return None
-    return positional, named  # type: ignore[return-value]
+    fixed = None
+    if all(d[0] < 0 for d in positional) and all(d[0] < 0 for _, d in named):  # type: ignore[index]
+        fixed = tuple(d[1] for d in positional), tuple((k, d[1]) for k, d in named)  # type: ignore[index]
+    return positional, named, fixed  # type: ignore[return-value]
 
 
 def _direct(arg: Arg) -> Direct | None:

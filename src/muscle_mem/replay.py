@@ -27,7 +27,7 @@ from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.fast_init import fast_instance
 from muscle_mem.index import Skipped, StepEdge, StepGroup, StepNode, TaskSteps, newest_first
-from muscle_mem.provenance import SCALAR_TYPES, Broken, Disagreement, Unresolved, evaluate
+from muscle_mem.provenance import SCALAR_TYPES, Broken, DirectArguments, Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen
 from muscle_mem.tools import Tool, ToolRegistry
@@ -113,7 +113,7 @@ class Replayer:
             node: StepNode = task.root
             if not node.groups and not node.ends:
                 return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
-            run, calls, outputs = self.run, self.run.calls, self.outputs
+            run, calls, outputs, tools = self.run, self.run.calls, self.outputs, self.registry.by_name
             while True:
                 step_no = len(calls)
                 reasons: list[tuple[MissReason, str]] = []
@@ -126,7 +126,25 @@ class Replayer:
                 ):
                     if attempt is not None and group.latest_stamp() <= attempt[0].stamp:
                         break  # this group and the older ones cannot hold a more recent success
-                    call = self._prepare(group, step_no, reasons)
+                    step = group.step
+                    tool = tools.get(step.tool)
+                    direct = group.direct
+                    call: tuple[Tool, tuple[Any, ...], dict[str, Any]] | None
+                    if tool is not None and tool.version == step.version and direct is not None:
+                        # what _prepare makes of arguments passed as they are, without its calls
+                        fixed = direct[2]
+                        try:
+                            args, kwargs = (
+                                (fixed[0], dict(fixed[1]) if fixed[1] else {})
+                                if fixed is not None
+                                else _direct_values(direct, outputs)
+                            )
+                        except IndexError:  # an output this run has not made: _prepare says so
+                            call = self._prepare(group, step_no, reasons)
+                        else:
+                            call = tool, (self.context, *args) if tool.is_method else args, kwargs
+                    else:
+                        call = self._prepare(group, step_no, reasons)
                     first = None
                     if call is not None:
                         tool, call_args, kwargs = call
@@ -136,7 +154,18 @@ class Replayer:
                             candidates: Iterator[StepEdge] | None = group.ordered()
                         else:
                             pre = yield check.capture, call_args, kwargs
-                            candidates = self._candidates(tool, check, group, pre, step_no, reasons)
+                            try:  # an equality check by hash: what _candidates does, without its call
+                                kind = type(pre)
+                                candidates = (
+                                    group.ordered(
+                                        (kind in MEMO_KINDS and _KEYS.get((kind, pre))) or snapshot_key(pre),
+                                        keyed=True,
+                                    )
+                                    if check.by_key and kind is not Raised
+                                    else self._candidates(tool, check, group, pre, step_no, reasons)
+                                )
+                            except codec.CodecError:
+                                candidates = self._candidates(tool, check, group, pre, step_no, reasons)
                         if candidates is not None:
                             first = next(candidates, None)
                             if first is None:
@@ -254,7 +283,10 @@ class Replayer:
     def _prepare(
         self, group: StepGroup, step_no: int, reasons: list[tuple[MissReason, str]]
     ) -> tuple[Tool, tuple[Any, ...], dict[str, Any]] | None:
-        """The live call a group would make (the tool, its arguments), or None (with the reason) if it cannot be made."""
+        """The live call a group would make (the tool, its arguments), or None (with the reason) if it cannot be made.
+
+        Its arguments are evaluated: the replay passes those that need not be (``group.direct``) itself.
+        """
         step = group.step
         tool = self.registry.get(step.tool)
         if tool is None:
@@ -271,15 +303,6 @@ class Replayer:
             )
             return None
         params, outputs = self.params, self.outputs
-        direct = group.direct
-        if direct is not None:
-            try:
-                args = tuple([value if at < 0 else outputs[at] for at, value in direct[0]])
-                kwargs = {k: value if at < 0 else outputs[at] for k, (at, value) in direct[1]}
-            except IndexError:
-                pass  # an output this run has not made: evaluated below, which says so
-            else:
-                return tool, (self.context, *args) if tool.is_method else args, kwargs
         try:
             args = tuple([evaluate(a, params, outputs) for a in step.args]) if step.args else ()
             kwargs = {k: evaluate(a, params, outputs) for k, a in step.kwargs} if step.kwargs else {}
@@ -368,6 +391,17 @@ FEW_GROUPS = 8
 """Up to this many groups at a node are walked from a copy (cheaper than a lazy walk)."""
 
 
+def _direct_values(direct: DirectArguments, outputs: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The positional and keyword values of arguments passed as they are (IndexError: an output not made)."""
+    values = []
+    for at, value in direct[0]:
+        values.append(value if at < 0 else outputs[at])
+    kwargs = {}
+    for name, (at, value) in direct[1]:
+        kwargs[name] = value if at < 0 else outputs[at]
+    return tuple(values), kwargs
+
+
 def _passing(
     passes: Callable[[Any, Any], bool],
     current: Any,
@@ -400,6 +434,8 @@ def _key(value: Any) -> str | None:
 _KEYS: dict[tuple[type, Any], str] = {}
 """Hashes of recent scalar snapshots, by type and value (floats left out: 0.0 == -0.0, two hashes)."""
 KEYS_KEPT = 4096
+MEMO_KINDS = frozenset({int, bool, str, type(None)})
+"""The types whose snapshots :data:`_KEYS` may hold (a dict lookup hashes the value: these all can)."""
 MEMO_TEXT = 1024
 """Texts longer than this are hashed each time (not kept alive by the memo)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,8 @@ class ToolRegistry:
 
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        self.by_name: Mapping[str, Tool] = self._tools
+        """The tools by name, read-only (a replay reads it without a method call per step)."""
 
     def add(self, tool: Tool) -> None:
         """Register a tool; other code under a name already taken is refused.

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from muscle_mem import writeback
@@ -36,8 +37,18 @@ HITS_PENDING = 100_000
 @dataclass(slots=True)
 class _Hits:
     task_key: str
-    calls: list[tuple[float, float, float]] = field(default_factory=list)
-    """(now, relevance, saved seconds) of each hit, in order."""
+    calls: list[float] = field(default_factory=list)
+    """now, relevance, saved seconds of each hit, in order, one after the other: floats are no
+    objects the cyclic GC tracks, so hits waiting for their write do not make it run."""
+
+    def each(self) -> Iterator[tuple[float, float, float]]:
+        """(now, relevance, saved seconds) of each hit, in order."""
+        calls = self.calls
+        return zip(calls[0::3], calls[1::3], calls[2::3], strict=True)
+
+    def count(self) -> int:
+        """How many hits."""
+        return len(self.calls) // 3
 
 
 class UsageLog:
@@ -59,13 +70,20 @@ class UsageLog:
 
     def hit(self, task_key: str, trajectory_id: str, now: float, relevance: float, saved: float) -> None:
         """Note a hit (nothing is read or written now)."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: a hit notes itself here
+        try:
             hits = self._pending.get(trajectory_id)
             if hits is None:
                 hits = self._pending[trajectory_id] = _Hits(task_key)
-            hits.calls.append((now, relevance, saved))
+            calls = hits.calls
+            calls.append(now)
+            calls.append(relevance)
+            calls.append(saved)
             self._count += 1
             full = self._count >= HITS_PENDING
+        finally:
+            lock.release()
         if full:
             writeback.kick()
 
@@ -118,13 +136,13 @@ class UsageLog:
             before = self._unwritten.get(tid)
             if before is not None:  # hits applied but not written yet: start from them
                 usage = _after(usage, before)
-            for now, relevance, saved in hits.calls:
+            for now, relevance, saved in hits.each():
                 usage = self._hit_task(hits.task_key, usage, now, relevance, saved)
             touch = Touch(
                 tid,
-                len(hits.calls),
-                max(call[0] for call in hits.calls),
-                sum(call[2] for call in hits.calls),
+                hits.count(),
+                max(hits.calls[0::3]),
+                sum(hits.calls[2::3]),
                 usage.priority,
                 usage.attention,
             )
@@ -157,7 +175,7 @@ class UsageLog:
             while len(pending) > KEPT:
                 del pending[next(iter(pending))]
             self._pending = pending
-            self._count = sum(len(h.calls) for h in pending.values())
+            self._count = sum(h.count() for h in pending.values())
 
 
 def _after(usage: Usage, touch: Touch) -> Usage:

@@ -23,8 +23,9 @@ def test_the_floor_answers_as_the_engine_does() -> None:
 def test_the_measurements_give_one_sample_per_batch() -> None:
     """Hits and floor per size, recording and a miss's end-of-run cost (written behind too): samples."""
     b = bench.Bench([5])
-    assert len(b.hits(2)["5"]) == 2
-    assert len(b.floor(2)["5"]) == 2
+    hits = b.hits(2)["5"]
+    assert len(hits["wall"]) == len(hits["cpu"]) == len(hits["gc"]) == 2
+    assert len(b.floor(2)["5"]["wall"]) == 2
     assert len(bench.record_overhead(calls=100, batch=50)) == 2
     assert len(bench.miss_end_of_run(misses=3)) == 3
     assert len(bench.miss_end_of_run(misses=3, write_behind=True)) == 3
@@ -40,6 +41,6 @@ def test_a_worker_subprocess_answers_requests() -> None:
         figures = bench.gather({"this code": worker}, rounds=1, batches=1)
     finally:
         worker.close()
-    assert len(figures["this code"].hits["3"]) == 1
+    assert len(figures["this code"].hits["3"]["cpu"]) == 1
     assert len(figures["this code"].miss) == 300
     assert len(figures["this code"].behind) == 300

@@ -60,6 +60,33 @@ def test_engine_path_matches_the_reference_lru_and_runs_adaptive() -> None:
     assert 0 < adaptive <= ref.belady(s.keys.tolist(), 10)
 
 
+def test_hits_written_behind_reach_the_store_only_after_the_sync_interval() -> None:
+    """Hits that never reach the store before the stream ends leave LRU a FIFO; written at once, an LRU."""
+    s = policies_stream.topics_stream(
+        [list(range(i, i + 5)) for i in range(0, 50, 5)], _vectors(50), 3, 1_000
+    )
+    texts = [f"task {i}" for i in range(50)]
+    times = np.arange(1_000, dtype=np.float64)
+    keys = s.keys.tolist()
+    at_once = bench.shared_run([make_policy("lru")], s, 10, texts, times, sync_interval=0.0)
+    behind = bench.shared_run([make_policy("lru")], s, 10, texts, times, sync_interval=1e9)
+    assert at_once == ref.lru(keys, 10)
+    assert behind == _fifo(keys, 10) != at_once
+
+
+def _fifo(keys: list[int], capacity: int) -> int:
+    cached: list[int] = []
+    hits = 0
+    for key in keys:
+        if key in cached:
+            hits += 1
+            continue
+        cached.append(key)
+        if len(cached) > capacity:
+            cached.pop(0)
+    return hits
+
+
 def test_agentdojo_prompts_are_read_without_running_code() -> None:
     module = ast.parse(
         "_NAME = 'Bob'\n"

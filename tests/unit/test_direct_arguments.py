@@ -14,11 +14,18 @@ def test_constant_scalars_and_whole_outputs_are_passed_directly() -> None:
     assert direct == (
         ((-1, 1), (-1, "a"), (-1, None), (-1, 2.5), (-1, b"x"), (-1, True), (1, None)),
         (("k", (-1, "v")), ("o", (0, None))),
+        None,
     )
     outputs = [{"id": 7}, [1, 2]]
     positional = [value if at < 0 else outputs[at] for at, value in direct[0]]
     assert positional == [evaluate(a, {}, outputs) for a in args]
-    assert direct_arguments((), ()) == ((), ())
+    assert direct_arguments((), ()) == ((), (), ((), ()))
+
+
+def test_constant_scalars_alone_give_their_values_once() -> None:
+    """When every argument is a constant scalar, their values come ready: nothing to look up at replay."""
+    direct = direct_arguments((Const(1), Const("a")), (("k", Const(None)),))
+    assert direct is not None and direct[2] == ((1, "a"), (("k", None),))
 
 
 def test_any_other_argument_is_evaluated() -> None:

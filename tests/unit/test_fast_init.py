@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import pytest
 
@@ -29,6 +30,15 @@ def test_a_fast_instance_equals_the_constructors(cls: type, fields: dict[str, ob
     for f in dataclasses.fields(cls):
         assert getattr(made, f.name) == getattr(built, f.name)
     assert repr(made) == repr(built)
+    assert made == built and dataclasses.asdict(made) == dataclasses.asdict(built)
+    assert pickle.loads(pickle.dumps(made)) == built  # a defaulted field too, read from the class
+
+
+def test_a_fast_instance_keeps_only_the_given_fields() -> None:
+    """The fields not given are not copied into the instance: they read the class's defaults."""
+    made = fast_instance(Result, hit=True, steps_replayed=5)
+    assert vars(made) == {"hit": True, "steps_replayed": 5}
+    assert made.reason is None and made.steps == ()
 
 
 def test_a_fast_instance_stays_frozen() -> None:

@@ -68,16 +68,33 @@ def test_adaptive_is_the_task_aware_frontier_aware_default_sized_by_the_capacity
 
 
 def test_a_new_recording_starts_on_probation_and_a_replay_adds_a_capped_life() -> None:
-    policy = Adaptive(kept=100, probation=0.5, life=1.5)
+    policy = Adaptive(kept=100, probation=0.5)
     policy.evicted(1_000.0, 100)
     assert policy.clock == 1_100.0  # the frontier plus the number of trajectories kept
     assert policy.admit(5.0, 1.0).priority == 1_050.0  # half the local_store's span in the past
+    assert policy.life == 1.0  # at the neutral probation, a replay is worth one turn of the store
     once = policy.hit(Usage(priority=1_050.0), 6.0, 1.0, 0.0)
-    assert once.priority == 1_200.0  # +150 slots
+    assert once.priority == 1_150.0  # +100 slots
     twice = policy.hit(once, 7.0, 1.0, 0.0)
-    assert twice.priority == 1_250.0  # capped: one life past the clock
+    assert twice.priority == 1_200.0  # capped: one life past the clock
     stale = policy.hit(Usage(priority=900.0), 8.0, 1.0, 0.0)
     assert stale.priority == 1_100.0  # a replay is never older than the clock
+
+
+def test_a_replay_life_moves_with_the_probation() -> None:
+    """The feedback that lengthens the probation lengthens what a replay earns, as ARC sizes both lists."""
+    assert [Adaptive(probation=p).life for p in (0.0, 0.5, 1.0)] == [0.5, 1.0, 1.5]
+    policy = Adaptive(kept=10, probation=0.5)
+    policy.hit_task("old", Usage(), 0.0, 1.0, 0.0)
+    policy.admit_task("old", 1.0, 1.0)  # a replayed task came back: probation (and life) were too short
+    assert policy.life > 1.0
+    assert policy.hit(Usage(priority=policy.clock), 2.0, 1.0, 0.0).priority > policy.clock + policy.kept
+
+
+def test_at_full_probation_a_new_recording_starts_at_the_frontier() -> None:
+    policy = Adaptive(kept=10, probation=1.0)
+    policy.evicted(50.0, 10)
+    assert policy.admit(0.0, 1.0).priority == 50.0  # the next eviction takes it unless it is replayed first
 
 
 def test_the_clock_moves_with_evictions_only_and_never_back() -> None:
@@ -114,7 +131,7 @@ def test_bounds_tell_the_policy_the_frontier(local_store: Store) -> None:
     assert (policy.clock, policy.kept) == (12.0, 2)  # a's priority plus the two kept
 
 
-def test_never_replayed_recordings_go_first_and_a_recalled_task_starts_at_the_clock(
+def test_never_replayed_recordings_go_first_and_a_recalled_task_starts_ahead_of_them(
     local_store: Store,
 ) -> None:
     worker = Worker(local_store, capacity=3)
@@ -122,7 +139,7 @@ def test_never_replayed_recordings_go_first_and_a_recalled_task_starts_at_the_cl
         worker.request(task, float(now))
     assert order(local_store)[-1] == "a"  # b went first; c and d are on probation below "a"
     assert "b" not in order(local_store)
-    worker.request("b", 5.0)  # b is back: remembered, so it starts at the clock, not on probation
+    worker.request("b", 5.0)  # b is back: remembered, so halfway through probation, not at its start
     assert order(local_store)[1:] == ["b", "a"]  # above the recording on probation, below the replayed one
     assert worker.policy.probation < Adaptive().probation  # b was evicted unreplayed: probation shortened
 
@@ -139,7 +156,7 @@ def test_probation_is_tuned_by_which_kind_of_remembered_task_comes_back() -> Non
 
 
 def test_a_shared_recall_decides_admission_over_the_process_own() -> None:
-    """``admit_recalled`` admits by the local_store's answer: a task remembered starts at the clock, else on probation."""
+    """``admit_recalled`` admits by the store's answer: replayed at the clock, stored halfway, else on probation."""
     policy = Adaptive(kept=10, probation=0.5)
     assert isinstance(policy, RecallAware)
     policy.evicted(100.0, 10)
@@ -147,8 +164,9 @@ def test_a_shared_recall_decides_admission_over_the_process_own() -> None:
     assert policy.admit_recalled("replayed", 0.0, 1.0, True).priority == 110.0
     assert policy.probation > 0.5  # a replayed task came back: probation was too short
     tuned = policy.probation
-    assert policy.admit_recalled("unreplayed", 0.0, 1.0, False).priority == 110.0
+    halfway = policy.admit_recalled("unreplayed", 0.0, 1.0, False).priority
     assert policy.probation < tuned  # one evicted unreplayed came back: probation was too long
+    assert halfway == pytest.approx(110.0 - policy.probation * 10 / 2)  # evidence, not yet proof
     policy.admit_task("local", 0.0, 1.0)
     on_probation = policy.clock - policy.probation * policy.kept
     assert policy.admit_recalled("local", 0.0, 1.0, None).priority == pytest.approx(on_probation)
@@ -193,6 +211,6 @@ def test_adaptive_priorities_stay_finite_after_many_replays() -> None:
 
 
 def test_adaptive_rejects_bad_parameters() -> None:
-    for bad in ({"history": -1}, {"history": 1.5}, {"kept": 0}, {"life": 0.0}, {"probation": 1.0}):
+    for bad in ({"history": -1}, {"history": 1.5}, {"kept": 0}, {"probation": -0.1}, {"probation": 1.01}):
         with pytest.raises(ValueError):
             Adaptive(**bad)  # type: ignore[arg-type]

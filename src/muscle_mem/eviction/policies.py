@@ -246,8 +246,8 @@ def _logaddexp(a: float, b: float) -> float:
 DEFAULT_KEPT = 1_000
 """The number of trajectories :class:`Adaptive` assumes a store keeps before it has seen an eviction."""
 
-MAX_PROBATION = 0.98
-"""The most of the store's span a new recording starts behind the clock (it always gets a few slots)."""
+NEUTRAL_LIFE = 0.5
+"""The life a replay adds beyond the probation, in units of the trajectories kept (see :class:`Adaptive`)."""
 
 
 @runtime_checkable
@@ -271,23 +271,27 @@ class Adaptive:
     evicts from the same frontier, so their clocks agree and their priorities compare.
 
     - A new recording starts ``probation * C`` slots in the past: it is evicted first unless it is
-      replayed soon. ``probation`` (in [0, 0.98]) is tuned as ARC tunes its target: a task that is
-      recorded again while remembered from a recording never replayed lowers it (probation was
-      too short), one remembered as replayed raises it, each by one slot, scaled by the ratio of
-      the two kinds remembered.
-    - A replay adds ``life * C`` slots to the priority, never less than the clock and never more
-      than ``life * C`` past it (a frequent trajectory banks at most one extra life).
+      replayed soon (at probation 1 it starts at the frontier, as a new entry of ARC's recency
+      list when ARC's target gives that list nothing). ``probation`` (in [0, 1]) is tuned as ARC
+      tunes its target: a task that is recorded again while remembered from a recording never
+      replayed lowers it (probation was too long), one remembered as replayed raises it, each by
+      one slot, scaled by the ratio of the two kinds remembered.
+    - A replay adds :attr:`life` ``* C`` slots to the priority, never less than the clock and never
+      more than that past it (a frequent trajectory banks at most one extra life). The life is
+      ``0.5 + probation``: one turn of the store at the neutral probation, longer when the recall
+      says replayed trajectories were evicted too soon, shorter when new ones were, so the same
+      feedback that sizes the probation sizes the share replayed trajectories hold (as ARC's
+      target sizes both of its lists).
     - Recall: the last ``history`` task keys stored or replayed in this process. A task stored
-      again while remembered starts at the clock, as a replayed one, not on probation. With a store
-      that shares its recall (:class:`~muscle_mem.stores.TaskRecall`), the engine calls
-      :meth:`admit_recalled` with the store's answer, so every worker sees every worker's tasks;
-      this process's recall then only weighs the two kinds for tuning ``probation``.
+      again while remembered as replayed starts at the clock; one remembered as stored but never
+      replayed (one earlier request: evidence, not yet proof) starts halfway through probation.
+      With a store that shares its recall (:class:`~muscle_mem.stores.TaskRecall`), the engine
+      calls :meth:`admit_recalled` with the store's answer, so every worker sees every worker's
+      tasks; this process's recall then only weighs the two kinds for tuning ``probation``.
     """
 
     history: int = 5 * DEFAULT_KEPT
     """Task keys remembered (the engine makes it five times the capacity, when there is one)."""
-    life: float = 1.5
-    """Slots a replay adds, in units of the number of trajectories kept."""
     probation: float = 0.8
     """How far in the past a new recording starts, in units of the number of trajectories kept (tuned)."""
     kept: int = DEFAULT_KEPT
@@ -305,15 +309,18 @@ class Adaptive:
             raise ValueError(f"history must be a whole number of task keys, not {self.history!r}")
         if isinstance(self.kept, bool) or not isinstance(self.kept, int) or self.kept < 1:
             raise ValueError(f"kept must be a positive whole number of trajectories, not {self.kept!r}")
-        if not 0.0 < self.life <= 8.0:
-            raise ValueError(f"life must be in (0, 8], not {self.life!r}")
-        if not 0.0 <= self.probation <= MAX_PROBATION:
-            raise ValueError(f"probation must be in [0, {MAX_PROBATION}], not {self.probation!r}")
+        if not 0.0 <= self.probation <= 1.0:
+            raise ValueError(f"probation must be in [0, 1], not {self.probation!r}")
 
     @property
     def clock(self) -> float:
         """The priority a trajectory used now is given (in slots)."""
         return self._clock
+
+    @property
+    def life(self) -> float:
+        """Slots a replay adds now, in units of the trajectories kept: ``0.5 + probation``."""
+        return NEUTRAL_LIFE + self.probation
 
     def evicted(self, priority: float, kept: int) -> None:
         """Advance the clock to ``priority + kept`` (never back) and note how many trajectories are kept."""
@@ -344,7 +351,7 @@ class Adaptive:
             priority = self._clock - self.probation * self.kept
         else:
             self._tune(replayed)
-            priority = self._clock
+            priority = self._clock if replayed else self._clock - self.probation * self.kept / 2
         self._remember(task_key, replayed is not None)
         return Usage(last_used=now, priority=priority, attention=_clip(relevance))
 
@@ -378,7 +385,7 @@ class Adaptive:
         """A remembered task is stored again: the probation of its kind was too long or too short."""
         never, used = max(self._kinds[0], 1), max(self._kinds[1], 1)
         if replayed:
-            self.probation = min(MAX_PROBATION, self.probation + max(never / used, 1.0) / self.kept)
+            self.probation = min(1.0, self.probation + max(never / used, 1.0) / self.kept)
         else:
             self.probation = max(0.0, self.probation - max(used / never, 1.0) / self.kept)
 
