@@ -85,3 +85,16 @@ def test_texts_built_to_make_the_patterns_backtrack_are_still_answered() -> None
         "-----BEGIN PRIVATE KEY-----",
     ):
         assert kind_of(text) in (None, "a private key")
+
+
+def test_a_secret_looking_task_text_is_found_every_time() -> None:
+    """The search of a trajectory's task text, remembered per text, finds it on every run of the task."""
+    from muscle_mem.secrecy import looks_secret
+    from muscle_mem.trajectory import Step, Trajectory
+
+    key = "sk-ant-" + "a1B2c3D4e5" * 3
+    leaky = Trajectory(task_key="k", steps=(Step("t", "1"),), task=f"call with {key}")
+    clean = Trajectory(task_key="k", steps=(Step("t", "1"),), task="call with the usual key")
+    for _ in range(2):
+        assert looks_secret(leaky) == "an Anthropic API key"
+        assert looks_secret(clean) is None
