@@ -19,8 +19,8 @@ import time
 import types
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from muscle_mem import codec
 from muscle_mem.codec import Secret
@@ -108,9 +108,12 @@ class RunView:
         return f"RunView(task={self.task!r}, tags={self.tags!r}, steps={len(self._run.calls)})"
 
 
-@dataclass(slots=True)
-class Call:
-    """One tool call of a run, replayed by the engine or made by the agent."""
+class Call(NamedTuple):
+    """One tool call of a run, replayed by the engine or made by the agent.
+
+    A named tuple: made in one C call (``tuple.__new__(Call, fields)`` on the replay path), where a
+    dataclass's ``__init__`` sets twelve fields one by one; it is not changed once made.
+    """
 
     tool: str
     args: tuple[Any, ...]
@@ -118,15 +121,21 @@ class Call:
     output: Any
     replayed: bool
     seconds: float = 0.0
-    pre: Any = field(default=NOT_CAPTURED, repr=False)
-    post: Any = field(default=NOT_CAPTURED, repr=False)
-    step: Step | None = field(default=None, repr=False)
+    pre: Any = NOT_CAPTURED
+    post: Any = NOT_CAPTURED
+    step: Step | None = None
     """For a replayed call: the stored step (its arguments as recorded, with references)."""
-    tool_ref: Tool | None = field(default=None, repr=False)
-    order: int = field(default=0, repr=False)
+    tool_ref: Tool | None = None
+    order: int = 0
     """When the call started, among the agent's calls of the run (0 for a replayed call)."""
-    returned: Any = field(default=None, repr=False)
+    returned: Any = None
     """The output as the caller got it (``output`` is what data flow sees: the tool's ``output_view``)."""
+
+    def __repr__(self) -> str:
+        return (
+            f"Call(tool={self.tool!r}, args={self.args!r}, kwargs={self.kwargs!r}, output={self.output!r}, "
+            f"replayed={self.replayed!r}, seconds={self.seconds!r})"
+        )
 
 
 @dataclass(eq=False, slots=True)
@@ -261,14 +270,13 @@ class Run:
                 self.problems.append(Problem(NotStoredReason.CALL_OUTSIDE_RUN, why))
 
     def _land(self, flight: Flight, call: Call | None) -> None:
-        """A call ends: recorded (``call``) in the order calls started, or not (it raised)."""
+        """A call ends: recorded (``call``, made with the flight's order) in the order calls started, or not."""
         with self._lock:
             self.in_flight.discard(flight)
             if call is None:
                 return
-            call.order = flight.order
             at = len(self.calls)
-            while at and self.calls[at - 1].order > flight.order:
+            while at and self.calls[at - 1].order > call.order:
                 at -= 1
             self.calls.insert(at, call)
 
@@ -398,6 +406,7 @@ class Run:
     def _recorded(
         self,
         tool: Tool,
+        flight: Flight,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         out: Any,
@@ -409,7 +418,7 @@ class Run:
         seen = self._seen(tool, out)
         returned = out if tool.output_view is not None else seen
         return Call(
-            tool.name, args, kwargs, seen, False, seconds, pre, post, tool_ref=tool, returned=returned
+            tool.name, args, kwargs, seen, False, seconds, pre, post, None, tool, flight.order, returned
         )
 
     def seen(self, tool: Tool, out: Any) -> Any:
@@ -443,7 +452,7 @@ class Run:
             out = tool.fn(*args, **kwargs)
             seconds = time.perf_counter() - start
             post = self._capture(tool, "post", args, kwargs)
-            call = self._recorded(tool, call_args, call_kwargs, out, seconds, pre, post)
+            call = self._recorded(tool, flight, call_args, call_kwargs, out, seconds, pre, post)
             return out
         finally:
             IN_TOOL.reset(tool_token)
@@ -465,7 +474,7 @@ class Run:
             out = await tool.fn(*args, **kwargs)
             seconds = time.perf_counter() - start
             post = await self._capture_async(tool, "post", args, kwargs)
-            call = self._recorded(tool, call_args, call_kwargs, out, seconds, pre, post)
+            call = self._recorded(tool, flight, call_args, call_kwargs, out, seconds, pre, post)
             return out
         finally:
             IN_TOOL.reset(tool_token)

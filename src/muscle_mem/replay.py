@@ -114,6 +114,7 @@ class Replayer:
             if not node.groups and not node.ends:
                 return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
             run, calls, outputs, tools = self.run, self.run.calls, self.outputs, self.registry.by_name
+            new_call = tuple.__new__  # a Call in one C call, its fields in order
             while True:
                 step_no = len(calls)
                 reasons: list[tuple[MissReason, str]] = []
@@ -217,19 +218,22 @@ class Replayer:
                         )
                 outputs.append(output)
                 calls.append(
-                    Call(
-                        tool.name,
-                        call_args[1:] if tool.is_method else call_args,
-                        kwargs,
-                        output,
-                        True,
-                        0.0,
-                        pre if type(pre) in SCALAR_TYPES else _frozen_snapshot(pre),
-                        post if post is NOT_CAPTURED else _frozen_snapshot(post),
-                        step,
-                        tool,
-                        0,
-                        value if tool.output_view is not None else output,
+                    new_call(
+                        Call,
+                        (
+                            tool.name,
+                            call_args[1:] if tool.is_method else call_args,
+                            kwargs,
+                            output,
+                            True,
+                            0.0,
+                            pre if type(pre) in SCALAR_TYPES else _frozen_snapshot(pre),
+                            post if post is NOT_CAPTURED else _frozen_snapshot(post),
+                            step,
+                            tool,
+                            0,
+                            value if tool.output_view is not None else output,
+                        ),
                     )
                 )
                 if edge is None:
