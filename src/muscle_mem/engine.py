@@ -466,7 +466,9 @@ class Engine:
         secrets = secret_values(params) if params else {}
         problem = None
         try:
-            key, text = self._identify(args, kwargs, tags, plain, frozenset(secrets))
+            key, text = self._identify(
+                args, kwargs, tags, plain, frozenset(secrets) if secrets else _NO_SECRETS
+            )
         except codec.CodecError as exc:
             key, text, problem = "", task_text(args, kwargs, plain), str(exc)
         return key, redact(text, secrets), problem  # redact also scrubs secret-looking texts
@@ -505,6 +507,9 @@ class Engine:
 
 _GOING_ON = Ending()
 """The ending of a call before its replay: none yet (immutable, so one for all calls)."""
+
+
+_NO_SECRETS: frozenset[str] = frozenset()
 
 
 def _async_in_sync(name: str) -> TypeError:

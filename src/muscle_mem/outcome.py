@@ -55,7 +55,8 @@ class Outcomes:
         run, task, trajectory = call.run, call.task, ending.trajectory
         assert trajectory is not None and task is not None
         elapsed = time.perf_counter() - call.started
-        saved = max(0.0, trajectory.agent_seconds - elapsed)
+        saved = trajectory.agent_seconds - elapsed
+        saved = saved if saved > 0.0 else 0.0  # max(0.0, saved) without its call
         steps = len(run.calls)
         self.metrics.hit(steps, saved, trajectory.tokens)
         self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))

@@ -184,7 +184,7 @@ class Run:
         self.task = task
         self.task_key = task_key
         self.tags = tags
-        self.params = dict(params)
+        self.params = dict(params) if params else {}
         self.calls: list[Call] = []
         self.recording = False
         self.tokens = 0
@@ -193,7 +193,7 @@ class Run:
         """How relevant the task is to the recent task stream (for eviction policies), in [0, 1]."""
         self.problems: list[str] = []
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
-        self.secrets = secret_values(params)
+        self.secrets = secret_values(params) if params else {}
         """The plain values of the secret params, to keep out of every message."""
         self.secret_outputs: dict[str, Any] = {}
         """The values inside secret tool outputs (see :func:`secrecy.output_secrets`), by name."""

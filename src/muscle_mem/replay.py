@@ -115,6 +115,7 @@ class Replayer:
                 return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
             run, calls, outputs, tools = self.run, self.run.calls, self.outputs, self.registry.by_name
             new_call = tuple.__new__  # a Call in one C call, its fields in order
+            context = self.context
             while True:
                 step_no = len(calls)
                 reasons: list[tuple[MissReason, str]] = []
@@ -130,42 +131,42 @@ class Replayer:
                     step = group.step
                     tool = tools.get(step.tool)
                     direct = group.direct
-                    call: tuple[Tool, tuple[Any, ...], dict[str, Any]] | None
-                    if tool is not None and tool.version == step.version and direct is not None:
+                    call_args: tuple[Any, ...] | None = None
+                    if tool is not None and direct is not None and tool.version == step.version:
                         # what _prepare makes of arguments passed as they are, without its calls
                         fixed = direct[2]
-                        try:
-                            args, kwargs = (
-                                (fixed[0], dict(fixed[1]) if fixed[1] else {})
-                                if fixed is not None
-                                else _direct_values(direct, outputs)
-                            )
-                        except IndexError:  # an output this run has not made: _prepare says so
-                            call = self._prepare(group, step_no, reasons)
+                        if fixed is not None:
+                            call_args, kwargs = fixed[0], dict(fixed[1]) if fixed[1] else {}
                         else:
-                            call = tool, (self.context, *args) if tool.is_method else args, kwargs
-                    else:
+                            try:
+                                call_args, kwargs = _direct_values(direct, outputs)
+                            except IndexError:  # an output this run has not made: _prepare says so
+                                call_args = None
+                        if call_args is not None and tool.is_method:
+                            call_args = (context, *call_args)
+                    if call_args is None:
                         call = self._prepare(group, step_no, reasons)
+                        if call is not None:
+                            tool, call_args, kwargs = call
                     first = None
-                    if call is not None:
-                        tool, call_args, kwargs = call
+                    if call_args is not None:
+                        assert tool is not None
                         check = tool.pre_check
                         pre = NOT_CAPTURED
                         if check is None:
                             candidates: Iterator[StepEdge] | None = group.ordered()
                         else:
                             pre = yield check.capture, call_args, kwargs
-                            try:  # an equality check by hash: what _candidates does, without its call
-                                kind = type(pre)
-                                candidates = (
-                                    group.ordered(
+                            kind = type(pre)
+                            if check.by_key and kind is not Raised:
+                                try:  # an equality check by hash: what _candidates does, without its call
+                                    candidates = group.ordered(
                                         (kind in MEMO_KINDS and _KEYS.get((kind, pre))) or snapshot_key(pre),
                                         keyed=True,
                                     )
-                                    if check.by_key and kind is not Raised
-                                    else self._candidates(tool, check, group, pre, step_no, reasons)
-                                )
-                            except codec.CodecError:
+                                except codec.CodecError:
+                                    candidates = self._candidates(tool, check, group, pre, step_no, reasons)
+                            else:
                                 candidates = self._candidates(tool, check, group, pre, step_no, reasons)
                         if candidates is not None:
                             first = next(candidates, None)
@@ -177,7 +178,7 @@ class Replayer:
                                     )
                                 )
                             elif attempt is None or first.stamp > attempt[0].stamp:
-                                attempt = (first, candidates, pre, tool, group.step, call_args, kwargs)
+                                attempt = (first, candidates, pre, tool, step, call_args, kwargs)
                     if first is None:
                         blame = blame or group.step.tool
                 if attempt is None:
