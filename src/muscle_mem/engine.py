@@ -304,7 +304,9 @@ class Engine:
         """Solve a task: replay it if a stored trajectory is safe, else hand it to the agent."""
         call, scope = self._enter(args, kwargs, tags, params)
         try:
-            ending = (drive(call.replay, _async_in_sync) if call.replay else call.ending).redacted(call.run)
+            ending = drive(call.replay, _async_in_sync) if call.replay else call.ending
+            if ending.reason is not None:  # a hit has none: no call to redact it
+                ending = ending.redacted(call.run)
             if ending.trajectory is not None:
                 return self._outcomes.hit(call, ending)
             agent = self._start_agent(call)
@@ -357,7 +359,9 @@ class Engine:
         """One async engine call; ``agent`` solves the task if it cannot be replayed."""
         call, scope = self._enter(args, kwargs, tags, params, needs_agent=agent is None)
         try:
-            ending = (await drive_async(call.replay) if call.replay else call.ending).redacted(call.run)
+            ending = await drive_async(call.replay) if call.replay else call.ending
+            if ending.reason is not None:
+                ending = ending.redacted(call.run)
             if ending.trajectory is not None:
                 return self._outcomes.hit(call, ending)
             agent = self._start_agent(call, agent)
