@@ -266,14 +266,18 @@ class TaskIdentity:
         kinds = tuple(map(type, values))
         if not _FLAT.issuperset(kinds):
             return self._compute(args, kwargs, tags, params, secret)
-        memo_key = (
-            tuple(args),
-            tuple(kwargs.items()) if kwargs else (),
-            tuple(tags),
-            tuple(params.items()) if params else (),
-            secret,
-            kinds,
-        )
+        memo_key: tuple[Any, ...]
+        if kwargs or params or tags or secret:
+            memo_key = (
+                tuple(args),
+                tuple(kwargs.items()) if kwargs else (),
+                tuple(tags),
+                tuple(params.items()) if params else (),
+                secret,
+                kinds,
+            )
+        else:  # the task's arguments only: a key of two (never equal to one of six)
+            memo_key = (tuple(args), kinds)
         found = self._memo.get(memo_key)
         if found is None:
             found = self._compute(args, kwargs, tags, params, secret)

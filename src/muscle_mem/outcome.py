@@ -67,7 +67,8 @@ class Outcomes:
         except Exception:
             self.metrics.add("store_errors")
             logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
-        logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
+        if logger.isEnabledFor(logging.DEBUG):  # one call instead of two when it is not
+            logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
         return fast_instance(
             Result,
             hit=True,

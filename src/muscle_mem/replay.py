@@ -27,7 +27,7 @@ from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.fast_init import fast_instance
 from muscle_mem.index import Skipped, StepEdge, StepGroup, StepNode, TaskSteps, newest_first
-from muscle_mem.provenance import SCALAR_TYPES, Broken, DirectArguments, Disagreement, Unresolved, evaluate
+from muscle_mem.provenance import SCALAR_TYPES, Broken, Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen
 from muscle_mem.tools import Tool, ToolRegistry
@@ -138,8 +138,14 @@ class Replayer:
                         if fixed is not None:
                             call_args, kwargs = fixed[0], dict(fixed[1]) if fixed[1] else {}
                         else:
-                            try:
-                                call_args, kwargs = _direct_values(direct, outputs)
+                            try:  # each value as it is (at < 0) or a whole output, inline: a call per step less
+                                live = []
+                                for at, constant in direct[0]:
+                                    live.append(constant if at < 0 else outputs[at])
+                                kwargs = {}
+                                for name, (at, constant) in direct[1]:
+                                    kwargs[name] = constant if at < 0 else outputs[at]
+                                call_args = tuple(live)
                             except IndexError:  # an output this run has not made: _prepare says so
                                 call_args = None
                         if call_args is not None and tool.is_method:
@@ -394,17 +400,6 @@ class Replayer:
 
 FEW_GROUPS = 8
 """Up to this many groups at a node are walked from a copy (cheaper than a lazy walk)."""
-
-
-def _direct_values(direct: DirectArguments, outputs: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The positional and keyword values of arguments passed as they are (IndexError: an output not made)."""
-    values = []
-    for at, value in direct[0]:
-        values.append(value if at < 0 else outputs[at])
-    kwargs = {}
-    for name, (at, value) in direct[1]:
-        kwargs[name] = value if at < 0 else outputs[at]
-    return tuple(values), kwargs
 
 
 def _passing(
