@@ -192,6 +192,10 @@ class _Place(NamedTuple):
     path: tuple[PathElement, ...]
 
 
+_new_place: Any = tuple.__new__
+"""``_Place(*values)`` without the named tuple's ``__new__`` in Python."""
+
+
 class _Outputs:
     """The values of a run's outputs so far, by value, by number and by text."""
 
@@ -203,8 +207,14 @@ class _Outputs:
 
     def add(self, step: int, output: Any) -> None:
         self.outputs.append(output)
-        if type(output) in SCALAR_TYPES:  # the common case: one value, nothing inside
-            self._index(_Place(step, ()), output)
+        kind = type(output)
+        if kind is int or kind is float:  # the common case, as _index files it, inline
+            place = _new_place(_Place, (step, ()))
+            self.by_value.setdefault((kind, output), []).append(place)
+            self.by_number.setdefault(float(output), []).append((place, output))
+            return
+        if kind in SCALAR_TYPES:  # one value, nothing inside
+            self._index(_new_place(_Place, (step, ())), output)
             return
         budget = [MAX_INDEXED_PER_OUTPUT]
 
@@ -293,16 +303,20 @@ class _ArgBuilder:
             form = _whole_form(param, value)
             if form is not None:
                 found.append(Param(name, form))
-        key = _value_key(value)
+        kind = type(value)
+        key = (kind, value) if kind in _KEYED else _value_key(value)
         for place in self.outputs.by_value.get(key, []) if key is not None else []:
             found.append(self._output(place, SAME, where))
-        if type(value) in (list, tuple):  # every element of a listed output, in order: that output
+        if kind is list or kind is tuple:  # every element of a listed output, in order: that output
             other = tuple(value) if type(value) is list else list(value)
             other_key = _value_key(other)
             convert = Form("list" if type(value) is list else "tuple")
             for place in self.outputs.by_value.get(other_key, []) if other_key is not None else []:
                 found.append(self._output(place, convert, where))
-        number = _number_of(value) if not isinstance(value, str) or INTEGER.fullmatch(value) else None
+        if kind is int or kind is float:  # the common case, as _number_of reads it
+            number: float | None = float(value)
+        else:
+            number = _number_of(value) if not isinstance(value, str) or INTEGER.fullmatch(value) else None
         for place, held in self.outputs.by_number.get(number, []) if number is not None else []:
             form = _whole_form(held, value)
             if form is not None and form is not SAME and form != SAME:

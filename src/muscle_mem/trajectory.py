@@ -6,6 +6,7 @@ turn a trajectory into a JSON-compatible dict (through :mod:`muscle_mem.codec`) 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -426,8 +427,13 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
         else:
             stored_kwargs = signed_kwargs = ""
         text = f"[{tool},{version},[{signed}],[{signed_kwargs}]]"
-        signatures.append(codec.hash_text(text))
-        pre, post, seconds = _snapshot_text(step.pre), _snapshot_text(step.post), _number_text(step.seconds)
+        signatures.append(
+            _signature_hash(text) if len(text) <= SIGNATURES_KEPT_LENGTH else codec.hash_text(text)
+        )
+        pre = "null" if step.pre is None else _snapshot_text(step.pre)
+        post = "null" if step.post is None else _snapshot_text(step.post)
+        took = step.seconds  # a float, written as _number_text writes it, inline
+        seconds = float.__repr__(took) if type(took) is float and _finite_float(took) else _number_text(took)
         steps.append(
             f'{{"tool":{tool},"version":{version},"args":[{stored}],"kwargs":[{stored_kwargs}],'
             f'"pre":{pre},"post":{post},"seconds":{seconds}}}'
@@ -440,6 +446,13 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
         f'"tokens":{_number_text(t.tokens)},"created_at":{_number_text(t.created_at)}}}'
     )
     return text, signatures
+
+
+SIGNATURES_KEPT_LENGTH = 512
+"""A step's signature is remembered for a canonical text up to this long (the steps of a task repeat)."""
+_signature_hash = functools.lru_cache(maxsize=4096)(codec.hash_text)
+""":func:`codec.hash_text` remembered for the signature texts of the most recent steps."""
+_finite_float = math.isfinite
 
 
 def _args_texts(args: tuple[Arg, ...]) -> tuple[str, str]:
