@@ -22,6 +22,7 @@ at word and number boundaries. A run a replay could not repeat faithfully is ref
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
@@ -51,6 +52,7 @@ from muscle_mem.provenance import (
 )
 from muscle_mem.reasons import NotStoredReason, Problem, problem_kind
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Call, Run
+from muscle_mem.replay import snapshot_key
 from muscle_mem.secrecy import leaks_secret, looks_secret, plain_params
 from muscle_mem.templates import NumberToken, is_plain_number_text, number_tokens, word_spans
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
@@ -292,7 +294,12 @@ class _ArgBuilder:
             return False
         if _is_number(value):  # as _stands_in, over the literal's numbers read once
             if self._literal_numbers is None:
-                self._literal_numbers = tuple(number_tokens(self.literal))
+                literal = self.literal
+                self._literal_numbers = (
+                    _literal_numbers(literal)
+                    if len(literal) <= LITERALS_KEPT_LENGTH
+                    else tuple(number_tokens(literal))
+                )
             return any(t.value == float(value) and not t.in_date for t in self._literal_numbers)
         return _stands_in(self.literal, value)
 
@@ -527,6 +534,16 @@ def _plain_word(text: str) -> bool:
     return text.isalpha()
 
 
+LITERALS_KEPT_LENGTH = 2048
+"""The numbers of a task's literal text up to this long are remembered (a task's runs share it)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _literal_numbers(literal: str) -> tuple[NumberToken, ...]:
+    """The numbers of a task's literal text, read once for the runs of the latest tasks."""
+    return tuple(number_tokens(literal))
+
+
 def _literal(task: str, params: Mapping[str, Any]) -> str:
     """The task text without its ``{param}`` places and the values shown for params."""
     text = task
@@ -552,8 +569,8 @@ class _Snapshots:
             if kind is not int and kind is not str:  # equal values of these are written alike
                 return Snapshot.digest(value)
             found = self._digests.get((kind, value))
-            if found is None:
-                found = self._digests[(kind, value)] = Snapshot.digest(value)
+            if found is None:  # the hash the replay made of the same capture, if it made it
+                found = self._digests[(kind, value)] = Snapshot(None, snapshot_key(value), kept=False)
             return found
         except codec.CodecError as exc:
             where = f"step {index} (tool {call.tool!r})"
