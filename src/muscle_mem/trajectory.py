@@ -379,7 +379,11 @@ def _arg_texts(arg: Arg) -> tuple[str, str]:
         if arg.form is SAME:  # type: ignore[union-attr]
             text = '{"param":' + _text_of(arg.name) + "}"  # type: ignore[union-attr]
     elif kind is Output and arg.form is SAME and not arg.picks and type(arg.step) is int:  # type: ignore[union-attr]
-        text = _output_text(arg.step, arg.path)  # type: ignore[union-attr]
+        path = arg.path  # type: ignore[union-attr]
+        if path:
+            text = _output_text(arg.step, path)  # type: ignore[union-attr]
+        else:  # a whole output, as _output_text writes it
+            text = '{"output":' + int.__repr__(arg.step) + ',"path":[]}'  # type: ignore[union-attr]
     if text is not None:
         return text, text
     record = arg_record(arg)
@@ -419,7 +423,8 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
             signatures.append(record_signature(record))
             continue
         tool, version = _quoted(step.tool), _quoted(step.version)
-        stored, signed = _args_texts(step.args)
+        args = step.args
+        stored, signed = _arg_texts(args[0]) if len(args) == 1 else _args_texts(args)
         if step.kwargs:
             pairs = [(_text_of(k), _arg_texts(a)) for k, a in step.kwargs]
             stored_kwargs = ",".join(["[" + k + "," + r + "]" for k, (r, _) in pairs])
