@@ -379,11 +379,9 @@ def _arg_texts(arg: Arg) -> tuple[str, str]:
         if arg.form is SAME:  # type: ignore[union-attr]
             text = '{"param":' + _text_of(arg.name) + "}"  # type: ignore[union-attr]
     elif kind is Output and arg.form is SAME and not arg.picks and type(arg.step) is int:  # type: ignore[union-attr]
-        path = arg.path  # type: ignore[union-attr]
-        if path:
-            text = _output_text(arg.step, path)  # type: ignore[union-attr]
-        else:  # a whole output, as _output_text writes it
-            text = '{"output":' + int.__repr__(arg.step) + ',"path":[]}'  # type: ignore[union-attr]
+        step, path = arg.step, arg.path  # type: ignore[union-attr]
+        # a whole output written as _output_text writes it, without its walk of the empty path
+        text = _output_text(step, path) if path else '{"output":' + int.__repr__(step) + ',"path":[]}'
     if text is not None:
         return text, text
     record = arg_record(arg)
