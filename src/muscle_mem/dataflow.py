@@ -272,7 +272,7 @@ class _ArgBuilder:
             origins.append(Const(value))  # a param's True is as likely the agent's own constant
         elif self._in_task(value):
             origins.append(Const(value))
-        return self._bound(origins, where)
+        return origins[0] if len(origins) == 1 else self._bound(origins, where)
 
     def _bound(self, origins: list[Arg], where: Where) -> Arg:
         if len(origins) == 1:  # the common case: one origin, neither several nor in agreement
@@ -364,6 +364,8 @@ class _ArgBuilder:
     def _read_out_of(self, value: Any) -> tuple[tuple[int, tuple[PathElement, ...], str], ...]:
         """The output texts that hold ``value`` inside them, as a word or a number (a name the agent
         read out of a listing): the constant replays only while those texts are unchanged."""
+        if not self.outputs.texts:  # no text output to have read it out of
+            return ()
         if isinstance(value, bool) or not isinstance(value, _WORDLIKE) or not str(value).strip():
             return ()
         needle = str(value)
@@ -636,7 +638,12 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
             version = call.step.version
         else:
             assert tool is not None
-            args = tuple([builder.build(v, _Argument(index, call, i)) for i, v in enumerate(call.args)])
+            values = call.args
+            args = (
+                (builder.build(values[0], _Argument(index, call, 0)),)  # the common case, without a list
+                if len(values) == 1
+                else tuple([builder.build(v, _Argument(index, call, i)) for i, v in enumerate(values)])
+            )
             kwargs = (
                 tuple([(k, builder.build(v, _Argument(index, call, k))) for k, v in call.kwargs.items()])
                 if call.kwargs
