@@ -433,7 +433,11 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
         signatures.append(
             _signature_hash(text) if len(text) <= SIGNATURES_KEPT_LENGTH else codec.hash_text(text)
         )
-        pre = "null" if step.pre is None else _snapshot_text(step.pre)
+        snap = step.pre  # a pre-check's hash alone, the common case, as _snapshot_text writes it
+        if snap is not None and not snap.kept and type(snap.key) is str:
+            pre = '{"key":' + _quoted(snap.key) + "}"
+        else:
+            pre = _snapshot_text(snap)
         post = "null" if step.post is None else _snapshot_text(step.post)
         took = step.seconds  # a float, written as _number_text writes it, inline
         seconds = float.__repr__(took) if type(took) is float and _finite_float(took) else _number_text(took)
