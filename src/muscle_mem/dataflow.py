@@ -22,6 +22,7 @@ at word and number boundaries. A run a replay could not repeat faithfully is ref
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
@@ -51,6 +52,7 @@ from muscle_mem.provenance import (
 )
 from muscle_mem.reasons import NotStoredReason, Problem, problem_kind
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Call, Run
+from muscle_mem.replay import snapshot_key
 from muscle_mem.secrecy import leaks_secret, looks_secret, plain_params
 from muscle_mem.templates import NumberToken, is_plain_number_text, number_tokens, word_spans
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
@@ -192,6 +194,10 @@ class _Place(NamedTuple):
     path: tuple[PathElement, ...]
 
 
+_new_place: Any = tuple.__new__
+"""``_Place(*values)`` without the named tuple's ``__new__`` in Python."""
+
+
 class _Outputs:
     """The values of a run's outputs so far, by value, by number and by text."""
 
@@ -203,8 +209,14 @@ class _Outputs:
 
     def add(self, step: int, output: Any) -> None:
         self.outputs.append(output)
-        if type(output) in SCALAR_TYPES:  # the common case: one value, nothing inside
-            self._index(_Place(step, ()), output)
+        kind = type(output)
+        if kind is int or kind is float:  # the common case, as _index files it, inline
+            place = _new_place(_Place, (step, ()))
+            self.by_value.setdefault((kind, output), []).append(place)
+            self.by_number.setdefault(float(output), []).append((place, output))
+            return
+        if kind in SCALAR_TYPES:  # one value, nothing inside
+            self._index(_new_place(_Place, (step, ())), output)
             return
         budget = [MAX_INDEXED_PER_OUTPUT]
 
@@ -260,7 +272,7 @@ class _ArgBuilder:
             origins.append(Const(value))  # a param's True is as likely the agent's own constant
         elif self._in_task(value):
             origins.append(Const(value))
-        return self._bound(origins, where)
+        return origins[0] if len(origins) == 1 else self._bound(origins, where)
 
     def _bound(self, origins: list[Arg], where: Where) -> Arg:
         if len(origins) == 1:  # the common case: one origin, neither several nor in agreement
@@ -282,7 +294,12 @@ class _ArgBuilder:
             return False
         if _is_number(value):  # as _stands_in, over the literal's numbers read once
             if self._literal_numbers is None:
-                self._literal_numbers = tuple(number_tokens(self.literal))
+                literal = self.literal
+                self._literal_numbers = (
+                    _literal_numbers(literal)
+                    if len(literal) <= LITERALS_KEPT_LENGTH
+                    else tuple(number_tokens(literal))
+                )
             return any(t.value == float(value) and not t.in_date for t in self._literal_numbers)
         return _stands_in(self.literal, value)
 
@@ -293,16 +310,20 @@ class _ArgBuilder:
             form = _whole_form(param, value)
             if form is not None:
                 found.append(Param(name, form))
-        key = _value_key(value)
+        kind = type(value)
+        key = (kind, value) if kind in _KEYED else _value_key(value)
         for place in self.outputs.by_value.get(key, []) if key is not None else []:
             found.append(self._output(place, SAME, where))
-        if type(value) in (list, tuple):  # every element of a listed output, in order: that output
+        if kind is list or kind is tuple:  # every element of a listed output, in order: that output
             other = tuple(value) if type(value) is list else list(value)
             other_key = _value_key(other)
             convert = Form("list" if type(value) is list else "tuple")
             for place in self.outputs.by_value.get(other_key, []) if other_key is not None else []:
                 found.append(self._output(place, convert, where))
-        number = _number_of(value) if not isinstance(value, str) or INTEGER.fullmatch(value) else None
+        if kind is int or kind is float:  # the common case, as _number_of reads it
+            number: float | None = float(value)
+        else:
+            number = _number_of(value) if not isinstance(value, str) or INTEGER.fullmatch(value) else None
         for place, held in self.outputs.by_number.get(number, []) if number is not None else []:
             form = _whole_form(held, value)
             if form is not None and form is not SAME and form != SAME:
@@ -343,6 +364,8 @@ class _ArgBuilder:
     def _read_out_of(self, value: Any) -> tuple[tuple[int, tuple[PathElement, ...], str], ...]:
         """The output texts that hold ``value`` inside them, as a word or a number (a name the agent
         read out of a listing): the constant replays only while those texts are unchanged."""
+        if not self.outputs.texts:  # no text output to have read it out of
+            return ()
         if isinstance(value, bool) or not isinstance(value, _WORDLIKE) or not str(value).strip():
             return ()
         needle = str(value)
@@ -513,6 +536,16 @@ def _plain_word(text: str) -> bool:
     return text.isalpha()
 
 
+LITERALS_KEPT_LENGTH = 2048
+"""The numbers of a task's literal text up to this long are remembered (a task's runs share it)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _literal_numbers(literal: str) -> tuple[NumberToken, ...]:
+    """The numbers of a task's literal text, read once for the runs of the latest tasks."""
+    return tuple(number_tokens(literal))
+
+
 def _literal(task: str, params: Mapping[str, Any]) -> str:
     """The task text without its ``{param}`` places and the values shown for params."""
     text = task
@@ -538,8 +571,8 @@ class _Snapshots:
             if kind is not int and kind is not str:  # equal values of these are written alike
                 return Snapshot.digest(value)
             found = self._digests.get((kind, value))
-            if found is None:
-                found = self._digests[(kind, value)] = Snapshot.digest(value)
+            if found is None:  # the hash the replay made of the same capture, if it made it
+                found = self._digests[(kind, value)] = Snapshot(None, snapshot_key(value), kept=False)
             return found
         except codec.CodecError as exc:
             where = f"step {index} (tool {call.tool!r})"
@@ -605,7 +638,12 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
             version = call.step.version
         else:
             assert tool is not None
-            args = tuple([builder.build(v, _Argument(index, call, i)) for i, v in enumerate(call.args)])
+            values = call.args
+            args = (
+                (builder.build(values[0], _Argument(index, call, 0)),)  # the common case, without a list
+                if len(values) == 1
+                else tuple([builder.build(v, _Argument(index, call, i)) for i, v in enumerate(values)])
+            )
             kwargs = (
                 tuple([(k, builder.build(v, _Argument(index, call, k))) for k, v in call.kwargs.items()])
                 if call.kwargs

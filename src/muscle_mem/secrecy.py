@@ -20,7 +20,18 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from muscle_mem import codec, secret_patterns
-from muscle_mem.provenance import SCALAR_TYPES, Agree, Arg, Const, Guarded, Output, Struct, Template, Text
+from muscle_mem.provenance import (
+    SCALAR_TYPES,
+    Agree,
+    Arg,
+    Const,
+    Guarded,
+    Output,
+    Param,
+    Struct,
+    Template,
+    Text,
+)
 from muscle_mem.templates import NUMBER_TEXT, whole_number
 from muscle_mem.trajectory import Trajectory
 
@@ -154,7 +165,11 @@ def _leaves(trajectory: Trajectory) -> Iterator[Any]:
     yield from trajectory.tags
     for step in trajectory.steps:
         for arg in step.args:
-            yield from _arg_leaves(arg)
+            kind = type(arg)  # the common cases without a generator of their own
+            if kind is Const and type(arg.value) in SCALAR_TYPES:  # type: ignore[union-attr]
+                yield arg.value  # type: ignore[union-attr]
+            elif not (kind is Output and not arg.path) and kind is not Param:  # type: ignore[union-attr]
+                yield from _arg_leaves(arg)
         for name, arg in step.kwargs:
             yield name
             yield from _arg_leaves(arg)

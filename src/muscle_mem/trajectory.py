@@ -6,6 +6,7 @@ turn a trajectory into a JSON-compatible dict (through :mod:`muscle_mem.codec`) 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -378,7 +379,9 @@ def _arg_texts(arg: Arg) -> tuple[str, str]:
         if arg.form is SAME:  # type: ignore[union-attr]
             text = '{"param":' + _text_of(arg.name) + "}"  # type: ignore[union-attr]
     elif kind is Output and arg.form is SAME and not arg.picks and type(arg.step) is int:  # type: ignore[union-attr]
-        text = _output_text(arg.step, arg.path)  # type: ignore[union-attr]
+        step, path = arg.step, arg.path  # type: ignore[union-attr]
+        # a whole output written as _output_text writes it, without its walk of the empty path
+        text = _output_text(step, path) if path else '{"output":' + int.__repr__(step) + ',"path":[]}'
     if text is not None:
         return text, text
     record = arg_record(arg)
@@ -418,7 +421,8 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
             signatures.append(record_signature(record))
             continue
         tool, version = _quoted(step.tool), _quoted(step.version)
-        stored, signed = _args_texts(step.args)
+        args = step.args
+        stored, signed = _arg_texts(args[0]) if len(args) == 1 else _args_texts(args)
         if step.kwargs:
             pairs = [(_text_of(k), _arg_texts(a)) for k, a in step.kwargs]
             stored_kwargs = ",".join(["[" + k + "," + r + "]" for k, (r, _) in pairs])
@@ -426,8 +430,17 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
         else:
             stored_kwargs = signed_kwargs = ""
         text = f"[{tool},{version},[{signed}],[{signed_kwargs}]]"
-        signatures.append(codec.hash_text(text))
-        pre, post, seconds = _snapshot_text(step.pre), _snapshot_text(step.post), _number_text(step.seconds)
+        signatures.append(
+            _signature_hash(text) if len(text) <= SIGNATURES_KEPT_LENGTH else codec.hash_text(text)
+        )
+        snap = step.pre  # a pre-check's hash alone, the common case, as _snapshot_text writes it
+        if snap is not None and not snap.kept and type(snap.key) is str:
+            pre = '{"key":' + _quoted(snap.key) + "}"
+        else:
+            pre = _snapshot_text(snap)
+        post = "null" if step.post is None else _snapshot_text(step.post)
+        took = step.seconds  # a float, written as _number_text writes it, inline
+        seconds = float.__repr__(took) if type(took) is float and _finite_float(took) else _number_text(took)
         steps.append(
             f'{{"tool":{tool},"version":{version},"args":[{stored}],"kwargs":[{stored_kwargs}],'
             f'"pre":{pre},"post":{post},"seconds":{seconds}}}'
@@ -440,6 +453,13 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
         f'"tokens":{_number_text(t.tokens)},"created_at":{_number_text(t.created_at)}}}'
     )
     return text, signatures
+
+
+SIGNATURES_KEPT_LENGTH = 512
+"""A step's signature is remembered for a canonical text up to this long (the steps of a task repeat)."""
+_signature_hash = functools.lru_cache(maxsize=4096)(codec.hash_text)
+""":func:`codec.hash_text` remembered for the signature texts of the most recent steps."""
+_finite_float = math.isfinite
 
 
 def _args_texts(args: tuple[Arg, ...]) -> tuple[str, str]:

@@ -193,13 +193,14 @@ def test_the_record_text_is_the_json_of_the_record_and_its_signatures_the_steps_
         Step("a", "1", pre=Snapshot.digest(1), post=Snapshot.capture({"b": [1, 2]}), seconds=1e-7),
         Step("b", "2", args=values, kwargs=(("to", Param("email")), ("ü", Const([1, "x"]))), seconds=3),
         Step("c", "1", args=(Output(1),), pre=Snapshot.capture(b"\x00")),
+        Step("d", "1", args=(Const("long " * 200),), seconds=float("inf")),  # a signature not remembered
     )
     trajectories = [
         Trajectory(task_key="k", steps=steps, task="ünïcode {x}", tags=("t", "ü"), result=Const((1, 2))),
         Trajectory(task_key="k", steps=steps[:1], result=Output(0), agent_seconds=2, tokens=12),
         Trajectory(task_key="k", steps=steps[:1], result=Param("x")),
     ]
-    for trajectory in trajectories:
+    for trajectory in trajectories * 2:  # the second time, with the signatures remembered
         text, signatures = record_text(trajectory)
         assert text == json.dumps(to_record(trajectory), separators=(",", ":"))
         assert signatures == [step.signature for step in trajectory.steps]

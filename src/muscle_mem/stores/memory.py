@@ -82,7 +82,7 @@ class MemoryStore:
             self._check_open()
             new = 0
             for p in prepared:
-                t, tid, stats = p.trajectory, p.trajectory.id, replace(p.usage)
+                t, tid, stats = p.trajectory, p.trajectory.id, _copied(p.usage)
                 if tid in self._entries:
                     continue
                 new += 1
@@ -452,3 +452,8 @@ def _last_used(entry: _Entry) -> float:
 
 def _attention(entry: _Entry) -> float:
     return entry.usage.attention
+
+
+def _copied(usage: Usage) -> Usage:
+    """A copy of use statistics (as ``dataclasses.replace`` makes, without its field-by-field walk)."""
+    return Usage(usage.hits, usage.last_used, usage.saved_seconds, usage.priority, usage.attention)

@@ -9,6 +9,7 @@ record it decodes against them before trusting a row.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -51,8 +52,9 @@ class Candidate:
     last_used: float
 
 
+@functools.lru_cache(maxsize=4096)
 def root(task_key: str) -> str:
-    """The id of a task's first node."""
+    """The id of a task's first node (remembered for the most recent task keys)."""
     return _hash("root", task_key)
 
 
@@ -74,7 +76,7 @@ def step_rows(trajectory: Trajectory, signatures: Sequence[str] | None = None) -
         post = step.post.key if step.post else NONE
         signature = step.signature if signatures is None else signatures[no]
         rows.append(_row(StepRow, (tid, no, node, signature, pre, post)))
-        node = child(node, signature, pre, post)
+        node = hash_text("\x00".join((node, signature, pre, post)))  # child(), inline
     rows.append(_row(StepRow, (tid, len(trajectory.steps), node, END, NONE, NONE)))
     return rows
 
