@@ -52,8 +52,8 @@ from muscle_mem.provenance import (
 )
 from muscle_mem.reasons import NotStoredReason, Problem, problem_kind
 from muscle_mem.recording import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Call, Run
-from muscle_mem.replay import snapshot_key
 from muscle_mem.secrecy import leaks_secret, looks_secret, plain_params
+from muscle_mem.snapshot_keys import snapshot_key
 from muscle_mem.templates import NumberToken, is_plain_number_text, number_tokens, word_spans
 from muscle_mem.trajectory import Snapshot, Step, Trajectory
 

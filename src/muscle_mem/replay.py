@@ -30,6 +30,7 @@ from muscle_mem.index import Skipped, StepEdge, StepGroup, StepNode, TaskSteps, 
 from muscle_mem.provenance import SCALAR_TYPES, Broken, Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen
+from muscle_mem.snapshot_keys import MEMO_KINDS, RECENT_KEYS, snapshot_key
 from muscle_mem.tools import Tool, ToolRegistry
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -167,7 +168,8 @@ class Replayer:
                             if check.by_key and kind is not Raised:
                                 try:  # an equality check by hash: what _candidates does, without its call
                                     candidates = group.ordered(
-                                        (kind in MEMO_KINDS and _KEYS.get((kind, pre))) or snapshot_key(pre),
+                                        (kind in MEMO_KINDS and RECENT_KEYS.get((kind, pre)))
+                                        or snapshot_key(pre),
                                         keyed=True,
                                     )
                                 except codec.CodecError:
@@ -429,33 +431,6 @@ def _key(value: Any) -> str | None:
         return snapshot_key(value)
     except codec.CodecError:
         return None
-
-
-_KEYS: dict[tuple[type, Any], str] = {}
-"""Hashes of recent scalar snapshots, by type and value (floats left out: 0.0 == -0.0, two hashes)."""
-KEYS_KEPT = 4096
-MEMO_KINDS = frozenset({int, bool, str, type(None)})
-"""The types whose snapshots :data:`_KEYS` may hold (a dict lookup hashes the value: these all can)."""
-MEMO_TEXT = 1024
-"""Texts longer than this are hashed each time (not kept alive by the memo)."""
-
-
-def snapshot_key(value: Any) -> str:
-    """``codec.fingerprint(value)``, remembered for recent ints, bools, None and short texts.
-
-    Raises :class:`codec.CodecError` for a value that cannot be hashed.
-    """
-    kind = type(value)
-    if kind is int or kind is bool or value is None or (kind is str and len(value) <= MEMO_TEXT):
-        memo = (kind, value)
-        key = _KEYS.get(memo)
-        if key is None:
-            key = codec.fingerprint(value)
-            if len(_KEYS) >= KEYS_KEPT:
-                _KEYS.clear()
-            _KEYS[memo] = key
-        return key
-    return codec.fingerprint(value)
 
 
 def _frozen_snapshot(value: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from muscle_mem import codec
-from muscle_mem.replay import _KEYS, KEYS_KEPT, MEMO_TEXT, snapshot_key
+from muscle_mem.snapshot_keys import KEYS_KEPT, MEMO_TEXT, RECENT_KEYS, snapshot_key
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_the_memo_stays_bounded() -> None:
     """However many snapshots a process sees, the memo keeps at most its bound."""
     for i in range(KEYS_KEPT * 2 + 5):
         snapshot_key(i)
-    assert len(_KEYS) <= KEYS_KEPT
+    assert len(RECENT_KEYS) <= KEYS_KEPT
 
 
 def test_an_unhashable_snapshot_raises_a_codec_error() -> None:
