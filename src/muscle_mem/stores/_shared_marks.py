@@ -4,24 +4,26 @@ SQLite says that *something* was committed by another connection (``PRAGMA data_
 Each process's use statistics and each new task's recording are commits, so with many workers a
 reader would read the store's changed tasks on nearly every call. Beside the database (``<file>-marks``,
 as SQLite keeps ``<file>-shm``) lies a small file of counters: one per slot, a task key hashed to a
-slot (clearing the store bumps them all). A writer bumps the slots of the tasks it changed *after* its
-commit, under an exclusive ``flock`` of the file (and a lock of its own threads), so a reader that sees a new count and then
-reads the database sees the commit. A reader's check is one 8-byte ``pread`` (the page cache
-answers it: no statement, no lock). The file is read, not mapped into memory: one truncated by
-someone else would make a mapped read kill the process (``SIGBUS``); a short read only makes the
-store fall back to ``data_version``.
+slot (clearing the store bumps them all). A writer bumps the slots of the tasks it changed *after*
+its commit, under an exclusive ``flock`` of the file (and a lock of its own threads), so a reader
+that sees a new count and then reads the database sees the commit. The file is mapped into memory,
+so a reader's check is one 8-byte load: no statement, no system call, and the GIL is not let go
+(a ``pread`` would let the background writer in, and a hit would wait for it: 10-20 µs a hit here).
 
 What it cannot guard against, the store's ``data_version`` fallback covers (at most every
 :data:`~muscle_mem.stores.sqlite.SHARED_MARKS_TRUSTED` seconds): a writer killed between its commit
 and its bump, a writer that cannot open the file, a hand edit. The file holds counters only: one
 written by someone hostile can cause extra reads or delay a notice until that fallback, never a
-wrong read. Where the file cannot be made (no ``fcntl``, a read-only directory) the store goes
-without it.
+wrong read. Like SQLite's own ``-shm``, which is mapped the same way, it must not be truncated under
+running processes (a read of a mapped page past the end of the file stops the process: whoever may
+write these files may as well delete the database). Where the file cannot be made (no ``fcntl``, a
+read-only directory) the store goes without it.
 """
 
 from __future__ import annotations
 
 import logging
+import mmap
 import os
 import threading
 import zlib
@@ -56,9 +58,11 @@ class SharedMarks:
                 with self._locked():
                     if os.fstat(self._fd).st_size < _SIZE:
                         os.ftruncate(self._fd, _SIZE)  # zeros: every count starts at 0
+            self._map = mmap.mmap(self._fd, _SIZE)
         except BaseException:
             self._file.close()
             raise
+        self._counts = memoryview(self._map).cast("Q")
 
     @classmethod
     def beside(cls, database: Path) -> SharedMarks | None:
@@ -71,33 +75,27 @@ class SharedMarks:
             return None
 
     def mark(self, task_key: str) -> int | None:
-        """A number that moves whenever a writer bumped the task's slot; None if it cannot be read."""
+        """A number that moves whenever a writer bumped the task's slot; None once closed."""
         try:
-            raw = os.pread(self._fd, 8, _offset(task_key))
-        except (OSError, ValueError):  # closed meanwhile, or the file gone bad
+            return self._counts[zlib.crc32(task_key.encode()) % SLOTS]
+        except ValueError:  # closed meanwhile
             return None
-        return int.from_bytes(raw, "little") if len(raw) == 8 else None
 
     def bump(self, task_keys: Iterable[str]) -> None:
         """Tell every process that these tasks changed (call after the change was committed)."""
-        offsets = sorted({_offset(key) for key in task_keys})
-        try:
-            with self._locked():
-                for offset in offsets:
-                    raw = os.pread(self._fd, 8, offset).ljust(8, b"\0")
-                    count = (int.from_bytes(raw, "little") + 1) % 2**64
-                    os.pwrite(self._fd, count.to_bytes(8, "little"), offset)
-        except (OSError, ValueError) as exc:  # the others see the change at their fallback read
-            log.warning("%s: could not bump change marks: %s", self.path, exc)
+        self._bump({zlib.crc32(key.encode()) % SLOTS for key in task_keys})
 
     def bump_all(self) -> None:
         """Tell every process that every task changed (call after the change was committed)."""
+        self._bump(set(range(SLOTS)))
+
+    def _bump(self, slots: set[int]) -> None:
         try:
             with self._locked():
-                raw = os.pread(self._fd, _SIZE, 0).ljust(_SIZE, b"\0")
-                counts = [(int.from_bytes(raw[i : i + 8], "little") + 1) % 2**64 for i in range(0, _SIZE, 8)]
-                os.pwrite(self._fd, b"".join(c.to_bytes(8, "little") for c in counts), 0)
-        except (OSError, ValueError) as exc:
+                counts = self._counts
+                for slot in slots:
+                    counts[slot] = (counts[slot] + 1) % 2**64
+        except (OSError, ValueError) as exc:  # the others see the change at their fallback read
             log.warning("%s: could not bump change marks: %s", self.path, exc)
 
     @contextmanager
@@ -111,9 +109,7 @@ class SharedMarks:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
-        """Close the file (the counters stay for the other processes)."""
+        """Unmap and close the file (the counters stay for the other processes)."""
+        self._counts.release()
+        self._map.close()
         self._file.close()
-
-
-def _offset(task_key: str) -> int:
-    return 8 * (zlib.crc32(task_key.encode()) % SLOTS)
