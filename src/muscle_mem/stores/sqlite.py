@@ -38,7 +38,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from muscle_mem.stores import _records, budget, ranking, steps
 from muscle_mem.stores._shared_marks import SharedMarks
@@ -282,6 +282,11 @@ class SQLiteStore:
         finally:
             budget.spend(time.monotonic() - started)
 
+    def _row(self, sql: str, args: Sequence[object] = ()) -> tuple[Any, ...] | None:
+        """The first row of one statement on this thread's connection, or None."""
+        row: tuple[Any, ...] | None = self._guard(lambda: self._conn().db.execute(sql, args).fetchone())
+        return row
+
     @contextmanager
     def _write(self, changed: set[str] | None = None) -> Iterator[sqlite3.Connection]:
         """A write transaction holding the database lock from its start (waiting for it within the budget).
@@ -463,13 +468,7 @@ class SQLiteStore:
 
     def recalled(self, task_key: str) -> bool | None:
         """Whether a remembered task was replayed; None if the task is not remembered."""
-        row = self._guard(
-            lambda: (
-                self._conn()
-                .db.execute("SELECT replayed FROM recall WHERE task_key = ?", (task_key,))
-                .fetchone()
-            )
-        )
+        row = self._row("SELECT replayed FROM recall WHERE task_key = ?", (task_key,))
         return None if row is None else bool(row[0])
 
     def forget_recalled(self, keep: int) -> int:
@@ -660,16 +659,9 @@ class SQLiteStore:
         self._marks_seen = revision
 
     def task_state(self, task_key: str, since: int) -> TaskState:
-        def run() -> TaskState:
-            row = (
-                self._conn()
-                .db.execute("SELECT stamp, n FROM tasks WHERE task_key = ?", (task_key,))
-                .fetchone()
-            )
-            stamp, size = (0, 0) if row is None else row
-            return TaskState(stamp, stamp != since, size)
-
-        return self._guard(run)
+        row = self._row("SELECT stamp, n FROM tasks WHERE task_key = ?", (task_key,))
+        stamp, size = (0, 0) if row is None else row
+        return TaskState(stamp, stamp != since, size)
 
     def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
         def run() -> list[tuple[str, steps.Candidate]]:
@@ -722,13 +714,7 @@ class SQLiteStore:
         return self._guard(run)
 
     def get(self, trajectory_id: str) -> Trajectory | None:
-        row = self._guard(
-            lambda: (
-                self._conn()
-                .db.execute("SELECT task_key, record FROM trajectories WHERE id = ?", (trajectory_id,))
-                .fetchone()
-            )
-        )
+        row = self._row("SELECT task_key, record FROM trajectories WHERE id = ?", (trajectory_id,))
         if row is None:
             return None
         return _records.loads(row[1], trajectory_id, row[0], str(self.path), self.signer)
@@ -764,13 +750,7 @@ class SQLiteStore:
         return self._guard(run) if replacements else 0
 
     def usage(self, trajectory_id: str) -> Usage | None:
-        row = self._guard(
-            lambda: (
-                self._conn()
-                .db.execute(f"SELECT {_USAGE} FROM usage WHERE id = ?", (trajectory_id,))
-                .fetchone()
-            )
-        )
+        row = self._row(f"SELECT {_USAGE} FROM usage WHERE id = ?", (trajectory_id,))
         return None if row is None else Usage(*row)
 
     def victims(self, count: int, rank: Rank, exclude: frozenset[str] = frozenset()) -> list[str]:
