@@ -135,11 +135,12 @@ class TrajectoryCache:
             self.store.add(trajectory, usage)
             self._metrics.add("stored")
             self._invalidate(trajectory.task_key)
-            if self.usage_log is not None and (self.bounds.capacity or self.bounds.max_bytes is not None):
-                self.usage_log.flush()  # eviction ranks by every hit noted, written or not
             bounds = self.bounds
-            bounded = bounds.capacity is not None or bounds.max_bytes is not None or bounds.ttl is not None
-            evicted = bounds.enforce(self.store, now, self._protected() | {trajectory.id}) if bounded else []
+            if self.usage_log is not None and bounds.evicts:
+                self.usage_log.flush()  # eviction ranks by every hit noted, written or not
+            evicted = (
+                bounds.enforce(self.store, now, self._protected() | {trajectory.id}) if bounds.limits else []
+            )
             self._prune_recall()
         if evicted:
             self._invalidate(None)

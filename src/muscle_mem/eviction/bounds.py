@@ -44,6 +44,16 @@ class Bounds:
         if self.ttl is not None and not self.ttl > 0:
             raise ValueError(f"ttl must be a positive number of seconds, not {self.ttl!r}")
 
+    @property
+    def evicts(self) -> bool:
+        """Whether a count or byte limit is set, so an add may evict by the policy."""
+        return self.capacity is not None or self.max_bytes is not None
+
+    @property
+    def limits(self) -> bool:
+        """Whether any limit is set, so :meth:`enforce` may remove something."""
+        return self.evicts or self.ttl is not None
+
     def enforce(self, store: CoreStore, now: float, protected: frozenset[str] = frozenset()) -> list[str]:
         """Expire by TTL, then evict the policy's victims until within capacity and bytes.
 
