@@ -139,35 +139,31 @@ class Outcomes:
         if isinstance(trajectory, Problem):
             return None, trajectory
         if self.writer is not None:
-            self.writer.submit(functools.partial(self._write, trajectory, run.relevance, run.task))
+            self.writer.submit(functools.partial(self._write, trajectory, run))
             return trajectory.id, None
+        problem = self._add(trajectory, run)
+        return (None, problem) if problem is not None else (trajectory.id, None)
+
+    def _add(self, trajectory: Trajectory, run: Run) -> Problem | None:
+        """Store the run's trajectory: None, or why the store did not take it."""
         try:
             self.cache.add(trajectory, run.relevance)
         except StoreUnavailable as exc:
-            return None, Problem(
-                NotStoredReason.STORE_UNAVAILABLE, run.redact(f"the store is unavailable: {exc}")
-            )
+            return Problem(NotStoredReason.STORE_UNAVAILABLE, run.redact(f"the store is unavailable: {exc}"))
         except Exception as exc:
             self.metrics.add("store_errors")
             logger.exception("could not write the trajectory of task %r to the store", run.task)
-            return None, Problem(
+            return Problem(
                 NotStoredReason.STORE_ERROR, run.redact(f"the store could not be written: {exc!r}")
             )
-        return trajectory.id, None
+        return None
 
-    def _write(self, trajectory: Trajectory, relevance: float, task: str) -> None:
+    def _write(self, trajectory: Trajectory, run: Run) -> None:
         """Store a trajectory on the writer's thread; a failure is logged and counted, as a run not stored."""
-        try:
-            self.cache.add(trajectory, relevance)
-        except StoreUnavailable as exc:
-            logger.warning(
-                "the trajectory of task %r was not stored: the store is unavailable (%s)", task, exc
-            )
-            self.metrics.not_stored(NotStoredReason.STORE_UNAVAILABLE)
-        except Exception:
-            self.metrics.add("store_errors")
-            logger.exception("could not write the trajectory of task %r to the store", task)
-            self.metrics.not_stored(NotStoredReason.STORE_ERROR)
+        problem = self._add(trajectory, run)
+        if problem is not None:
+            logger.warning("the trajectory of task %r was not stored: %s", run.task, problem)
+            self.metrics.not_stored(problem.kind)
 
     def _remove(self, trajectory_id: str) -> None:
         try:
