@@ -200,14 +200,22 @@ def direct_arguments(args: Sequence[Arg], kwargs: Sequence[tuple[str, Arg]]) -> 
     """How to pass each argument without :func:`evaluate` when all are constant scalars (the same in
     every run, and immutable: no copy is needed) or whole outputs (what ``evaluate`` gives for them
     too), else None."""
-    positional = tuple(_direct(a) for a in args)
-    named = tuple((k, _direct(a)) for k, a in kwargs)
-    if None in positional or any(d is None for _, d in named):
-        return None
+    positional: list[Direct] = []
+    for arg in args:
+        direct = _direct(arg)
+        if direct is None:
+            return None
+        positional.append(direct)
+    named: list[tuple[str, Direct]] = []
+    for key, arg in kwargs:
+        direct = _direct(arg)
+        if direct is None:
+            return None
+        named.append((key, direct))
     fixed = None
-    if all(d[0] < 0 for d in positional) and all(d[0] < 0 for _, d in named):  # type: ignore[index]
-        fixed = tuple(d[1] for d in positional), tuple((k, d[1]) for k, d in named)  # type: ignore[index]
-    return positional, named, fixed  # type: ignore[return-value]
+    if all(step < 0 for step, _ in positional) and all(step < 0 for _, (step, _) in named):
+        fixed = tuple(value for _, value in positional), tuple((key, value) for key, (_, value) in named)
+    return tuple(positional), tuple(named), fixed
 
 
 def _direct(arg: Arg) -> Direct | None:
