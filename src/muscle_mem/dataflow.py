@@ -123,7 +123,7 @@ def _stands_in(text: str, value: Any, *, in_dates: bool = False) -> bool:
     return any(True for _ in word_spans(text, str(value)))
 
 
-_KEYED = frozenset({str, bytes, int, float, uuid.UUID})
+_KEYED = frozenset(_KEYED_KINDS)
 """The types :func:`_value_key` keys by value (subclasses other than bool are checked after)."""
 
 
@@ -272,7 +272,7 @@ class _ArgBuilder:
             origins.append(Const(value))  # a param's True is as likely the agent's own constant
         elif self._in_task(value):
             origins.append(Const(value))
-        return origins[0] if len(origins) == 1 else self._bound(origins, where)
+        return self._bound(origins, where)
 
     def _bound(self, origins: list[Arg], where: Where) -> Arg:
         if len(origins) == 1:  # the common case: one origin, neither several nor in agreement
