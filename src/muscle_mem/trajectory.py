@@ -421,8 +421,7 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
             signatures.append(record_signature(record))
             continue
         tool, version = _quoted(step.tool), _quoted(step.version)
-        args = step.args
-        stored, signed = _arg_texts(args[0]) if len(args) == 1 else _args_texts(args)
+        stored, signed = _args_texts(step.args)
         if step.kwargs:
             pairs = [(_text_of(k), _arg_texts(a)) for k, a in step.kwargs]
             stored_kwargs = ",".join(["[" + k + "," + r + "]" for k, (r, _) in pairs])
@@ -433,14 +432,7 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
         signatures.append(
             _signature_hash(text) if len(text) <= SIGNATURES_KEPT_LENGTH else codec.hash_text(text)
         )
-        snap = step.pre  # a pre-check's hash alone, the common case, as _snapshot_text writes it
-        if snap is not None and not snap.kept and type(snap.key) is str:
-            pre = '{"key":' + _quoted(snap.key) + "}"
-        else:
-            pre = _snapshot_text(snap)
-        post = "null" if step.post is None else _snapshot_text(step.post)
-        took = step.seconds  # a float, written as _number_text writes it, inline
-        seconds = float.__repr__(took) if type(took) is float and _finite_float(took) else _number_text(took)
+        pre, post, seconds = _snapshot_text(step.pre), _snapshot_text(step.post), _number_text(step.seconds)
         steps.append(
             f'{{"tool":{tool},"version":{version},"args":[{stored}],"kwargs":[{stored_kwargs}],'
             f'"pre":{pre},"post":{post},"seconds":{seconds}}}'
@@ -459,7 +451,6 @@ SIGNATURES_KEPT_LENGTH = 512
 """A step's signature is remembered for a canonical text up to this long (the steps of a task repeat)."""
 _signature_hash = functools.lru_cache(maxsize=4096)(codec.hash_text)
 """:func:`codec.hash_text` remembered for the signature texts of the most recent steps."""
-_finite_float = math.isfinite
 
 
 def _args_texts(args: tuple[Arg, ...]) -> tuple[str, str]:
