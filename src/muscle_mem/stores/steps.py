@@ -76,7 +76,7 @@ def step_rows(trajectory: Trajectory, signatures: Sequence[str] | None = None) -
         post = step.post.key if step.post else NONE
         signature = step.signature if signatures is None else signatures[no]
         rows.append(_row(StepRow, (tid, no, node, signature, pre, post)))
-        node = hash_text("\x00".join((node, signature, pre, post)))  # child(), inline
+        node = child(node, signature, pre, post)
     rows.append(_row(StepRow, (tid, len(trajectory.steps), node, END, NONE, NONE)))
     return rows
 
