@@ -282,12 +282,17 @@ class Adaptive:
       says replayed trajectories were evicted too soon, shorter when new ones were, so the same
       feedback that sizes the probation sizes the share replayed trajectories hold (as ARC's
       target sizes both of its lists).
-    - Recall: the last ``history`` task keys stored or replayed in this process. A task stored
-      again while remembered as replayed starts at the clock; one remembered as stored but never
-      replayed (one earlier request: evidence, not yet proof) starts halfway through probation.
+    - Recall: the last ``history`` task keys stored or replayed in this process, each with the
+      priority it was last given. A task stored again while remembered as replayed starts at the
+      clock. One remembered as stored but never replayed resumes as if its evicted trajectory had
+      been replayed now: its last priority plus a life, no lower than a new recording's start and
+      no higher than the clock, so a task asked again soon after its eviction keeps most of a
+      replay's place while one asked long after starts as a new one (ARC's directory remembers it
+      only that long); halfway through probation when its priority is unknown (another worker's).
       With a store that shares its recall (:class:`~muscle_mem.stores.TaskRecall`), the engine
       calls :meth:`admit_recalled` with the store's answer, so every worker sees every worker's
-      tasks; this process's recall then only weighs the two kinds for tuning ``probation``.
+      tasks; this process's recall then weighs the two kinds for tuning ``probation`` and gives
+      the last priority of the tasks it wrote.
     """
 
     history: int = 5 * DEFAULT_KEPT
@@ -298,8 +303,8 @@ class Adaptive:
     """Trajectories the store keeps (then the count the last eviction reported)."""
     name: str = "adaptive"
     _clock: float = field(default=0.0, init=False, repr=False)
-    _recent: OrderedDict[str, bool] = field(default_factory=OrderedDict, init=False, repr=False)
-    """Task key -> whether it was replayed (or recalled), least recently used first."""
+    _recent: OrderedDict[str, tuple[bool, float]] = field(default_factory=OrderedDict, init=False, repr=False)
+    """Task key -> whether it was replayed (or recalled), and its last priority; least recently used first."""
     _kinds: list[int] = field(default_factory=lambda: [0, 0], init=False, repr=False)
     """How many remembered keys were never replayed, and how many were."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -337,22 +342,38 @@ class Adaptive:
 
     def admit_task(self, task_key: str, now: float, relevance: float) -> Usage:
         with self._lock:
-            return self._admit(task_key, now, relevance, self._forget(task_key))
+            remembered = self._forget(task_key)
+            if remembered is None:
+                return self._admit(task_key, now, relevance, None, None)
+            return self._admit(task_key, now, relevance, *remembered)
 
     def admit_recalled(self, task_key: str, now: float, relevance: float, recalled: bool | None) -> Usage:
         """As :meth:`admit_task`, with the store's shared recall instead of this process's."""
         with self._lock:
-            self._forget(task_key)
-            return self._admit(task_key, now, relevance, recalled)
+            remembered = self._forget(task_key)
+            return self._admit(
+                task_key, now, relevance, recalled, None if remembered is None else remembered[1]
+            )
 
-    def _admit(self, task_key: str, now: float, relevance: float, replayed: bool | None) -> Usage:
-        """Admit a recording of a task remembered as ``replayed`` (None: not remembered; lock held)."""
-        if replayed is None:
-            priority = self._clock - self.probation * self.kept
-        else:
+    def _admit(
+        self, task_key: str, now: float, relevance: float, replayed: bool | None, last: float | None
+    ) -> Usage:
+        """Admit a recording of a task remembered as ``replayed`` (None: not remembered; lock held).
+
+        ``last`` is the priority this process last gave the task (None: unknown).
+        """
+        if replayed is not None:
             self._tune(replayed)
-            priority = self._clock if replayed else self._clock - self.probation * self.kept / 2
-        self._remember(task_key, replayed is not None)
+        start = self._clock - self.probation * self.kept
+        if replayed is None:
+            priority = start
+        elif replayed:
+            priority = self._clock
+        elif last is None:
+            priority = self._clock - self.probation * self.kept / 2
+        else:  # as if its evicted trajectory were replayed now, but not ahead of a replayed task
+            priority = min(max(last + self.life * self.kept, start), self._clock)
+        self._remember(task_key, replayed is not None, priority)
         return Usage(last_used=now, priority=priority, attention=_clip(relevance))
 
     def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
@@ -366,7 +387,7 @@ class Adaptive:
         with self._lock:
             priority = self._replayed(usage.priority)
             self._forget(task_key)
-            self._remember(task_key, True)
+            self._remember(task_key, True, priority)
         return _hit(usage, now, saved_seconds, priority, _clip(relevance))
 
     def rank(self, now: float) -> Rank:
@@ -389,20 +410,20 @@ class Adaptive:
         else:
             self.probation = max(0.0, self.probation - max(used / never, 1.0) / self.kept)
 
-    def _forget(self, task_key: str) -> bool | None:
-        """Forget a task key; whether it was replayed, None if it was not remembered (lock held)."""
-        replayed = self._recent.pop(task_key, None)
-        if replayed is not None:
-            self._kinds[replayed] -= 1
-        return replayed
+    def _forget(self, task_key: str) -> tuple[bool, float] | None:
+        """Forget a task key; whether it was replayed and its last priority, None if not remembered."""
+        remembered = self._recent.pop(task_key, None)
+        if remembered is not None:
+            self._kinds[remembered[0]] -= 1
+        return remembered
 
-    def _remember(self, task_key: str, replayed: bool) -> None:
-        """Remember a task key, forgetting the least recently used past ``history`` (lock held)."""
+    def _remember(self, task_key: str, replayed: bool, priority: float) -> None:
+        """Remember a task key and its priority, forgetting the least recently used past ``history``."""
         if self.history:
-            self._recent[task_key] = replayed
+            self._recent[task_key] = (replayed, priority)
             self._kinds[replayed] += 1
             if len(self._recent) > self.history:
-                _, old = self._recent.popitem(last=False)
+                _, (old, _) = self._recent.popitem(last=False)
                 self._kinds[old] -= 1
 
 
