@@ -209,7 +209,10 @@ class LazyGroup:
     def promote(self, row: StepRow, now: float) -> None:
         """Make the edge a trajectory took the latest success among loaded edges."""
         self.latest = max(self.latest, now)
-        for edges in self._edges.values():
+        for key in {None, row.pre_key}:  # the only lists that can hold it: all edges, and its pre key's
+            edges = self._edges.get(key)
+            if edges is None:
+                continue
             for edge in edges:
                 if row.trajectory_id in edge.trajectories:
                     edge.stamp = now
