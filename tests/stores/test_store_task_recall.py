@@ -1,11 +1,17 @@
-"""The recall a store shares with every process: tasks lately stored or replayed, and which were replayed."""
+"""The recall a store shares with every process: tasks lately stored or replayed, and which were replayed;
+and the eviction policy's tuning it shares beside it."""
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from collections.abc import Callable
+from typing import cast
 
-from conftest import trajectory
-from muscle_mem.stores import Store, TaskRecall, Touch
+import pytest
+
+from conftest import StoreSpec, open_spec, trajectory
+from muscle_mem.stores import SharedTuning, Store, TaskRecall, Touch
 
 
 def _hit(store: Store, trajectory_id: str) -> None:
@@ -73,3 +79,85 @@ def test_every_handle_on_a_durable_store_shares_the_recall(opener: Callable[[], 
     assert second.recalled("alpha") is False
     _hit(first, stored.id)
     assert second.recalled("alpha") is True
+
+
+def test_the_shared_tuning_starts_from_the_first_reader_own_and_moves_by_each_change(store: Store) -> None:
+    """A store without a tuning takes the reader's own; then every reader's change is added to it, clamped."""
+    assert isinstance(store, SharedTuning)
+    store.add(trajectory("alpha"))
+    assert store.recalled_tuned("alpha", 0.8, 0.0) == (False, 0.8)
+    assert store.recalled_tuned("bravo", 0.3, 0.05) == (None, pytest.approx(0.85))  # the store's, moved
+    assert store.recalled_tuned("alpha", 0.1, 0.0) == (False, pytest.approx(0.85))
+    assert store.recalled_tuned("alpha", 0.1, 0.5) == (False, 1.0)
+    assert store.recalled_tuned("alpha", 0.1, -2.0) == (False, 0.0)
+
+
+def test_clear_forgets_the_shared_tuning(store: Store) -> None:
+    assert isinstance(store, SharedTuning)
+    store.recalled_tuned("alpha", 0.8, 0.0)
+    store.clear()
+    assert store.recalled_tuned("alpha", 0.4, 0.0) == (None, 0.4)
+
+
+def test_every_handle_on_a_durable_store_shares_the_tuning(opener: Callable[[], Store]) -> None:
+    """What one process moves the tuning by, another reads."""
+    first, second = opener(), opener()
+    assert isinstance(first, SharedTuning) and isinstance(second, SharedTuning)
+    first.recalled_tuned("alpha", 0.5, 0.0)
+    assert second.recalled_tuned("alpha", 0.9, -0.25)[1] == pytest.approx(0.25)
+    assert first.recalled_tuned("alpha", 0.9, 0.0)[1] == pytest.approx(0.25)
+
+
+def test_no_change_to_the_shared_tuning_is_lost_to_another(opener: Callable[[], Store]) -> None:
+    """Handles moving the tuning at once, each from its own thread: every change is added."""
+    handles = [opener() for _ in range(4)]
+    assert all(isinstance(h, SharedTuning) for h in handles)
+    cast(SharedTuning, handles[0]).recalled_tuned("alpha", 0.2, 0.0)
+
+    def move(handle: Store) -> None:
+        for _ in range(25):
+            cast(SharedTuning, handle).recalled_tuned("alpha", 0.9, 0.005)
+
+    threads = [threading.Thread(target=move, args=(h,)) for h in handles]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert cast(SharedTuning, handles[0]).recalled_tuned("alpha", 0.9, 0.0)[1] == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize("value", ["'NaN'", "'Infinity'", "'-Infinity'", "5.0", "-3.0", "NULL", "'abc'"])
+def test_a_hostile_stored_tuning_reads_as_a_number_in_the_unit_interval(
+    durable: StoreSpec, value: str
+) -> None:
+    """A tuning rewritten by SQL is clamped to [0, 1]; one that is not a finite number is replaced by the reader's own."""
+    store = open_spec(durable)
+    try:
+        assert isinstance(store, SharedTuning)
+        store.recalled_tuned("alpha", 0.5, 0.0)
+        if durable[0] == "postgres" and value == "'abc'":
+            pytest.skip("a PostgreSQL double precision column holds no text")
+        set_tuning(durable, value)
+        expected = {"5.0": 1.0, "-3.0": 0.0}.get(value, 0.4)
+        assert store.recalled_tuned("alpha", 0.4, 0.0) == (None, expected)
+        assert store.recalled_tuned("alpha", 0.9, 0.0) == (None, expected)  # repaired as it was read
+    finally:
+        store.close()
+
+
+def set_tuning(spec: StoreSpec, value: str) -> None:
+    """Overwrite a store's tuning with the SQL literal ``value``, as a hostile writer would."""
+    kind, location, schema = spec
+    if kind == "sqlite":
+        sql = "UPDATE tuning SET value = " + {
+            "'NaN'": "NULL",
+            "'Infinity'": "9e999",
+            "'-Infinity'": "-9e999",
+        }.get(value, value)
+        with sqlite3.connect(location) as db:
+            db.execute(sql)
+        return
+    import psycopg
+
+    with psycopg.connect(location, autocommit=True) as conn:
+        conn.execute(f'UPDATE "{schema}".tuning SET value = {value}::float8')

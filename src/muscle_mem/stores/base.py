@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -281,6 +282,36 @@ class TaskRecall(Protocol):
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
         ...
+
+
+@runtime_checkable
+class SharedTuning(Protocol):
+    """The optional part of a :class:`TaskRecall` store that keeps one tuning, in [0, 1], every process moves.
+
+    An eviction policy's tuning (``adaptive``'s probation) shared by every process: each reads it with
+    the recall when it admits a new recording, and adds to it the change its own tuning made since
+    (:class:`~muscle_mem.eviction.policies.SharesTuning`), in the same statement: a recording makes
+    no more round trips than with the recall alone, and no process's change is lost to another's.
+    """
+
+    def recalled_tuned(self, task_key: str, own: float, change: float) -> tuple[bool | None, float]:
+        """As :meth:`TaskRecall.recalled`, with the shared tuning after ``change`` was added to it.
+
+        The stored tuning, clamped to [0, 1], plus ``change``, clamped again; ``own`` instead (clamped)
+        when the store holds none yet, or holds a value that is not a finite number.
+        """
+        ...
+
+
+def clamped_tuning(stored: object, own: float, change: float = 0.0) -> float:
+    """A stored tuning plus ``change``, in [0, 1]; from ``own`` if ``stored`` is not a finite number.
+
+    ``own`` must itself be finite (a policy's own tuning, already checked); a store uses this on
+    whatever it read, so a hostile or corrupt value never reaches a policy.
+    """
+    if isinstance(stored, bool) or not isinstance(stored, int | float) or not math.isfinite(stored):
+        return min(1.0, max(0.0, own))
+    return min(1.0, max(0.0, min(1.0, max(0.0, float(stored))) + change))
 
 
 @runtime_checkable

@@ -11,7 +11,16 @@ from contextlib import closing
 from dataclasses import dataclass, replace
 
 from muscle_mem.stores import _records, ranking, steps
-from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary, TaskState, Touch
+from muscle_mem.stores.base import (
+    Changes,
+    Event,
+    Rank,
+    StoreError,
+    Summary,
+    TaskState,
+    Touch,
+    clamped_tuning,
+)
 from muscle_mem.stores.ranking import LazyHeap
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -68,6 +77,8 @@ class MemoryStore:
         """The revision of the latest ``clear``: every task's mark is at least this."""
         self._recall: OrderedDict[str, bool] = OrderedDict()
         """Task key -> whether it was replayed, least recently remembered first (:class:`TaskRecall`)."""
+        self._tuning: float | None = None
+        """The tuning every engine on this store moves (:class:`SharedTuning`; None: none yet)."""
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -142,6 +153,13 @@ class MemoryStore:
             self._check_open()
             return self._recall.get(task_key)
 
+    def recalled_tuned(self, task_key: str, own: float, change: float) -> tuple[bool | None, float]:
+        """Whether a remembered task was replayed (None: not remembered), and the tuning moved by ``change``."""
+        with self._lock:
+            self._check_open()
+            self._tuning = clamped_tuning(self._tuning, own, change)
+            return self._recall.get(task_key), self._tuning
+
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
         with self._lock:
@@ -176,6 +194,7 @@ class MemoryStore:
             self._floor = self._cleared = self._revision
             self._marks.clear()
             self._recall.clear()
+            self._tuning = None
             self._entries.clear()
             self._tasks.clear()
             self._tombstones.clear()

@@ -14,6 +14,9 @@ a process listening knows which tasks changed without asking. A URL with ``liste
 pooler in transaction mode, where ``LISTEN`` does not work; it is also found out by itself) makes
 readers poll instead. The shared recall (``recall``, ordered by its own sequence ``recalls``) is
 written by the statements that add trajectories and apply hits, its rows locked in task key order.
+The eviction policy's shared tuning (``tuning``, one row, schema version 6) is read with the recall and
+moved in the same statement, committed without waiting for the disk (like use statistics), its row
+locked only for that statement.
 Hot-path statements are planned for their parameters each time
 (``plan_cache_mode = force_custom_plan``): a generic plan cannot flip them.
 
@@ -56,6 +59,7 @@ from muscle_mem.stores.base import (
     Summary,
     TaskState,
     Touch,
+    clamped_tuning,
 )
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
@@ -158,6 +162,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE TABLE {s}.recall (task_key TEXT PRIMARY KEY, replayed BOOLEAN NOT NULL, seq BIGINT NOT NULL)",
         "CREATE INDEX recall_order ON {s}.recall (seq)",
     ),
+    ("CREATE TABLE {s}.tuning (id INTEGER PRIMARY KEY CHECK (id = 1), value DOUBLE PRECISION)",),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -565,6 +570,25 @@ class PostgresStore:
         row = self._run(lambda conn: conn.execute(self._sql["recalled"], (task_key,)).fetchone())
         return None if row is None else bool(row[0])
 
+    def recalled_tuned(self, task_key: str, own: float, change: float) -> tuple[bool | None, float]:
+        """Whether a remembered task was replayed (None: not remembered), and the tuning moved by ``change``.
+
+        One statement: a read when ``change`` is 0 and the store holds a tuning in [0, 1]; else a write
+        of the tuning row that returns the recall too (committed without waiting for the disk).
+        """
+        args = {"key": task_key, "own": float(own), "change": float(change)}
+
+        def work(conn: Connection[Any]) -> tuple[Any, Any]:
+            if change == 0.0:
+                replayed, stored = self._row(conn, "recalled_tuning", args)
+                if clamped_tuning(stored, -1.0) == stored:  # a number in [0, 1]: nothing to write
+                    return replayed, stored
+            replayed, stored = self._row(conn, "recalled_tuned", args)
+            return replayed, stored
+
+        replayed, stored = self._run(work)
+        return None if replayed is None else bool(replayed), clamped_tuning(stored, own)
+
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
         return int(
@@ -609,7 +633,7 @@ class PostgresStore:
         def work(conn: Connection[Any]) -> None:
             with conn.transaction():
                 conn.execute(self._sql["clear_lock"])  # writers lock task rows: they wait
-                for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall"):
+                for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall", "tuning"):
                     conn.execute(f'DELETE FROM "{self.schema}".{table}')
                 conn.execute(self._sql["clear_state"])
                 conn.execute(self._sql["clear_counters"])
@@ -839,6 +863,14 @@ _SQL = {
     "AS v (id, hits, last_used, saved, priority, attention) WHERE u.id = v.id AND (SELECT true FROM c) "
     "RETURNING u.id) " + _RECALL_HITS,
     "recalled": "SELECT replayed FROM {s}.recall WHERE task_key = %s",
+    "recalled_tuning": "SELECT (SELECT replayed FROM {s}.recall WHERE task_key = %(key)s), "
+    "(SELECT value FROM {s}.tuning WHERE id = 1)",
+    "recalled_tuned": "WITH c AS (" + _ASYNC_COMMIT + "), p AS ("
+    "INSERT INTO {s}.tuning AS p (id, value) SELECT 1, least(1, greatest(0, %(own)s::float8)) FROM c "
+    "ON CONFLICT (id) DO UPDATE SET value = CASE WHEN p.value > '-Infinity' AND p.value < 'Infinity' "
+    "THEN least(1, greatest(0, least(1, greatest(0, p.value)) + %(change)s::float8)) ELSE excluded.value END "
+    "RETURNING p.value) "
+    "SELECT (SELECT replayed FROM {s}.recall WHERE task_key = %(key)s), (SELECT value FROM p)",
     "forget_recalled": "DELETE FROM {s}.recall WHERE seq <= "
     "(SELECT seq FROM {s}.recall ORDER BY seq DESC LIMIT 1 OFFSET %s)",
     "usage_many": f"SELECT id, {_USAGE} FROM {{s}}.usage WHERE id = ANY(%s)",
