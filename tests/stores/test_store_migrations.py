@@ -9,7 +9,17 @@ from typing import Any
 import pytest
 
 from conftest import StoreSpec, open_spec, trajectory
-from muscle_mem.stores import Event, Rank, SharedTuning, StoreError, _records, postgres, sqlite, steps
+from muscle_mem.stores import (
+    Event,
+    Rank,
+    SharedTuning,
+    StoreError,
+    TunedRecall,
+    _records,
+    postgres,
+    sqlite,
+    steps,
+)
 from muscle_mem.trajectory import Trajectory
 
 
@@ -111,7 +121,9 @@ def test_an_older_store_is_migrated_to_the_current_version(durable: StoreSpec, v
         assert [e.at for e in store.events()] == [1.0]
         assert store.victims(1, Rank(kind="recency_attention", now=1e12)) != []
         assert isinstance(store, SharedTuning)
-        assert store.recalled_tuned("task-a", 0.25, 0.0) == (False, 0.25)  # a tuning of its own from now on
+        assert store.recalled_tuned("task-a", 0.25, 0.0) == TunedRecall(
+            False, 0.25, (1, 0)
+        )  # shared from now on
     finally:
         store.close()
 
@@ -132,8 +144,10 @@ def test_a_store_with_a_recall_but_no_tuning_gets_a_shared_tuning(durable: Store
     first, second = open_spec(durable), open_spec(durable)
     try:
         assert isinstance(first, SharedTuning) and isinstance(second, SharedTuning)
-        assert first.recalled_tuned("task-a", 0.5, 0.0) == (True, 0.5)
-        assert second.recalled_tuned("task-b", 0.9, 0.125) == (None, 0.625)
+        assert first.recalled_tuned("task-a", 0.5, 0.0) == TunedRecall(
+            True, 0.5, (0, 1)
+        )  # the recall counted
+        assert second.recalled_tuned("task-b", 0.9, 0.125) == TunedRecall(None, 0.625, (0, 1))
     finally:
         first.close()
         second.close()

@@ -42,6 +42,7 @@ from muscle_mem.stores.base import (
     TaskRecall,
     TaskState,
     Touch,
+    TunedRecall,
     UsageBatched,
 )
 from muscle_mem.stores.memory import MemoryStore
@@ -75,6 +76,7 @@ __all__ = [
     "TaskRecall",
     "TaskState",
     "Touch",
+    "TunedRecall",
     "UsageBatched",
     "open_store",
 ]

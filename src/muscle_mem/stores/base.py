@@ -284,21 +284,34 @@ class TaskRecall(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class TunedRecall:
+    """What a recording reads of a store's shared recall and tuning (:class:`SharedTuning`)."""
+
+    replayed: bool | None
+    """Whether the task is remembered as replayed; None if it is not remembered."""
+    tuning: float
+    """The shared tuning, in [0, 1], after the reader's change was added to it."""
+    kinds: tuple[int, int] | None
+    """How many remembered tasks were never replayed, and how many were; None if they cannot be told."""
+
+
 @runtime_checkable
 class SharedTuning(Protocol):
-    """The optional part of a :class:`TaskRecall` store that keeps one tuning, in [0, 1], every process moves.
+    """The optional part of a :class:`TaskRecall` store that shares an eviction policy's tuning too.
 
-    An eviction policy's tuning (``adaptive``'s probation) shared by every process: each reads it with
-    the recall when it admits a new recording, and adds to it the change its own tuning made since
-    (:class:`~muscle_mem.eviction.policies.SharesTuning`), in the same statement: a recording makes
+    One tuning in [0, 1] (``adaptive``'s probation) that every process moves, and the two kinds of
+    remembered tasks counted (kept by the same writes that keep the recall), read with the recall
+    when a process admits a new recording; the process adds to the tuning the change its own made
+    since (:class:`~muscle_mem.eviction.policies.SharesTuning`) in the same call: a recording makes
     no more round trips than with the recall alone, and no process's change is lost to another's.
     """
 
-    def recalled_tuned(self, task_key: str, own: float, change: float) -> tuple[bool | None, float]:
+    def recalled_tuned(self, task_key: str, own: float, change: float) -> TunedRecall:
         """As :meth:`TaskRecall.recalled`, with the shared tuning after ``change`` was added to it.
 
-        The stored tuning, clamped to [0, 1], plus ``change``, clamped again; ``own`` instead (clamped)
-        when the store holds none yet, or holds a value that is not a finite number.
+        The tuning is the stored one, clamped to [0, 1], plus ``change``, clamped again; ``own``
+        (clamped) when the store holds none yet, or holds a value that is not a finite number.
         """
         ...
 
@@ -312,6 +325,16 @@ def clamped_tuning(stored: object, own: float, change: float = 0.0) -> float:
     if isinstance(stored, bool) or not isinstance(stored, int | float) or not math.isfinite(stored):
         return min(1.0, max(0.0, own))
     return min(1.0, max(0.0, min(1.0, max(0.0, float(stored))) + change))
+
+
+def counted_kinds(never: object, used: object) -> tuple[int, int] | None:
+    """Two stored counts of remembered tasks, or None unless both are numbers, finite and not negative."""
+    counts = []
+    for n in (never, used):
+        if isinstance(n, bool) or not isinstance(n, int | float) or not (math.isfinite(n) and n >= 0):
+            return None
+        counts.append(int(n))
+    return counts[0], counts[1]
 
 
 @runtime_checkable

@@ -16,7 +16,9 @@ readers poll instead. The shared recall (``recall``, ordered by its own sequence
 written by the statements that add trajectories and apply hits, its rows locked in task key order.
 The eviction policy's shared tuning (``tuning``, one row, schema version 6) is read with the recall and
 moved in the same statement, committed without waiting for the disk (like use statistics), its row
-locked only for that statement.
+locked only for that statement; the two kinds of remembered tasks (never replayed, replayed) are
+counted by statement triggers on ``recall`` into ``recall_kinds``, 64 rows (one per backend, summed)
+as the count and byte size are.
 Hot-path statements are planned for their parameters each time
 (``plan_cache_mode = force_custom_plan``): a generic plan cannot flip them.
 
@@ -59,7 +61,9 @@ from muscle_mem.stores.base import (
     Summary,
     TaskState,
     Touch,
+    TunedRecall,
     clamped_tuning,
+    counted_kinds,
 )
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
@@ -162,7 +166,37 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE TABLE {s}.recall (task_key TEXT PRIMARY KEY, replayed BOOLEAN NOT NULL, seq BIGINT NOT NULL)",
         "CREATE INDEX recall_order ON {s}.recall (seq)",
     ),
-    ("CREATE TABLE {s}.tuning (id INTEGER PRIMARY KEY CHECK (id = 1), value DOUBLE PRECISION)",),
+    (
+        "CREATE TABLE {s}.tuning (id INTEGER PRIMARY KEY CHECK (id = 1), value DOUBLE PRECISION)",
+        "CREATE TABLE {s}.recall_kinds (shard INTEGER PRIMARY KEY, never BIGINT NOT NULL, used BIGINT NOT NULL)",
+        f"INSERT INTO {{s}}.recall_kinds SELECT g, 0, 0 FROM generate_series(0, {COUNTER_SHARDS} - 1) AS g",
+        "UPDATE {s}.recall_kinds SET never = r.never, used = r.used FROM (SELECT count(*) FILTER (WHERE NOT "
+        "replayed) AS never, count(*) FILTER (WHERE replayed) AS used FROM {s}.recall) AS r WHERE shard = 0",
+        f"""CREATE FUNCTION {{s}}.recall_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE n BIGINT; u BIGINT;
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                SELECT count(*) FILTER (WHERE NOT replayed), count(*) FILTER (WHERE replayed) INTO n, u FROM added;
+            ELSIF TG_OP = 'DELETE' THEN
+                SELECT -count(*) FILTER (WHERE NOT replayed), -count(*) FILTER (WHERE replayed) INTO n, u FROM gone;
+            ELSE
+                SELECT count(*) FILTER (WHERE NOT a.replayed) - count(*) FILTER (WHERE NOT g.replayed),
+                    count(*) FILTER (WHERE a.replayed) - count(*) FILTER (WHERE g.replayed)
+                    INTO n, u FROM gone g JOIN added a USING (task_key);
+            END IF;
+            IF n <> 0 OR u <> 0 THEN
+                UPDATE {{s}}.recall_kinds SET never = never + n, used = used + u
+                    WHERE shard = pg_backend_pid() % {COUNTER_SHARDS};
+            END IF;
+            RETURN NULL;
+        END $$""",
+        "CREATE TRIGGER recall_counted AFTER INSERT ON {s}.recall REFERENCING NEW TABLE AS added "
+        "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_counted()",
+        "CREATE TRIGGER recall_recounted AFTER UPDATE ON {s}.recall REFERENCING OLD TABLE AS gone "
+        "NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_counted()",
+        "CREATE TRIGGER recall_uncounted AFTER DELETE ON {s}.recall REFERENCING OLD TABLE AS gone "
+        "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_counted()",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -570,24 +604,27 @@ class PostgresStore:
         row = self._run(lambda conn: conn.execute(self._sql["recalled"], (task_key,)).fetchone())
         return None if row is None else bool(row[0])
 
-    def recalled_tuned(self, task_key: str, own: float, change: float) -> tuple[bool | None, float]:
-        """Whether a remembered task was replayed (None: not remembered), and the tuning moved by ``change``.
+    def recalled_tuned(self, task_key: str, own: float, change: float) -> TunedRecall:
+        """The task's recall, the tuning moved by ``change``, and the two kinds of remembered tasks.
 
         One statement: a read when ``change`` is 0 and the store holds a tuning in [0, 1]; else a write
-        of the tuning row that returns the recall too (committed without waiting for the disk).
+        of the tuning row that reads the rest too (committed without waiting for the disk).
         """
         args = {"key": task_key, "own": float(own), "change": float(change)}
 
-        def work(conn: Connection[Any]) -> tuple[Any, Any]:
+        def work(conn: Connection[Any]) -> Any:
             if change == 0.0:
-                replayed, stored = self._row(conn, "recalled_tuning", args)
-                if clamped_tuning(stored, -1.0) == stored:  # a number in [0, 1]: nothing to write
-                    return replayed, stored
-            replayed, stored = self._row(conn, "recalled_tuned", args)
-            return replayed, stored
+                row = self._row(conn, "recalled_tuning", args)
+                if clamped_tuning(row[1], -1.0) == row[1]:  # a number in [0, 1]: nothing to write
+                    return row
+            return self._row(conn, "recalled_tuned", args)
 
-        replayed, stored = self._run(work)
-        return None if replayed is None else bool(replayed), clamped_tuning(stored, own)
+        replayed, stored, never, used = self._run(work)
+        return TunedRecall(
+            None if replayed is None else bool(replayed),
+            clamped_tuning(stored, own),
+            counted_kinds(never, used),
+        )
 
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
@@ -635,6 +672,7 @@ class PostgresStore:
                 conn.execute(self._sql["clear_lock"])  # writers lock task rows: they wait
                 for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall", "tuning"):
                     conn.execute(f'DELETE FROM "{self.schema}".{table}')
+                conn.execute(self._sql["clear_kinds"])
                 conn.execute(self._sql["clear_state"])
                 conn.execute(self._sql["clear_counters"])
                 conn.execute(self._sql["notify_all"], (self.channel,))
@@ -801,6 +839,8 @@ _RECALL_HITS = (
     "ON CONFLICT (task_key) DO UPDATE SET replayed = true, seq = excluded.seq"
 )
 """A hit's trajectories' tasks remembered as replayed (after ``u``, the usage rows a hit updated)."""
+_KINDS = "(SELECT sum(never)::bigint AS never, sum(used)::bigint AS used FROM {s}.recall_kinds) AS k"
+"""The two kinds of remembered tasks, summed over the shards the recall's triggers count them in."""
 _SQL = {
     "version": "SELECT value FROM {s}.meta WHERE key = 'schema_version'",
     "set_version": "INSERT INTO {s}.meta VALUES ('schema_version', %s) "
@@ -864,13 +904,15 @@ _SQL = {
     "RETURNING u.id) " + _RECALL_HITS,
     "recalled": "SELECT replayed FROM {s}.recall WHERE task_key = %s",
     "recalled_tuning": "SELECT (SELECT replayed FROM {s}.recall WHERE task_key = %(key)s), "
-    "(SELECT value FROM {s}.tuning WHERE id = 1)",
+    "(SELECT value FROM {s}.tuning WHERE id = 1), k.never, k.used FROM " + _KINDS,
     "recalled_tuned": "WITH c AS (" + _ASYNC_COMMIT + "), p AS ("
     "INSERT INTO {s}.tuning AS p (id, value) SELECT 1, least(1, greatest(0, %(own)s::float8)) FROM c "
     "ON CONFLICT (id) DO UPDATE SET value = CASE WHEN p.value > '-Infinity' AND p.value < 'Infinity' "
     "THEN least(1, greatest(0, least(1, greatest(0, p.value)) + %(change)s::float8)) ELSE excluded.value END "
     "RETURNING p.value) "
-    "SELECT (SELECT replayed FROM {s}.recall WHERE task_key = %(key)s), (SELECT value FROM p)",
+    "SELECT (SELECT replayed FROM {s}.recall WHERE task_key = %(key)s), (SELECT value FROM p), k.never, k.used "
+    "FROM " + _KINDS,
+    "clear_kinds": "UPDATE {s}.recall_kinds SET never = 0, used = 0",
     "forget_recalled": "DELETE FROM {s}.recall WHERE seq <= "
     "(SELECT seq FROM {s}.recall ORDER BY seq DESC LIMIT 1 OFFSET %s)",
     "usage_many": f"SELECT id, {_USAGE} FROM {{s}}.usage WHERE id = ANY(%s)",
