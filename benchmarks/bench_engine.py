@@ -4,7 +4,7 @@ Hit overhead: a 5-step trajectory with cheap equality pre-checks; N trajectories
 same task, each in a different environment state, the matching one recorded last (the others are
 copies of a recorded one with their own snapshot keys, added in one batch: see :func:`filled`). The
 overhead is the time of a full hit minus the time of the tool bodies and captures themselves,
-measured side by side in the same loop. Target (issue 12): <= 25 µs at 100,000 stored. Frozen
+measured side by side in the same loop (the median of those bare runs is subtracted from each batch). Target (issue 12): <= 25 µs at 100,000 stored. Frozen
 dataclasses cost here about 0.25-0.6 µs per field to build (``object.__setattr__``), locks taken
 with ``with`` about 0.4 µs: both weigh on the figures, and on the floor not at all.
 
@@ -158,12 +158,16 @@ Samples = dict[str, list[float]]
 
 
 def _batches(hit: Callable[[], Any], bare: Callable[[], None], batches: int) -> Samples:
-    """Overheads per hit in µs: each batch of hits followed by the same number of bare runs.
+    """Overheads per hit in µs: each batch of hits, less the median of the same number of bare runs.
 
     ``wall`` is elapsed time; ``cpu`` the process's CPU time (time the machine ran other processes is
-    left out; this process's other threads, the background writer's writes behind, count).
+    left out; this process's other threads, the background writer's writes behind, count). Bare runs
+    follow each batch; their median across batches is subtracted (pairing each batch with its own
+    bare runs made an overhead negative whenever the machine stalled a bare batch).
     """
     samples: Samples = {"wall": [], "cpu": [], "gc": []}
+    bare_wall: list[float] = []
+    bare_cpu: list[float] = []
     for _ in range(batches):
         collections = sum(generation["collections"] for generation in gc.get_stats())
         c0, t0 = time.process_time(), time.perf_counter()
@@ -174,8 +178,13 @@ def _batches(hit: Callable[[], Any], bare: Callable[[], None], batches: int) -> 
         for _ in range(BATCH):
             bare()
         c2, t2 = time.process_time(), time.perf_counter()
-        samples["wall"].append(((t1 - t0) - (t2 - t1)) / BATCH * 1e6)
-        samples["cpu"].append(((c1 - c0) - (c2 - c1)) / BATCH * 1e6)
+        samples["wall"].append(t1 - t0)
+        samples["cpu"].append(c1 - c0)
+        bare_wall.append(t2 - t1)
+        bare_cpu.append(c2 - c1)
+    for kind, bare_times in (("wall", bare_wall), ("cpu", bare_cpu)):
+        floor = statistics.median(bare_times)
+        samples[kind] = [(elapsed - floor) / BATCH * 1e6 for elapsed in samples[kind]]
     return samples
 
 
@@ -230,8 +239,8 @@ class Bench:
 
 
 def record_overhead(calls: int = 20_000, batch: int = 500) -> list[float]:
-    """µs added to a tool call by recording it, per batch of ``batch`` calls inside one run, each
-    followed by the same number of bare calls. Storing the trajectory is not included (see
+    """µs added to a tool call by recording it, per batch of ``batch`` calls inside one run, less the
+    median of as many bare calls (made after each batch). Storing the trajectory is not included (see
     :func:`miss_end_of_run`)."""
     engine = Engine()
 
@@ -239,7 +248,8 @@ def record_overhead(calls: int = 20_000, batch: int = 500) -> list[float]:
         return x
 
     tool = engine.register(noop, name="noop")
-    overheads: list[float] = []
+    recorded: list[float] = []
+    bare: list[float] = []
 
     def agent(task: str) -> None:
         for _ in range(calls // batch):
@@ -250,11 +260,13 @@ def record_overhead(calls: int = 20_000, batch: int = 500) -> list[float]:
             for i in range(batch):
                 noop(i)
             t2 = time.perf_counter()
-            overheads.append(((t1 - t0) - (t2 - t1)) / batch * 1e6)
+            recorded.append(t1 - t0)
+            bare.append(t2 - t1)
 
     engine.set_agent(agent)
     engine("record many calls")
-    return overheads
+    floor = statistics.median(bare)
+    return [(elapsed - floor) / batch * 1e6 for elapsed in recorded]
 
 
 def miss_end_of_run(misses: int = 300, **options: Any) -> list[float]:

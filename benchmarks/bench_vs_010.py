@@ -38,9 +38,19 @@ def venv_python(path: Path) -> Path:
     return path / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
+def clean_environment() -> dict[str, str]:
+    """This process's environment without what would put our sources or store on a child's path."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MUSCLE_MEM_STORE")}
+
+
 def has_reference(python: Path) -> bool:
     probe = "import importlib.metadata as m, colorama, muscle_mem; assert m.version('muscle-mem') == '0.1.0'"
-    return python.exists() and subprocess.run([str(python), "-c", probe], capture_output=True).returncode == 0
+    if not python.exists():
+        return False
+    return (
+        subprocess.run([str(python), "-c", probe], capture_output=True, env=clean_environment()).returncode
+        == 0
+    )
 
 
 def reference_python(path: Path = VENV) -> Path:
@@ -53,7 +63,11 @@ def reference_python(path: Path = VENV) -> Path:
         flush=True,
     )
     venv.EnvBuilder(with_pip=True, clear=True).create(path)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", REFERENCE, "colorama"], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", REFERENCE, "colorama"],
+        check=True,
+        env=clean_environment(),
+    )
     if not has_reference(python):
         raise SystemExit(f"{path}: {REFERENCE} did not install")
     return python
@@ -61,9 +75,8 @@ def reference_python(path: Path = VENV) -> Path:
 
 def run_workload(python: Path, args: Sequence[str]) -> dict[str, Any]:
     """Run the workload in ``python``; its JSON result. The environment keeps our sources off its path."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MUSCLE_MEM_STORE")}
     done = subprocess.run(
-        [str(python), str(WORKLOAD), *args], capture_output=True, text=True, env=env, cwd=HERE
+        [str(python), str(WORKLOAD), *args], capture_output=True, text=True, env=clean_environment(), cwd=HERE
     )
     if done.returncode != 0:
         raise SystemExit(f"the workload failed under {python}:\n{done.stderr}")

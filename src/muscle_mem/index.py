@@ -277,7 +277,7 @@ class Index:
                     task.remove(trajectory_id)
                 if changes.skipped:
                     self._skipped(changes.skipped, None)
-                for trajectory in sorted(changes.added, key=lambda t: _last_used(changes, t)):
+                for trajectory in sorted(changes.added, key=lambda t: last_used(changes, t)):
                     try:
                         task.add(trajectory)
                     except Exception as exc:
@@ -286,7 +286,7 @@ class Index:
         return task
 
 
-def _last_used(changes: Changes, trajectory: Trajectory) -> float:
+def last_used(changes: Changes, trajectory: Trajectory) -> float:
     """When a trajectory was last used (its creation, if the store's figure is not a number)."""
     used = changes.last_used.get(trajectory.id)
     return used if type(used) is float or type(used) is int else trajectory.created_at

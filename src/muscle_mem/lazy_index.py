@@ -6,7 +6,9 @@ only when one of its steps is about to be trusted (the call to make, a post snap
 Every decoded record is checked against the rows that led to it: a row that disagrees with its
 signed record is ignored, so the rows can route a replay but never change what it does.
 Nodes are kept in a least-recently-used cache of ``index_size`` edges, decoded trajectories in one
-of ``decoded_size`` entries; a task that changed in the store drops its nodes.
+of ``decoded_size`` entries. A task that changed in the store catches up: a few trajectories added
+or removed (by this process or another) are applied to its cached nodes, from their signed records;
+more, or a change the store cannot list, drop its nodes.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Generic, Protocol, TypeVar, overload
 
-from muscle_mem.index import Skipped
+from muscle_mem.index import Skipped, last_used
 from muscle_mem.provenance import direct_arguments
-from muscle_mem.stores.base import ChangeFeed, CoreStore, StepIndexed
+from muscle_mem.stores.base import ChangeFeed, Changes, CoreStore, StepIndexed, TaskState
 from muscle_mem.stores.steps import END, NONE, Candidate, StepRow, child, root, step_rows
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -33,6 +36,8 @@ INDEX_SIZE = 100_000
 DECODED_SIZE = 1_000
 """Default bound on the decoded trajectories kept per engine."""
 BAD_KEPT = 4_096
+CATCH_UP_LIMIT = 64
+"""Most trajectories added plus removed that a task's cached nodes take in place; past it they are dropped."""
 """Records a process remembers to have left out (it would read and name them again once forgotten)."""
 
 
@@ -80,6 +85,14 @@ class Decoded:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return found
+
+    def put(self, trajectory: Trajectory, rows: list[StepRow]) -> None:
+        """Keep a trajectory read from the store with the rows made from its record."""
+        with self._lock:
+            self._items[trajectory.id] = (trajectory, rows)
+            self._items.move_to_end(trajectory.id)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
 
     def leave_out(self, trajectory_id: str, why: str | None) -> None:
         """Never use this record again in this process; count it (``store_errors``) and name it once."""
@@ -158,10 +171,48 @@ class LazyGroup:
         """The latest use of any trajectory making this call here (groups are walked by it)."""
         return self.latest
 
+    def add(self, row: StepRow, target: str, step: Step, stamp: float) -> None:
+        """Take in a trajectory's step made here: into the loaded edges it belongs to (all, its pre key)."""
+        self.latest = max(self.latest, stamp)
+        for key in {None, row.pre_key}:
+            edges = self._edges.get(key)
+            if edges is None:
+                continue
+            taken = [edge for edge in edges if edge.node.id != target]
+            same = [edge for edge in edges if edge.node.id == target]
+            if same:
+                edge = same[0]
+                taken.append(
+                    LazyEdge(
+                        edge.step, edge.node, edge.trajectories | {row.trajectory_id}, max(edge.stamp, stamp)
+                    )
+                )
+            else:
+                node = self.node.index.node(self.node.task, target)
+                node.reached_by[row.trajectory_id] = None
+                taken.append(LazyEdge(step, node, frozenset((row.trajectory_id,)), stamp))
+                self.node.index.charge(self.node, 1)
+            taken.sort(key=_stamp, reverse=True)
+            self._edges[key] = taken  # a new list: a replay walking the old one is not disturbed
+
+    def drop(self, removed: frozenset[str]) -> bool:
+        """Forget removed trajectories in the loaded edges; False if the call is known to have none left."""
+        for key, edges in list(self._edges.items()):
+            if any(not edge.trajectories.isdisjoint(removed) for edge in edges):
+                self._edges[key] = [
+                    LazyEdge(edge.step, edge.node, edge.trajectories - removed, edge.stamp)
+                    for edge in edges
+                    if not edge.trajectories <= removed
+                ]
+        return self._edges.get(None) != []
+
     def promote(self, row: StepRow, now: float) -> None:
         """Make the edge a trajectory took the latest success among loaded edges."""
         self.latest = max(self.latest, now)
-        for edges in self._edges.values():
+        for key in {None, row.pre_key}:  # the only lists that can hold it: all edges, and its pre key's
+            edges = self._edges.get(key)
+            if edges is None:
+                continue
             for edge in edges:
                 if row.trajectory_id in edge.trajectories:
                     edge.stamp = now
@@ -274,6 +325,32 @@ class LazyNode:
     def end_with(self, trajectory_id: str, trajectory: Trajectory) -> None:
         """Make a trajectory the one that ends here."""
         self.__dict__["ends"] = {trajectory_id: trajectory}
+
+    def take(self, row: StepRow, target: str, step: Step, stamp: float) -> None:
+        """Take in a new trajectory's step made here, if this node's calls are loaded."""
+        groups = self.loaded_groups()
+        if groups is None:
+            return
+        group = groups.get(row.signature)
+        if group is None:
+            group = LazyGroup(self, row.signature, step, stamp)  # its edges load from the store
+            self.index.charge(self, 1)
+        else:
+            group.add(row, target, step, stamp)
+        others = {signature: g for signature, g in groups.items() if signature != row.signature}
+        if row.signature not in groups or all(group.latest >= g.latest for g in others.values()):
+            self.__dict__["groups"] = {**others, row.signature: group}  # the newest last; a new dict
+
+    def drop(self, removed: frozenset[str]) -> None:
+        """Forget removed trajectories in what is loaded here (a replay in flight keeps what it holds)."""
+        groups = self.loaded_groups()
+        if groups is not None:
+            kept = {signature: group for signature, group in groups.items() if group.drop(removed)}
+            if len(kept) != len(groups):
+                self.__dict__["groups"] = kept
+        ends = self.__dict__.get("ends")
+        if ends is not None and not removed.isdisjoint(ends):
+            del self.__dict__["ends"]  # the next read finds the latest that is left
 
     def _load_ends(self) -> dict[str, Trajectory]:
         rows = self.index.store.candidates_at(self.id, END, None)
@@ -403,12 +480,52 @@ class LazyIndex:
         checked = time.monotonic()
         state = self.store.task_state(task_key, task.revision)
         with task.lock:
+            revision = state.revision
             if state.changed:
-                self._forget(task_key)
+                revision = self._catch_up(task, state)
                 task.latest = None
-            task.revision, task.size = state.revision, state.size
+            task.revision, task.size = revision, state.size
             task.mark, task.checked, task.generation = mark, checked, generation
         return task
+
+    def _catch_up(self, task: LazyTaskIndex, state: TaskState) -> int:
+        """Apply a changed task's few changes to its cached nodes, or drop them; the revision read up to.
+
+        A replay loading a node's edges while this runs may keep what it read before the change: a
+        trajectory added meanwhile is then missed there, or one removed still routes a replay, whose
+        every step is checked as always, until the task's next change.
+        """
+        with self._lock:
+            nodes = {n: self._nodes[n] for n in self._by_task.get(task.task_key, ()) if n in self._nodes}
+        if not nodes or not task.revision or abs(state.size - task.size) > CATCH_UP_LIMIT:
+            self._forget(task.task_key)
+            return state.revision
+        try:
+            changes = self.store.changes(task.task_key, task.revision)
+        except Exception:
+            logger.warning("the changes of a task could not be read; its steps are read again", exc_info=True)
+            self._forget(task.task_key)
+            return state.revision
+        if changes.reset or changes.skipped or len(changes.added) + len(changes.removed) > CATCH_UP_LIMIT:
+            self._forget(task.task_key)
+            return changes.revision
+        self._apply(changes, nodes)
+        return changes.revision
+
+    def _apply(self, changes: Changes, nodes: dict[str, LazyNode]) -> None:
+        """Remove, then add, each changed trajectory in the cached nodes it passes through."""
+        if changes.removed:
+            for cached in nodes.values():
+                cached.drop(changes.removed)
+        for trajectory in changes.added:
+            rows = step_rows(trajectory)
+            self.decoded.put(trajectory, rows)
+            stamp = last_used(changes, trajectory)
+            for row, following in pairwise(rows):
+                if (node := nodes.get(row.node)) is not None:
+                    node.take(row, following.node, trajectory.steps[row.step_no], stamp)
+            if (end := nodes.get(rows[-1].node)) is not None and "ends" in end.__dict__:
+                end.end_with(trajectory.id, trajectory)
 
     def invalidate(self, task_key: str | None = None) -> None:
         """Read the state of a task (None: of every task) at its next lookup: this process changed it.
