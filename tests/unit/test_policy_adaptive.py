@@ -258,10 +258,10 @@ def test_every_change_a_worker_tunes_lands_in_the_store_once() -> None:
     assert workers[1].probation == pytest.approx(0.2)  # it read the store before the other's last step
 
 
-@pytest.mark.parametrize(("kinds", "step"), [((1, 4), 0.4), ((4, 1), 0.1), (None, 0.1)])
+@pytest.mark.parametrize(("kinds", "step"), [((1, 4), 0.4), ((4, 1), 0.1), (None, 0.1), ((math.nan, 4), 0.1)])
 def test_the_store_counted_kinds_weigh_the_tuning_step(kinds: tuple[int, int] | None, step: float) -> None:
     """A task back never replayed shortens the probation by a step scaled as the store counts the two kinds
-    (the process's own count when the store cannot tell)."""
+    (the process's own count when the store cannot tell, or tells what no count is)."""
     policy = Adaptive(kept=10, probation=0.5)
     policy.admit_shared("back", 0.0, 1.0, TunedRecall(False, 0.5, kinds))
     assert policy.probation == pytest.approx(0.5 - step)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Literal, Protocol, runtime_checkable
 
-from muscle_mem.stores.base import Rank, SharedTuning, TaskRecall, TunedRecall, clamped_tuning
+from muscle_mem.stores.base import Rank, SharedTuning, TaskRecall, TunedRecall, clamped_tuning, counted_kinds
 from muscle_mem.trajectory import Usage
 
 PolicyName = Literal["adaptive", "lru", "lfu", "attention-lru", "decayed"]
@@ -133,8 +133,9 @@ def store_admit(policy: Policy, store: object) -> TaskAdmit:
     """How ``policy`` scores a new recording in ``store``: by the store's recall and tuning if both share them.
 
     A :class:`SharesTuning` policy in a store with a shared recall and tuning reads both and moves the
-    tuning in one call; a :class:`RecallAware` one in a store with a shared recall reads the recall;
-    any other as :func:`task_admit`.
+    tuning in one call (a change taken for a read that fails is dropped: one tuning step); a
+    :class:`RecallAware` one in a store with a shared recall reads the recall; any other as
+    :func:`task_admit`.
     """
     if isinstance(store, TaskRecall) and isinstance(policy, RecallAware):
         if isinstance(store, SharedTuning) and isinstance(policy, SharesTuning):
@@ -414,7 +415,7 @@ class Adaptive:
             self.probation = clamped_tuning(read.tuning, self.probation, self._unshared)
             before = self.probation
             self._forget(task_key)
-            self._counted = read.kinds
+            self._counted = None if read.kinds is None else counted_kinds(*read.kinds)
             try:
                 usage = self._admit(task_key, now, relevance, read.replayed)
             finally:
