@@ -17,8 +17,8 @@ written by the statements that add trajectories and apply hits, its rows locked 
 The eviction policy's shared tuning (``tuning``, one row, schema version 6) is read with the recall and
 moved in the same statement, committed without waiting for the disk (like use statistics), its row
 locked only for that statement; the two kinds of remembered tasks (never replayed, replayed) are
-counted by statement triggers on ``recall`` into ``recall_kinds``, 64 rows (one per backend, summed)
-as the count and byte size are.
+counted by triggers on ``recall`` (per row inserted or flipped to replayed, per pruning statement)
+into ``recall_kinds``, 64 rows (one per backend, summed) as the count and byte size are.
 Hot-path statements are planned for their parameters each time
 (``plan_cache_mode = force_custom_plan``): a generic plan cannot flip them.
 
@@ -172,30 +172,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"INSERT INTO {{s}}.recall_kinds SELECT g, 0, 0 FROM generate_series(0, {COUNTER_SHARDS} - 1) AS g",
         "UPDATE {s}.recall_kinds SET never = r.never, used = r.used FROM (SELECT count(*) FILTER (WHERE NOT "
         "replayed) AS never, count(*) FILTER (WHERE replayed) AS used FROM {s}.recall) AS r WHERE shard = 0",
-        f"""CREATE FUNCTION {{s}}.recall_counted() RETURNS trigger LANGUAGE plpgsql AS $$
-        DECLARE n BIGINT; u BIGINT;
+        f"""CREATE FUNCTION {{s}}.recall_counted() RETURNS trigger LANGUAGE plpgsql SET plan_cache_mode = auto AS $$
         BEGIN
             IF TG_OP = 'INSERT' THEN
-                SELECT count(*) FILTER (WHERE NOT replayed), count(*) FILTER (WHERE replayed) INTO n, u FROM added;
-            ELSIF TG_OP = 'DELETE' THEN
-                SELECT -count(*) FILTER (WHERE NOT replayed), -count(*) FILTER (WHERE replayed) INTO n, u FROM gone;
+                UPDATE {{s}}.recall_kinds SET never = never + (NOT NEW.replayed)::int, used = used + NEW.replayed::int
+                    WHERE shard = pg_backend_pid() % {COUNTER_SHARDS};
             ELSE
-                SELECT count(*) FILTER (WHERE NOT a.replayed) - count(*) FILTER (WHERE NOT g.replayed),
-                    count(*) FILTER (WHERE a.replayed) - count(*) FILTER (WHERE g.replayed)
-                    INTO n, u FROM gone g JOIN added a USING (task_key);
-            END IF;
-            IF n <> 0 OR u <> 0 THEN
-                UPDATE {{s}}.recall_kinds SET never = never + n, used = used + u
+                UPDATE {{s}}.recall_kinds SET never = never + (NOT NEW.replayed)::int - (NOT OLD.replayed)::int,
+                    used = used + NEW.replayed::int - OLD.replayed::int
                     WHERE shard = pg_backend_pid() % {COUNTER_SHARDS};
             END IF;
             RETURN NULL;
         END $$""",
-        "CREATE TRIGGER recall_counted AFTER INSERT ON {s}.recall REFERENCING NEW TABLE AS added "
-        "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_counted()",
-        "CREATE TRIGGER recall_recounted AFTER UPDATE ON {s}.recall REFERENCING OLD TABLE AS gone "
-        "NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_counted()",
+        f"""CREATE FUNCTION {{s}}.recall_uncounted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE {{s}}.recall_kinds AS k SET never = k.never - g.n, used = k.used - g.u
+                FROM (SELECT count(*) FILTER (WHERE NOT replayed) AS n, count(*) FILTER (WHERE replayed) AS u
+                    FROM gone) AS g
+                WHERE k.shard = pg_backend_pid() % {COUNTER_SHARDS} AND g.n + g.u > 0;
+            RETURN NULL;
+        END $$""",
+        "CREATE TRIGGER recall_counted AFTER INSERT ON {s}.recall FOR EACH ROW EXECUTE FUNCTION {s}.recall_counted()",
+        "CREATE TRIGGER recall_recounted AFTER UPDATE ON {s}.recall FOR EACH ROW "
+        "WHEN (OLD.replayed IS DISTINCT FROM NEW.replayed) EXECUTE FUNCTION {s}.recall_counted()",
         "CREATE TRIGGER recall_uncounted AFTER DELETE ON {s}.recall REFERENCING OLD TABLE AS gone "
-        "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_counted()",
+        "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_uncounted()",
     ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
