@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -197,3 +197,29 @@ def set_tuning(spec: StoreSpec, column: str, value: str) -> None:
         if value == "NULL":
             conn.execute(f'ALTER TABLE "{schema}".{table} ALTER COLUMN {column} DROP NOT NULL')
         conn.execute(f'UPDATE "{schema}".{table} SET {column} = {value}')
+
+
+@pytest.mark.postgres
+def test_postgres_reads_the_recall_and_moves_the_tuning_in_one_statement(
+    postgres_spec: StoreSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recording's read of the recall, the tuning and the counts is one statement, moved or not."""
+    import psycopg
+
+    store = open_spec(postgres_spec)
+    try:
+        assert isinstance(store, SharedTuning)
+        store.recalled_tuned("alpha", 0.5, 0.0)  # the first read writes the reader's own
+        counted = [0]
+        original = psycopg.Cursor.execute
+
+        def execute(cursor: Any, *args: Any, **kwargs: Any) -> Any:
+            counted[0] += 1
+            return original(cursor, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", execute)
+        assert store.recalled_tuned("alpha", 0.9, 0.0).tuning == 0.5
+        assert store.recalled_tuned("alpha", 0.9, 0.25).tuning == 0.75
+        assert counted[0] == 2
+    finally:
+        store.close()
