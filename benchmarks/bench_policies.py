@@ -20,7 +20,10 @@ variants and the document's claim, the ``decayed`` half-life sweep, docs/hit_rat
 ``--only matcher`` the semantic matcher's precision and recall; ``--only eviction`` the eviction
 costs at 1,000 to 100,000 trajectories; ``--only workers`` the default policy's margins with 1, 2
 and 4 workers sharing one store at one request a second, hits written at once and behind by
-``--sync-interval`` (the engine's default, 0.5 s; every run writes hits behind by it, as an engine does).
+``--sync-interval`` (the engine's default, 0.5 s; every run writes hits behind by it, as an engine does),
+side by side with the same policy tuned by each worker alone (the engine before the store shared the
+tuning). Workers admit new recordings through the engine's own path
+(:func:`muscle_mem.eviction.policies.store_admit` on a MemoryStore: its shared recall and tuning).
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from muscle_mem.eviction import (
     RecallAware,
     make_policy,
 )
-from muscle_mem.eviction.policies import HISTORY_PER_CAPACITY, TaskHit, task_admit, task_hit
+from muscle_mem.eviction.policies import HISTORY_PER_CAPACITY, TaskHit, store_admit, task_hit
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, ranking
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -101,25 +104,28 @@ def shared_run(
     times: npt.NDArray[np.float64] | None = None,
     seed: int = 0,
     sync_interval: float = 0.0,
+    shared_tuning: bool = True,
 ) -> int:
     """Workers sharing one MemoryStore, each with its own policy and bounds; requests routed at random.
 
     Each worker does what the engine's cache does: a hit reads the trajectory's use statistics from
     the store (as the usage log does at each flush, so every worker's hits count) and writes the
-    policy's priority; a miss stores a new trajectory (a new id), admitted by the store's shared
-    recall when the policy takes it (the recall pruned to the policy's history as the cache does),
-    and enforces the bounds, protecting it. With ``sync_interval`` > 0, a worker's hits are written
+    policy's priority; a miss stores a new trajectory (a new id), admitted as the engine admits it
+    (:func:`~muscle_mem.eviction.policies.store_admit`: by the store's shared recall, and its shared
+    tuning unless ``shared_tuning`` is False, when the policy takes them; the recall pruned to the
+    policy's history as the cache does), and enforces the bounds, protecting it. With ``sync_interval`` > 0, a worker's hits are written
     behind as the engine's usage log writes them: noted, then scored and written together once
     ``sync_interval`` seconds of request time passed since the first of them (until then the store,
     every other worker and the evictions see the trajectory as it was).
     """
     store = MemoryStore()
+    view = store if shared_tuning else RecallOnly(store)
     workers = [
         (
             policy,
             Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=policy),
             task_hit(policy),
-            task_admit(policy),
+            store_admit(policy, view),
         )
         for policy in policies
     ]
@@ -150,11 +156,7 @@ def shared_run(
         trajectory = Trajectory(
             task_key=f"t{key}", task=texts[key], steps=(Step("tool", "v1"),), created_at=now, id=tid
         )
-        if isinstance(policy, RecallAware):
-            admitted = policy.admit_recalled(f"t{key}", now, relevance, store.recalled(f"t{key}"))
-        else:
-            admitted = admit(f"t{key}", now, relevance)
-        store.add(trajectory, admitted)
+        store.add(trajectory, admit(f"t{key}", now, relevance))
         bounds.enforce(store, now, frozenset((tid,)))  # the new trajectory is in use: protected
         if isinstance(policy, RecallAware):
             unpruned[w] += 1
@@ -162,6 +164,19 @@ def shared_run(
                 unpruned[w] = 0
                 store.forget_recalled(policy.history)
     return hits
+
+
+@dataclass(frozen=True)
+class RecallOnly:
+    """A store's shared recall without its shared tuning: each worker tunes its policy alone (as before)."""
+
+    store: MemoryStore
+
+    def recalled(self, task_key: str) -> bool | None:
+        return self.store.recalled(task_key)
+
+    def forget_recalled(self, keep: int) -> int:
+        return self.store.forget_recalled(keep)
 
 
 def _write_hits(store: MemoryStore, hit: TaskHit, notes: list[tuple[str, int, float, float]]) -> None:
@@ -552,11 +567,16 @@ COMPARED: dict[str, Callable[[int], Policy]] = {
 }
 """The engine's old default, the previous default (a reference copy) and the default."""
 DEFAULT = "adaptive (default)"
+OWN_TUNING = "adaptive, own tuning"
+"""The default with each worker tuning its probation alone (the engine before the store shared it)."""
+POLICIES: dict[str, Callable[[int], Policy]] = {**COMPARED, OWN_TUNING: COMPARED[DEFAULT]}
+TUNED_ALONE = frozenset((OWN_TUNING,))
+"""Policies whose workers each tune alone (they read the store's recall, not its tuning)."""
 WORKERS = (1, 2, 4)
 """Engines sharing one store in the multi-worker runs (K = 1 is the single-process table)."""
 SHARED_RATES = ("1 s", "varying")
 """Paces of the multi-worker runs: the fastest (where the write-behind delay matters most) and a changing one."""
-SHARED_POLICIES = ("adaptive before", DEFAULT)
+SHARED_POLICIES = ("adaptive before", OWN_TUNING, DEFAULT)
 
 
 @dataclass
@@ -629,8 +649,10 @@ def run_job(job: Job) -> list[float]:
     ratios = []
     for share in SHARES:
         c = max(1, round(share * s.distinct))
-        policies = [COMPARED[name](c) for _ in range(workers)]
-        ratios.append(shared_run(policies, s, c, texts, times, seed, sync_interval) / len(s.keys))
+        policies = [POLICIES[name](c) for _ in range(workers)]
+        alone = name in TUNED_ALONE
+        hits = shared_run(policies, s, c, texts, times, seed, sync_interval, shared_tuning=not alone)
+        ratios.append(hits / len(s.keys))
     return ratios
 
 
@@ -641,7 +663,11 @@ def run_all(fams: list[Family], jobs: int, sync: float) -> dict[Job, list[float]
         for seed in range(len(fam.streams)):
             todo += [(fi, seed, name, rate, 1, sync) for name in COMPARED for rate in RATES]
             todo += [
-                (fi, seed, n, r, k, sync) for n in SHARED_POLICIES for r in SHARED_RATES for k in WORKERS[1:]
+                (fi, seed, n, r, k, sync)
+                for n in SHARED_POLICIES
+                for r in SHARED_RATES
+                for k in WORKERS
+                if k > 1 or n not in COMPARED
             ]
     return run_jobs(fams, todo, jobs)
 
@@ -705,7 +731,7 @@ def compare(fams: list[Family], jobs: int, sync: float) -> Margins:
             print(f"{'':<9}{'  margin (points, ± sd)':<28}" + _cells(ours - best))
         for name in SHARED_POLICIES:
             for rate in SHARED_RATES:
-                for k in WORKERS[1:]:
+                for k in (k for k in WORKERS if k > 1 or name not in COMPARED):
                     ratios = np.array([results[(fi, seed, name, rate, k, sync)] for seed in range(seeds)])
                     for ci, share in enumerate(SHARES):
                         margins[(name, k, fam.name, rate, share)] = (ratios - best)[:, ci]
@@ -723,20 +749,30 @@ def compare(fams: list[Family], jobs: int, sync: float) -> Margins:
 
 
 def workers_table(fams: list[Family], jobs: int, sync: float) -> None:
-    """The default policy alone with 1, 2 and 4 workers at 1 s, hits written behind by ``sync`` and at once."""
+    """The default policy with 1, 2 and 4 workers at 1 s, tuned through the store and each alone, side by side.
+
+    Hits are written behind by ``sync`` and at once. The summary compares each K with K = 1, cell by
+    cell (stream x capacity x sync), on the same seeds: 'beyond noise' when the mean difference
+    exceeds twice its standard error over the seeds.
+    """
     syncs = sorted({0.0, sync})
+    names = (OWN_TUNING, DEFAULT)
     todo = [
-        (fi, seed, DEFAULT, "1 s", k, delay)
+        (fi, seed, name, "1 s", k, delay)
         for fi, fam in enumerate(fams)
         for seed in range(len(fam.streams))
+        for name in names
         for k in WORKERS
         for delay in syncs
     ]
     results = run_jobs(fams, todo, jobs)
-    print("\nWorkers sharing one store (usage read from the store at each hit, the store's shared recall),")
-    print("one request a second, hits written behind by the sync interval (0: at once): margin of the")
-    print("default policy against the better of ARC and S3-FIFO, points, mean ± sd over seeds")
-    print(f"{'stream':<11}{'K':>3}{'sync':>6}" + "".join(f"{f'{s:.1%}':>13}" for s in SHARES))
+    print("\nWorkers sharing one store (usage read from the store at each hit, the store's shared recall;")
+    print(f"'{DEFAULT}' also its shared tuning, '{OWN_TUNING}' each worker tuning alone as before),")
+    print("one request a second, hits written behind by the sync interval (0: at once): margin against")
+    print("the better of ARC and S3-FIFO, points, mean ± sd over seeds")
+    print(f"{'stream':<11}{'policy':<22}{'K':>3}{'sync':>6}" + "".join(f"{f'{s:.1%}':>13}" for s in SHARES))
+    cells: dict[tuple[str, int], list[Array]] = {(name, k): [] for name in names for k in WORKERS}
+    """Per (policy, K): each (stream, sync)'s margins, seeds x capacities."""
     for fi, fam in enumerate(fams):
         best = np.array(
             [
@@ -746,12 +782,44 @@ def workers_table(fams: list[Family], jobs: int, sync: float) -> None:
                 )
             ]
         )
+        for name in names:
+            for k in WORKERS:
+                for delay in syncs:
+                    ratios = np.array(
+                        [results[(fi, seed, name, "1 s", k, delay)] for seed in range(len(fam.streams))]
+                    )
+                    cells[(name, k)].append(ratios - best)
+                    row = f"{fam.name:<11}{name:<22}{k:>3}{delay:>6g}"
+                    print(row + _cells(ratios - best).replace("±", " ±"))
+    print(
+        "\nSummary by policy and K (cells: stream x capacity x sync); each K against K = 1, and the default"
+    )
+    print(
+        "against each worker tuning alone at the same K, cell by cell on the same seeds ('beyond noise': the"
+    )
+    print("mean difference exceeds twice its standard error over the seeds; 'largest': the cell most apart)")
+    for name in names:
         for k in WORKERS:
-            for delay in syncs:
-                ratios = np.array(
-                    [results[(fi, seed, DEFAULT, "1 s", k, delay)] for seed in range(len(fam.streams))]
-                )
-                print(f"{fam.name:<11}{k:>3}{delay:>6g}" + _cells(ratios - best).replace("±", " ±"))
+            margins = np.concatenate(cells[(name, k)], axis=1)
+            against = [("K=1", np.concatenate(cells[(name, 1)], axis=1))]
+            if name != OWN_TUNING:
+                against.append(("tuned alone", np.concatenate(cells[(OWN_TUNING, k)], axis=1)))
+            parts = [f"mean {margins.mean() * 100:+.2f}, worst {margins.mean(0).min() * 100:+.2f}"]
+            for label, other in against:
+                parts.append(f"against {label} {_paired(margins - other)}")
+            print(f"  {name:<22} K={k}: " + "; ".join(parts))
+
+
+def _paired(diff: Array) -> str:
+    """Mean difference (points), the largest cell's, and the cells apart beyond noise (seeds x cells)."""
+    means = diff.mean(0)
+    error = diff.std(0, ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else np.full(means.shape, np.inf)
+    worse, better = int((means + 2 * error < 0).sum()), int((means - 2 * error > 0).sum())
+    largest = means[np.abs(means).argmax()]
+    return (
+        f"{means.mean() * 100:+.2f} (largest {largest * 100:+.2f}; {worse} worse, {better} better"
+        f" beyond noise of {len(means)})"
+    )
 
 
 def summary(margins: Margins) -> None:
@@ -760,7 +828,7 @@ def summary(margins: Margins) -> None:
         "\nSummary against the better of ARC and S3-FIFO (a cell: stream x rate x capacity; 'beyond noise':"
     )
     print("the mean margin exceeds twice its standard error over the seeds)")
-    for name in COMPARED:
+    for name in POLICIES:
         for k in WORKERS:
             cells = [m for key, m in margins.items() if key[0] == name and key[1] == k]
             if not cells:

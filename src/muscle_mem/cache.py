@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from muscle_mem.breaker import Breaker
 from muscle_mem.embed import TaskMatcher
 from muscle_mem.eviction.bounds import Bounds
-from muscle_mem.eviction.policies import Policy, RecallAware, task_admit, task_hit
+from muscle_mem.eviction.policies import Policy, RecallAware, store_admit, task_hit
 from muscle_mem.eviction.relevance import TaskStream
 from muscle_mem.index import Index, TaskSteps
 from muscle_mem.keys import in_namespace
@@ -27,7 +27,7 @@ from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE, Decoded, LazyIndex
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
 from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable, TaskRecall, UsageBatched
-from muscle_mem.trajectory import Trajectory, Usage
+from muscle_mem.trajectory import Trajectory
 from muscle_mem.usage_log import UsageLog
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,8 @@ class TrajectoryCache:
     ) -> None:
         self.store = store
         self.policy = policy
-        self._admit_task = task_admit(policy)
+        self._admit = store_admit(policy, store)
+        """Scores a new recording (with the store's shared recall and tuning, if both keep them)."""
         self._hit_task = task_hit(policy)
         self._recall = store if isinstance(store, TaskRecall) else None
         """The store's shared recall (None: the store keeps none)."""
@@ -145,13 +146,6 @@ class TrajectoryCache:
         if evicted:
             self._invalidate(None)
             self._metrics.add("evicted", len(evicted))
-
-    def _admit(self, task_key: str, now: float, relevance: float) -> Usage:
-        """The use statistics of a new recording (with the store's shared recall, if both keep one)."""
-        if self._recall is not None and self._recall_aware is not None:
-            recalled = self._recall.recalled(task_key)
-            return self._recall_aware.admit_recalled(task_key, now, relevance, recalled)
-        return self._admit_task(task_key, now, relevance)
 
     def _prune_recall(self) -> None:
         """Forget the store's oldest remembered tasks past the policy's ``history`` (once in a while).

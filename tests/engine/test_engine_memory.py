@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from muscle_mem import Check, Engine, cache
+from muscle_mem.eviction import Adaptive
 from muscle_mem.stores import Store, TaskRecall
 
 POLICIES = ["adaptive", "lru", "lfu", "attention-lru", "decayed"]
@@ -84,6 +85,22 @@ def test_a_task_replayed_by_one_engine_is_recalled_by_another_sharing_the_store(
     second("bravo task")  # a task no engine stored: on probation, below the clock
     bravo = next(s for s in store.summaries() if s.task == "bravo task")
     assert bravo.usage.priority < second.policy.clock  # type: ignore[attr-defined]
+    first.close()
+    second.close()
+
+
+def test_engines_sharing_a_store_tune_one_probation(store: Store) -> None:
+    """The default policy's probation lives in the store: one engine's tuning is the next one's to start from."""
+    first, _ = counting_engine(store, capacity=2)
+    first("alpha task")
+    store.remove([s.id for s in store.summaries()])
+    first("alpha task")  # recorded again, never replayed: the probation was too long
+    tuned = first.policy.probation  # type: ignore[attr-defined]
+    assert tuned < Adaptive().probation
+    first("charlie task")  # the change is added to the store's as this recording reads it
+    second, _ = counting_engine(store, capacity=2)
+    second("bravo task")
+    assert second.policy.probation == pytest.approx(tuned)  # type: ignore[attr-defined]
     first.close()
     second.close()
 

@@ -9,7 +9,17 @@ from typing import Any
 import pytest
 
 from conftest import StoreSpec, open_spec, trajectory
-from muscle_mem.stores import Event, Rank, StoreError, _records, postgres, sqlite, steps
+from muscle_mem.stores import (
+    Event,
+    Rank,
+    SharedTuning,
+    StoreError,
+    TunedRecall,
+    _records,
+    postgres,
+    sqlite,
+    steps,
+)
 from muscle_mem.trajectory import Trajectory
 
 
@@ -110,8 +120,37 @@ def test_an_older_store_is_migrated_to_the_current_version(durable: StoreSpec, v
         store.log_events([Event(at=1.0, task="do task-a", task_key="task-a", hit=True)])
         assert [e.at for e in store.events()] == [1.0]
         assert store.victims(1, Rank(kind="recency_attention", now=1e12)) != []
+        assert isinstance(store, SharedTuning)
+        assert store.recalled_tuned("task-a", 0.25, 0.0) == TunedRecall(
+            False, 0.25, (1, 0)
+        )  # shared from now on
     finally:
         store.close()
+
+
+def test_a_store_with_a_recall_but_no_tuning_gets_a_shared_tuning(durable: StoreSpec) -> None:
+    """A store of the last version before the shared tuning keeps its recall and starts sharing a tuning."""
+    module = sqlite if durable[0] == "sqlite" else postgres
+    prefix = "" if durable[0] == "sqlite" else "{s}."
+    version = module.SCHEMA_VERSION - 1
+    statements: list[tuple[str, tuple[Any, ...]]] = [
+        (sql, ()) for step in module.MIGRATIONS[:version] for sql in step
+    ]
+    statements.append((f"INSERT INTO {prefix}meta VALUES ('schema_version', %s)", (str(version),)))
+    statements.append((f"INSERT INTO {prefix}recall VALUES ('task-a', %s, 1)", (True,)))
+    if durable[0] == "sqlite":
+        statements = [(sql.replace("{s}.", ""), args) for sql, args in statements]
+    run_sql(durable, statements)
+    first, second = open_spec(durable), open_spec(durable)
+    try:
+        assert isinstance(first, SharedTuning) and isinstance(second, SharedTuning)
+        assert first.recalled_tuned("task-a", 0.5, 0.0) == TunedRecall(
+            True, 0.5, (0, 1)
+        )  # the recall counted
+        assert second.recalled_tuned("task-b", 0.9, 0.125) == TunedRecall(None, 0.625, (0, 1))
+    finally:
+        first.close()
+        second.close()
 
 
 def test_a_store_of_a_newer_version_is_refused(durable: StoreSpec) -> None:

@@ -12,10 +12,12 @@ from muscle_mem.eviction import (
     Decayed,
     FrontierAware,
     RecallAware,
+    SharesTuning,
     TaskAwarePolicy,
     make_policy,
 )
-from muscle_mem.stores import MemoryStore, Store
+from muscle_mem.eviction.policies import store_admit
+from muscle_mem.stores import MemoryStore, Store, TunedRecall
 from muscle_mem.trajectory import Step, Trajectory, Usage
 
 
@@ -31,6 +33,7 @@ class Worker:
         self.policy = Adaptive(history=5 * capacity, kept=capacity)
         self.bounds = Bounds(capacity=capacity, max_bytes=None, ttl=None, policy=self.policy)
         self.stored = 0
+        self.admit = store_admit(self.policy, local_store)
 
     def request(self, task: str, now: float) -> bool:
         """Serve one request of ``task`` (its trajectories are ``task#n``); whether it was a hit."""
@@ -45,7 +48,7 @@ class Worker:
         made = Trajectory(
             task_key=task, task=task, steps=(Step("tool", "v1"),), id=f"{task}#{id(self)}-{self.stored}"
         )
-        self.local_store.add(made, self.policy.admit_task(task, now, 1.0))
+        self.local_store.add(made, self.admit(task, now, 1.0))
         self.bounds.enforce(self.local_store, now, frozenset((made.id,)))
         return False
 
@@ -235,3 +238,51 @@ def test_adaptive_rejects_bad_parameters() -> None:
     for bad in ({"history": -1}, {"history": 1.5}, {"kept": 0}, {"probation": -0.1}, {"probation": 1.01}):
         with pytest.raises(ValueError):
             Adaptive(**bad)  # type: ignore[arg-type]
+
+
+def test_a_shared_tuning_replaces_the_probation_and_the_change_is_handed_back_once() -> None:
+    """``admit_shared`` tunes from the store's probation; ``unshared`` hands over the change it made, once."""
+    policy = Adaptive(kept=10, probation=0.5)
+    assert isinstance(policy, SharesTuning)
+    assert policy.unshared() == (0.5, 0.0)
+    policy.evicted(100.0, 10)
+    assert policy.admit_shared("replayed", 0.0, 1.0, TunedRecall(True, 0.3, (0, 0))).priority == 110.0
+    tuned = policy.probation
+    assert tuned > 0.3  # the store's probation, raised as admit_recalled raises its own
+    assert policy.unshared() == (tuned, pytest.approx(tuned - 0.3))
+    assert policy.unshared() == (tuned, 0.0)
+    fresh = policy.admit_shared("fresh", 0.0, 1.0, TunedRecall(None, 0.6, (0, 0)))
+    assert fresh.priority == pytest.approx(110.0 - 0.6 * 10)
+    assert policy.unshared() == (0.6, 0.0)  # not remembered: nothing tuned
+
+
+@pytest.mark.parametrize(("shared", "expected"), [(math.nan, 0.5), (math.inf, 0.5), (5.0, 1.0), (-1.0, 0.0)])
+def test_a_hostile_shared_tuning_never_leaves_the_probation_outside_its_range(
+    shared: float, expected: float
+) -> None:
+    policy = Adaptive(kept=10, probation=0.5)
+    policy.admit_shared("fresh", 0.0, 1.0, TunedRecall(None, shared, None))
+    assert policy.probation == expected
+
+
+def test_every_change_a_worker_tunes_lands_in_the_store_once() -> None:
+    """Two workers tuning through one store: its probation moves by each one's every step, none lost."""
+    shared = MemoryStore()
+    for key in "pqrs":
+        shared.add(trajectory(key))  # each remembered as stored, never replayed
+    workers = [Adaptive(kept=10, probation=0.5) for _ in range(2)]
+    for i, key in enumerate("pqrs"):
+        store_admit(workers[i % 2], shared)(key, 0.0, 1.0)  # each worker: two steps of 0.1 down
+    for worker in workers:
+        tuning = shared.recalled_tuned("any", *worker.unshared()).tuning
+    assert tuning == pytest.approx(0.1)
+    assert workers[1].probation == pytest.approx(0.2)  # it read the store before the other's last step
+
+
+@pytest.mark.parametrize(("kinds", "step"), [((1, 4), 0.4), ((4, 1), 0.1), (None, 0.1), ((math.nan, 4), 0.1)])
+def test_the_store_counted_kinds_weigh_the_tuning_step(kinds: tuple[int, int] | None, step: float) -> None:
+    """A task back never replayed shortens the probation by a step scaled as the store counts the two kinds
+    (the process's own count when the store cannot tell, or tells what no count is)."""
+    policy = Adaptive(kept=10, probation=0.5)
+    policy.admit_shared("back", 0.0, 1.0, TunedRecall(False, 0.5, kinds))
+    assert policy.probation == pytest.approx(0.5 - step)

@@ -12,6 +12,7 @@ from muscle_mem.eviction.policies import (
     Policy,
     PolicyName,
     RecallAware,
+    SharesTuning,
     TaskAwarePolicy,
     make_policy,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "Policy",
     "PolicyName",
     "RecallAware",
+    "SharesTuning",
     "TaskAwarePolicy",
     "make_policy",
 ]

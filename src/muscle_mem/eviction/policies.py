@@ -17,9 +17,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal, Protocol, runtime_checkable
 
-from muscle_mem.stores.base import Rank
+from muscle_mem.stores.base import Rank, SharedTuning, TaskRecall, TunedRecall, clamped_tuning, counted_kinds
 from muscle_mem.trajectory import Usage
 
 PolicyName = Literal["adaptive", "lru", "lfu", "attention-lru", "decayed"]
@@ -89,6 +90,25 @@ class RecallAware(TaskAwarePolicy, Protocol):
         ...
 
 
+@runtime_checkable
+class SharesTuning(RecallAware, Protocol):
+    """A recall-aware policy that tunes itself together with every process sharing the store.
+
+    With a store that shares a tuning (:class:`~muscle_mem.stores.SharedTuning`), the engine takes
+    the change this process's tuning made since it last shared it (:meth:`unshared`), has the store
+    add it to the shared tuning as it reads the recall, and admits with what it read
+    (:meth:`admit_shared`): K processes tune as one would on all their traffic, not each on 1/K.
+    """
+
+    def unshared(self) -> tuple[float, float]:
+        """This process's tuning, and the change it made since it was last shared (taken: shared once)."""
+        ...
+
+    def admit_shared(self, task_key: str, now: float, relevance: float, read: TunedRecall) -> Usage:
+        """As ``admit_recalled``, tuned from what the store shares (``read``: this process's change included)."""
+        ...
+
+
 TaskHit = Callable[[str, Usage, float, float, float], Usage]
 """Scores a hit: (task key, usage, now, relevance, saved seconds) -> the new use statistics."""
 TaskAdmit = Callable[[str, float, float], Usage]
@@ -107,6 +127,30 @@ def task_admit(policy: Policy) -> TaskAdmit:
     if isinstance(policy, TaskAwarePolicy):
         return policy.admit_task
     return lambda task_key, now, relevance: policy.admit(now, relevance)
+
+
+def store_admit(policy: Policy, store: object) -> TaskAdmit:
+    """How ``policy`` scores a new recording in ``store``: by the store's recall and tuning if both share them.
+
+    A :class:`SharesTuning` policy in a store with a shared recall and tuning reads both and moves the
+    tuning in one call (a change taken for a read that fails is dropped: one tuning step); a
+    :class:`RecallAware` one in a store with a shared recall reads the recall; any other as
+    :func:`task_admit`.
+    """
+    if isinstance(store, TaskRecall) and isinstance(policy, RecallAware):
+        if isinstance(store, SharedTuning) and isinstance(policy, SharesTuning):
+            return partial(_admit_shared, policy, store)
+        return lambda task_key, now, relevance: policy.admit_recalled(
+            task_key, now, relevance, store.recalled(task_key)
+        )
+    return task_admit(policy)
+
+
+def _admit_shared(
+    policy: SharesTuning, store: SharedTuning, task_key: str, now: float, relevance: float
+) -> Usage:
+    own, change = policy.unshared()
+    return policy.admit_shared(task_key, now, relevance, store.recalled_tuned(task_key, own, change))
 
 
 def _hit(usage: Usage, now: float, saved_seconds: float, priority: float, attention: float) -> Usage:
@@ -293,6 +337,13 @@ class Adaptive:
       calls :meth:`admit_recalled` with the store's answer, so every worker sees every worker's
       tasks; this process's recall then weighs the two kinds for tuning ``probation`` and gives
       the last priority of the tasks it wrote.
+    - Sharing the tuning: with a store that shares it too (:class:`~muscle_mem.stores.SharedTuning`),
+      the probation lives in the store, and so do the counts of the two kinds: each recording reads
+      them with the recall (:meth:`admit_shared`), tunes from them, and hands what it changed to
+      the next recording's read, which adds it to the store's (:meth:`unshared`). Every worker then
+      tunes one probation on all the traffic, as one process would; a worker's own copy, which its
+      replays' lives read, is at most its last recording old, and other workers see a change at the
+      changer's next recording.
     """
 
     history: int = 5 * DEFAULT_KEPT
@@ -307,6 +358,10 @@ class Adaptive:
     """Task key -> whether it was replayed (or recalled), and its last priority; least recently used first."""
     _kinds: list[int] = field(default_factory=lambda: [0, 0], init=False, repr=False)
     """How many remembered keys were never replayed, and how many were."""
+    _unshared: float = field(default=0.0, init=False, repr=False)
+    """The change tuning made to ``probation`` not yet added to the store's shared tuning."""
+    _counted: tuple[int, int] | None = field(default=None, init=False, repr=False)
+    """The two kinds as the store's shared recall counts them, while a recording is admitted by it."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -350,10 +405,30 @@ class Adaptive:
     def admit_recalled(self, task_key: str, now: float, relevance: float, recalled: bool | None) -> Usage:
         """As :meth:`admit_task`, with the store's shared recall instead of this process's."""
         with self._lock:
-            remembered = self._forget(task_key)
-            return self._admit(
-                task_key, now, relevance, recalled, None if remembered is None else remembered[1]
-            )
+            return self._admit(task_key, now, relevance, recalled, self._last(task_key))
+
+    def unshared(self) -> tuple[float, float]:
+        """The probation, and what tuning changed of it since it was last shared (now taken)."""
+        with self._lock:
+            change, self._unshared = self._unshared, 0.0
+            return self.probation, change
+
+    def admit_shared(self, task_key: str, now: float, relevance: float, read: TunedRecall) -> Usage:
+        """As :meth:`admit_recalled`, from the probation and the kinds of remembered tasks the store shares.
+
+        What tuning then changes of the probation is kept, to be added to the store's at the next recording.
+        """
+        with self._lock:
+            self.probation = clamped_tuning(read.tuning, self.probation, self._unshared)
+            before = self.probation
+            last = self._last(task_key)
+            self._counted = None if read.kinds is None else counted_kinds(*read.kinds)
+            try:
+                usage = self._admit(task_key, now, relevance, read.replayed, last)
+            finally:
+                self._counted = None
+            self._unshared += self.probation - before
+            return usage
 
     def _admit(
         self, task_key: str, now: float, relevance: float, replayed: bool | None, last: float | None
@@ -404,7 +479,8 @@ class Adaptive:
 
     def _tune(self, replayed: bool) -> None:
         """A remembered task is stored again: the probation of its kind was too long or too short."""
-        never, used = max(self._kinds[0], 1), max(self._kinds[1], 1)
+        kinds = self._kinds if self._counted is None else self._counted
+        never, used = max(kinds[0], 1), max(kinds[1], 1)
         if replayed:
             self.probation = min(1.0, self.probation + max(never / used, 1.0) / self.kept)
         else:
@@ -416,6 +492,11 @@ class Adaptive:
         if remembered is not None:
             self._kinds[remembered[0]] -= 1
         return remembered
+
+    def _last(self, task_key: str) -> float | None:
+        """Forget a task key; the priority this process last gave it, None if not remembered (lock held)."""
+        remembered = self._forget(task_key)
+        return None if remembered is None else remembered[1]
 
     def _remember(self, task_key: str, replayed: bool, priority: float) -> None:
         """Remember a task key and its priority, forgetting the least recently used past ``history``."""

@@ -31,6 +31,7 @@ from muscle_mem.stores.base import (
     Event,
     EventLog,
     Rank,
+    SharedTuning,
     Signable,
     StepIndexed,
     Store,
@@ -41,6 +42,7 @@ from muscle_mem.stores.base import (
     TaskRecall,
     TaskState,
     Touch,
+    TunedRecall,
     UsageBatched,
 )
 from muscle_mem.stores.memory import MemoryStore
@@ -62,6 +64,7 @@ __all__ = [
     "PostgresStore",
     "Rank",
     "SQLiteStore",
+    "SharedTuning",
     "Signable",
     "Signer",
     "StepIndexed",
@@ -73,6 +76,7 @@ __all__ = [
     "TaskRecall",
     "TaskState",
     "Touch",
+    "TunedRecall",
     "UsageBatched",
     "open_store",
 ]

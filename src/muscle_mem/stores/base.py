@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -281,6 +282,59 @@ class TaskRecall(Protocol):
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class TunedRecall:
+    """What a recording reads of a store's shared recall and tuning (:class:`SharedTuning`)."""
+
+    replayed: bool | None
+    """Whether the task is remembered as replayed; None if it is not remembered."""
+    tuning: float
+    """The shared tuning, in [0, 1], after the reader's change was added to it."""
+    kinds: tuple[int, int] | None
+    """How many remembered tasks were never replayed, and how many were; None if they cannot be told."""
+
+
+@runtime_checkable
+class SharedTuning(Protocol):
+    """The optional part of a :class:`TaskRecall` store that shares an eviction policy's tuning too.
+
+    One tuning in [0, 1] (``adaptive``'s probation) that every process moves, and the two kinds of
+    remembered tasks counted (kept by the same writes that keep the recall), read with the recall
+    when a process admits a new recording; the process adds to the tuning the change its own made
+    since (:class:`~muscle_mem.eviction.policies.SharesTuning`) in the same call: a recording makes
+    no more round trips than with the recall alone, and no process's change is lost to another's.
+    """
+
+    def recalled_tuned(self, task_key: str, own: float, change: float) -> TunedRecall:
+        """As :meth:`TaskRecall.recalled`, with the shared tuning after ``change`` was added to it.
+
+        The tuning is the stored one, clamped to [0, 1], plus ``change``, clamped again; ``own``
+        (clamped) when the store holds none yet, or holds a value that is not a finite number.
+        """
+        ...
+
+
+def clamped_tuning(stored: object, own: float, change: float = 0.0) -> float:
+    """A stored tuning plus ``change``, in [0, 1]; from ``own`` if ``stored`` is not a finite number.
+
+    ``own`` must itself be finite (a policy's own tuning, already checked); a store uses this on
+    whatever it read, so a hostile or corrupt value never reaches a policy.
+    """
+    if isinstance(stored, bool) or not isinstance(stored, int | float) or not math.isfinite(stored):
+        return min(1.0, max(0.0, own))
+    return min(1.0, max(0.0, min(1.0, max(0.0, float(stored))) + change))
+
+
+def counted_kinds(never: object, used: object) -> tuple[int, int] | None:
+    """Two stored counts of remembered tasks, or None unless both are numbers, finite and not negative."""
+    counts = []
+    for n in (never, used):
+        if isinstance(n, bool) or not isinstance(n, int | float) or not (math.isfinite(n) and n >= 0):
+            return None
+        counts.append(int(n))
+    return counts[0], counts[1]
 
 
 @runtime_checkable

@@ -11,7 +11,17 @@ from contextlib import closing
 from dataclasses import dataclass, replace
 
 from muscle_mem.stores import _records, ranking, steps
-from muscle_mem.stores.base import Changes, Event, Rank, StoreError, Summary, TaskState, Touch
+from muscle_mem.stores.base import (
+    Changes,
+    Event,
+    Rank,
+    StoreError,
+    Summary,
+    TaskState,
+    Touch,
+    TunedRecall,
+    clamped_tuning,
+)
 from muscle_mem.stores.ranking import LazyHeap
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -68,6 +78,10 @@ class MemoryStore:
         """The revision of the latest ``clear``: every task's mark is at least this."""
         self._recall: OrderedDict[str, bool] = OrderedDict()
         """Task key -> whether it was replayed, least recently remembered first (:class:`TaskRecall`)."""
+        self._kinds = [0, 0]
+        """How many remembered tasks were never replayed, and how many were."""
+        self._tuning: float | None = None
+        """The tuning every engine on this store moves (:class:`SharedTuning`; None: none yet)."""
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -142,13 +156,20 @@ class MemoryStore:
             self._check_open()
             return self._recall.get(task_key)
 
+    def recalled_tuned(self, task_key: str, own: float, change: float) -> TunedRecall:
+        """The task's recall, the tuning moved by ``change``, and the two kinds of remembered tasks."""
+        with self._lock:
+            self._check_open()
+            self._tuning = clamped_tuning(self._tuning, own, change)
+            return TunedRecall(self._recall.get(task_key), self._tuning, (self._kinds[0], self._kinds[1]))
+
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
         with self._lock:
             self._check_open()
             gone = max(len(self._recall) - max(keep, 0), 0)
             for _ in range(gone):
-                self._recall.popitem(last=False)
+                self._kinds[self._recall.popitem(last=False)[1]] -= 1
             return gone
 
     def remove(self, trajectory_ids: Iterable[str]) -> int:
@@ -176,6 +197,8 @@ class MemoryStore:
             self._floor = self._cleared = self._revision
             self._marks.clear()
             self._recall.clear()
+            self._kinds = [0, 0]
+            self._tuning = None
             self._entries.clear()
             self._tasks.clear()
             self._tombstones.clear()
@@ -390,8 +413,11 @@ class MemoryStore:
 
     def _remember(self, task_key: str, replayed: bool) -> None:
         """Make a task the most recently remembered, as replayed or not (lock held)."""
+        was = self._recall.pop(task_key, None)
+        if was is not None:
+            self._kinds[was] -= 1
         self._recall[task_key] = replayed
-        self._recall.move_to_end(task_key)
+        self._kinds[replayed] += 1
 
     def _forget_steps(self, trajectory: Trajectory) -> None:
         for row in steps.step_rows(trajectory):

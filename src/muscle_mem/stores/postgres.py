@@ -14,6 +14,11 @@ a process listening knows which tasks changed without asking. A URL with ``liste
 pooler in transaction mode, where ``LISTEN`` does not work; it is also found out by itself) makes
 readers poll instead. The shared recall (``recall``, ordered by its own sequence ``recalls``) is
 written by the statements that add trajectories and apply hits, its rows locked in task key order.
+The eviction policy's shared tuning (``tuning``, one row, schema version 6) is read with the recall and
+moved in the same statement, committed without waiting for the disk (like use statistics), its row
+locked only for that statement; the two kinds of remembered tasks (never replayed, replayed) are
+counted by triggers on ``recall`` (per row inserted or flipped to replayed, per pruning statement)
+into ``recall_kinds``, 64 rows (one per backend, summed) as the count and byte size are.
 Hot-path statements are planned for their parameters each time
 (``plan_cache_mode = force_custom_plan``): a generic plan cannot flip them.
 
@@ -56,6 +61,9 @@ from muscle_mem.stores.base import (
     Summary,
     TaskState,
     Touch,
+    TunedRecall,
+    clamped_tuning,
+    counted_kinds,
 )
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
@@ -157,6 +165,38 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE SEQUENCE {s}.recalls",
         "CREATE TABLE {s}.recall (task_key TEXT PRIMARY KEY, replayed BOOLEAN NOT NULL, seq BIGINT NOT NULL)",
         "CREATE INDEX recall_order ON {s}.recall (seq)",
+    ),
+    (
+        "CREATE TABLE {s}.tuning (id INTEGER PRIMARY KEY CHECK (id = 1), value DOUBLE PRECISION)",
+        "CREATE TABLE {s}.recall_kinds (shard INTEGER PRIMARY KEY, never BIGINT NOT NULL, used BIGINT NOT NULL)",
+        f"INSERT INTO {{s}}.recall_kinds SELECT g, 0, 0 FROM generate_series(0, {COUNTER_SHARDS} - 1) AS g",
+        "UPDATE {s}.recall_kinds SET never = r.never, used = r.used FROM (SELECT count(*) FILTER (WHERE NOT "
+        "replayed) AS never, count(*) FILTER (WHERE replayed) AS used FROM {s}.recall) AS r WHERE shard = 0",
+        f"""CREATE FUNCTION {{s}}.recall_counted() RETURNS trigger LANGUAGE plpgsql SET plan_cache_mode = auto AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                UPDATE {{s}}.recall_kinds SET never = never + (NOT NEW.replayed)::int, used = used + NEW.replayed::int
+                    WHERE shard = pg_backend_pid() % {COUNTER_SHARDS};
+            ELSE
+                UPDATE {{s}}.recall_kinds SET never = never + (NOT NEW.replayed)::int - (NOT OLD.replayed)::int,
+                    used = used + NEW.replayed::int - OLD.replayed::int
+                    WHERE shard = pg_backend_pid() % {COUNTER_SHARDS};
+            END IF;
+            RETURN NULL;
+        END $$""",
+        f"""CREATE FUNCTION {{s}}.recall_uncounted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE {{s}}.recall_kinds AS k SET never = k.never - g.n, used = k.used - g.u
+                FROM (SELECT count(*) FILTER (WHERE NOT replayed) AS n, count(*) FILTER (WHERE replayed) AS u
+                    FROM gone) AS g
+                WHERE k.shard = pg_backend_pid() % {COUNTER_SHARDS} AND g.n + g.u > 0;
+            RETURN NULL;
+        END $$""",
+        "CREATE TRIGGER recall_counted AFTER INSERT ON {s}.recall FOR EACH ROW EXECUTE FUNCTION {s}.recall_counted()",
+        "CREATE TRIGGER recall_recounted AFTER UPDATE ON {s}.recall FOR EACH ROW "
+        "WHEN (OLD.replayed IS DISTINCT FROM NEW.replayed) EXECUTE FUNCTION {s}.recall_counted()",
+        "CREATE TRIGGER recall_uncounted AFTER DELETE ON {s}.recall REFERENCING OLD TABLE AS gone "
+        "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_uncounted()",
     ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
@@ -565,6 +605,28 @@ class PostgresStore:
         row = self._run(lambda conn: conn.execute(self._sql["recalled"], (task_key,)).fetchone())
         return None if row is None else bool(row[0])
 
+    def recalled_tuned(self, task_key: str, own: float, change: float) -> TunedRecall:
+        """The task's recall, the tuning moved by ``change``, and the two kinds of remembered tasks.
+
+        One statement: a read when ``change`` is 0 and the store holds a tuning in [0, 1]; else a write
+        of the tuning row that reads the rest too (committed without waiting for the disk).
+        """
+        args = {"key": task_key, "own": float(own), "change": float(change)}
+
+        def work(conn: Connection[Any]) -> Any:
+            if change == 0.0:
+                row = self._row(conn, "recalled_tuning", args)
+                if clamped_tuning(row[1], -1.0) == row[1]:  # a number in [0, 1]: nothing to write
+                    return row
+            return self._row(conn, "recalled_tuned", args)
+
+        replayed, stored, never, used = self._run(work)
+        return TunedRecall(
+            None if replayed is None else bool(replayed),
+            clamped_tuning(stored, own),
+            counted_kinds(never, used),
+        )
+
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
         return int(
@@ -609,8 +671,9 @@ class PostgresStore:
         def work(conn: Connection[Any]) -> None:
             with conn.transaction():
                 conn.execute(self._sql["clear_lock"])  # writers lock task rows: they wait
-                for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall"):
+                for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall", "tuning"):
                     conn.execute(f'DELETE FROM "{self.schema}".{table}')
+                conn.execute(self._sql["clear_kinds"])
                 conn.execute(self._sql["clear_state"])
                 conn.execute(self._sql["clear_counters"])
                 conn.execute(self._sql["notify_all"], (self.channel,))
@@ -777,6 +840,8 @@ _RECALL_HITS = (
     "ON CONFLICT (task_key) DO UPDATE SET replayed = true, seq = excluded.seq"
 )
 """A hit's trajectories' tasks remembered as replayed (after ``u``, the usage rows a hit updated)."""
+_KINDS = "(SELECT sum(never)::bigint AS never, sum(used)::bigint AS used FROM {s}.recall_kinds) AS k"
+"""The two kinds of remembered tasks, summed over the shards the recall's triggers count them in."""
 _SQL = {
     "version": "SELECT value FROM {s}.meta WHERE key = 'schema_version'",
     "set_version": "INSERT INTO {s}.meta VALUES ('schema_version', %s) "
@@ -839,6 +904,16 @@ _SQL = {
     "AS v (id, hits, last_used, saved, priority, attention) WHERE u.id = v.id AND (SELECT true FROM c) "
     "RETURNING u.id) " + _RECALL_HITS,
     "recalled": "SELECT replayed FROM {s}.recall WHERE task_key = %s",
+    "recalled_tuning": "SELECT (SELECT replayed FROM {s}.recall WHERE task_key = %(key)s), "
+    "(SELECT value FROM {s}.tuning WHERE id = 1), k.never, k.used FROM " + _KINDS,
+    "recalled_tuned": "WITH c AS (" + _ASYNC_COMMIT + "), p AS ("
+    "INSERT INTO {s}.tuning AS p (id, value) SELECT 1, least(1, greatest(0, %(own)s::float8)) FROM c "
+    "ON CONFLICT (id) DO UPDATE SET value = CASE WHEN p.value > '-Infinity' AND p.value < 'Infinity' "
+    "THEN least(1, greatest(0, least(1, greatest(0, p.value)) + %(change)s::float8)) ELSE excluded.value END "
+    "RETURNING p.value) "
+    "SELECT (SELECT replayed FROM {s}.recall WHERE task_key = %(key)s), (SELECT value FROM p), k.never, k.used "
+    "FROM " + _KINDS,
+    "clear_kinds": "UPDATE {s}.recall_kinds SET never = 0, used = 0",
     "forget_recalled": "DELETE FROM {s}.recall WHERE seq <= "
     "(SELECT seq FROM {s}.recall ORDER BY seq DESC LIMIT 1 OFFSET %s)",
     "usage_many": f"SELECT id, {_USAGE} FROM {{s}}.usage WHERE id = ANY(%s)",

@@ -15,7 +15,12 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
 - ``events``: the engine's recent events (JSON), for reports (schema version 2);
 - ``recall``: the tasks lately stored or replayed, by any process, with whether they were replayed
   and the order they were last remembered in (:class:`~muscle_mem.stores.base.TaskRecall`, schema
-  version 5); kept by two triggers, on a trajectory's insert and on a hit's update of its usage.
+  version 5); kept by two triggers, on a trajectory's insert and on a hit's update of its usage;
+- ``tuning``: one row, the eviction policy's tuning every process moves (``adaptive``'s probation,
+  :class:`~muscle_mem.stores.base.SharedTuning`, schema version 6) and how many tasks the recall
+  holds of each kind (never replayed, replayed; kept by three triggers on ``recall``), read with the
+  recall; the tuning is written only when a recording moved it, in a transaction that reads it
+  again, so no process's change is lost.
 
 A reader learns which tasks another process changed from the counters in ``<file>-marks``, a small
 file every process maps into memory (:mod:`muscle_mem.stores._shared_marks`): a hit on an unchanged
@@ -42,7 +47,19 @@ from typing import Any, TypeVar
 
 from muscle_mem.stores import _records, budget, ranking, steps
 from muscle_mem.stores._shared_marks import SharedMarks
-from muscle_mem.stores.base import Changes, Event, Rank, StoredRecord, StoreError, Summary, TaskState, Touch
+from muscle_mem.stores.base import (
+    Changes,
+    Event,
+    Rank,
+    StoredRecord,
+    StoreError,
+    Summary,
+    TaskState,
+    Touch,
+    TunedRecall,
+    clamped_tuning,
+    counted_kinds,
+)
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
 
@@ -104,6 +121,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             FROM trajectories WHERE id = NEW.id
             ON CONFLICT (task_key) DO UPDATE SET replayed = 1, seq = excluded.seq; END""",
     ),
+    (
+        """CREATE TABLE tuning (
+            id INTEGER PRIMARY KEY CHECK (id = 1), value REAL,
+            never INTEGER NOT NULL DEFAULT 0, used INTEGER NOT NULL DEFAULT 0)""",
+        "INSERT INTO tuning SELECT 1, NULL, IFNULL(SUM(replayed = 0), 0), IFNULL(SUM(replayed <> 0), 0) FROM recall",
+        """CREATE TRIGGER recall_counted AFTER INSERT ON recall BEGIN
+            UPDATE tuning SET never = never + (NEW.replayed = 0), used = used + (NEW.replayed <> 0); END""",
+        """CREATE TRIGGER recall_recounted AFTER UPDATE OF replayed ON recall
+            WHEN (OLD.replayed <> 0) <> (NEW.replayed <> 0) BEGIN
+            UPDATE tuning SET never = never + (NEW.replayed = 0) - (OLD.replayed = 0),
+                used = used + (NEW.replayed <> 0) - (OLD.replayed <> 0); END""",
+        """CREATE TRIGGER recall_uncounted AFTER DELETE ON recall BEGIN
+            UPDATE tuning SET never = never - (OLD.replayed = 0), used = used - (OLD.replayed <> 0); END""",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -138,6 +169,15 @@ _ORDERS = tuple(
 """The two orders the Attention-LRU victims are read in (covering index scans from a key on)."""
 _BY_SCORE = "SELECT id FROM usage ORDER BY ? / (1.0 + MAX(? - last_used, 0.0)) + ? * attention, last_used, rev LIMIT ?"
 """Attention-LRU victims by scoring every row: the fallback of the threshold algorithm."""
+_RECALLED_TUNED = (
+    "SELECT r.replayed, t.value, t.never, t.used FROM (SELECT 1) "
+    "LEFT JOIN recall r ON r.task_key = ? LEFT JOIN tuning t ON t.id = 1"
+)
+"""A recording's read: the task's recall, the shared tuning and the two kinds of remembered tasks."""
+_TUNING = "SELECT value FROM tuning WHERE id = 1"
+_SET_TUNING = (
+    "INSERT INTO tuning (id, value) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value"
+)
 _ALL_STORES: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
 INCARNATIONS = 2**30
 """A new store's revisions start at a random multiple of 2**32: a reader of a file deleted and made
@@ -471,6 +511,26 @@ class SQLiteStore:
         row = self._row("SELECT replayed FROM recall WHERE task_key = ?", (task_key,))
         return None if row is None else bool(row[0])
 
+    def recalled_tuned(self, task_key: str, own: float, change: float) -> TunedRecall:
+        """The task's recall, the tuning moved by ``change``, and the two kinds of remembered tasks.
+
+        One read when the tuning stays as stored; else a write transaction that reads it again and moves it.
+        """
+        row = self._row(_RECALLED_TUNED, (task_key,))
+        replayed, stored, never, used = (None, None, None, None) if row is None else row
+        tuned = clamped_tuning(stored, own, change)
+        if tuned != stored:
+
+            def run() -> float:
+                with self._write() as db:
+                    found = db.execute(_TUNING).fetchone()
+                    moved = clamped_tuning(None if found is None else found[0], own, change)
+                    db.execute(_SET_TUNING, (moved,))
+                    return moved
+
+            tuned = self._guard(run)
+        return TunedRecall(None if replayed is None else bool(replayed), tuned, counted_kinds(never, used))
+
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
 
@@ -547,6 +607,7 @@ class SQLiteStore:
             with self._write() as db:
                 for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall"):
                     db.execute(f"DELETE FROM {table}")
+                db.execute("UPDATE tuning SET value = NULL, never = 0, used = 0")
                 db.execute(
                     "UPDATE state SET revision = revision + 1, floor = revision + 1, count = 0, nbytes = 0"
                 )
