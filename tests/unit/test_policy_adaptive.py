@@ -256,6 +256,18 @@ def test_a_shared_tuning_replaces_the_probation_and_the_change_is_handed_back_on
     assert policy.unshared() == (0.6, 0.0)  # not remembered: nothing tuned
 
 
+def test_a_shared_recall_resumes_a_task_this_process_stored_and_starts_another_halfway() -> None:
+    """Remembered by the store as only stored: from the priority this process gave it, else halfway."""
+    policy = Adaptive(kept=10, probation=0.5)
+    policy.evicted(100.0, 10)
+    assert policy.admit_shared("mine", 0.0, 1.0, TunedRecall(None, 0.5, (0, 0))).priority == 105.0
+    policy.evicted(106.0, 10)  # the clock is at 116
+    mine = policy.admit_shared("mine", 1.0, 1.0, TunedRecall(False, 0.5, (1, 0))).priority
+    assert mine == pytest.approx(105.0 + policy.life * 10)
+    theirs = policy.admit_shared("theirs", 2.0, 1.0, TunedRecall(False, 0.5, (1, 0))).priority
+    assert theirs == pytest.approx(116.0 - policy.probation * 10 / 2)
+
+
 @pytest.mark.parametrize(("shared", "expected"), [(math.nan, 0.5), (math.inf, 0.5), (5.0, 1.0), (-1.0, 0.0)])
 def test_a_hostile_shared_tuning_never_leaves_the_probation_outside_its_range(
     shared: float, expected: float
