@@ -562,7 +562,7 @@ REFERENCES: dict[str, Callable[[list[int], int], int]] = {
 }
 COMPARED: dict[str, Callable[[int], Policy]] = {
     "decayed (1 h half-life)": lambda c: make_policy("decayed", c),
-    "adaptive before": lambda c: ref.SlotAdaptive(history=HISTORY_PER_CAPACITY * c, kept=c),
+    "adaptive before": lambda c: ref.HalfwayAdaptive(history=HISTORY_PER_CAPACITY * c, kept=c),
     "adaptive (default)": lambda c: make_policy("adaptive", c),
 }
 """The engine's old default, the previous default (a reference copy) and the default."""
@@ -570,7 +570,7 @@ DEFAULT = "adaptive (default)"
 OWN_TUNING = "adaptive, own tuning"
 """The default with each worker tuning its probation alone (the engine before the store shared it)."""
 POLICIES: dict[str, Callable[[int], Policy]] = {**COMPARED, OWN_TUNING: COMPARED[DEFAULT]}
-TUNED_ALONE = frozenset(("adaptive before", OWN_TUNING))
+TUNED_ALONE = frozenset((OWN_TUNING,))
 """Policies whose workers each tune alone (they read the store's recall, not its tuning)."""
 WORKERS = (1, 2, 4)
 """Engines sharing one store in the multi-worker runs (K = 1 is the single-process table)."""

@@ -263,27 +263,20 @@ def run_attention_cache(
     return hits
 
 
-class SlotAdaptive(Adaptive):
-    """The default ``adaptive`` policy before its life moved with the probation (a reference copy).
+class HalfwayAdaptive(Adaptive):
+    """The default ``adaptive`` policy before a forgotten task resumed from its last priority (a reference copy).
 
-    The same clock in slots, recall and probation tuning, but a replay's life fixed at 1.5 times the
-    trajectories kept, the probation capped at 0.98, and a task remembered as stored but never
-    replayed admitted at the clock, as a replayed one is.
+    The same clock in slots, probation tuning and capped lives, but a task remembered as stored and
+    never replayed admitted halfway through probation, however long ago it was last used.
     """
 
-    @property
-    def life(self) -> float:
-        return 1.5
-
-    def _admit(self, task_key: str, now: float, relevance: float, replayed: bool | None) -> Usage:
+    def _admit(
+        self, task_key: str, now: float, relevance: float, replayed: bool | None, last: float | None
+    ) -> Usage:
         if replayed is None:
             priority = self.clock - self.probation * self.kept
         else:
             self._tune(replayed)
-            priority = self.clock
-        self._remember(task_key, replayed is not None)
+            priority = self.clock if replayed else self.clock - self.probation * self.kept / 2
+        self._remember(task_key, replayed is not None, priority)
         return Usage(last_used=now, priority=priority, attention=min(1.0, max(0.0, relevance)))
-
-    def _tune(self, replayed: bool) -> None:
-        super()._tune(replayed)
-        self.probation = min(self.probation, 0.98)

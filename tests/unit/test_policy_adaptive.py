@@ -142,7 +142,7 @@ def test_never_replayed_recordings_go_first_and_a_recalled_task_starts_ahead_of_
         worker.request(task, float(now))
     assert order(local_store)[-1] == "a"  # b went first; c and d are on probation below "a"
     assert "b" not in order(local_store)
-    worker.request("b", 5.0)  # b is back: remembered, so halfway through probation, not at its start
+    worker.request("b", 5.0)  # b is back soon: it resumes from its last priority plus a life
     assert order(local_store)[1:] == ["b", "a"]  # above the recording on probation, below the replayed one
     assert worker.policy.probation < Adaptive().probation  # b was evicted unreplayed: probation shortened
 
@@ -159,7 +159,10 @@ def test_probation_is_tuned_by_which_kind_of_remembered_task_comes_back() -> Non
 
 
 def test_a_shared_recall_decides_admission_over_the_process_own() -> None:
-    """``admit_recalled`` admits by the store's answer: replayed at the clock, stored halfway, else on probation."""
+    """``admit_recalled`` admits by the store's answer: replayed at the clock, stored halfway, else on probation.
+
+    ("Stored halfway" holds for a task this process never gave a priority, e.g. another worker's.)
+    """
     policy = Adaptive(kept=10, probation=0.5)
     assert isinstance(policy, RecallAware)
     policy.evicted(100.0, 10)
@@ -173,6 +176,24 @@ def test_a_shared_recall_decides_admission_over_the_process_own() -> None:
     policy.admit_task("local", 0.0, 1.0)
     on_probation = policy.clock - policy.probation * policy.kept
     assert policy.admit_recalled("local", 0.0, 1.0, None).priority == pytest.approx(on_probation)
+
+
+def test_a_task_evicted_unreplayed_resumes_from_its_last_priority_plus_a_life() -> None:
+    """Back soon: where a replay would have put it (capped at the clock); back late: a new recording."""
+    policy = Adaptive(kept=10, probation=0.5)
+    policy.evicted(100.0, 10)
+    assert policy.admit_task("soon", 0.0, 1.0).priority == pytest.approx(105.0)
+    policy.evicted(106.0, 10)  # the clock is at 116
+    resumed = policy.admit_task("soon", 1.0, 1.0).priority
+    assert policy.probation == pytest.approx(0.4)  # evicted unreplayed and back: probation was too long
+    assert resumed == pytest.approx(105.0 + policy.life * 10)  # 114: above a new one's 112, below 116
+    assert policy.admit_task("late", 2.0, 1.0).priority == pytest.approx(112.0)
+    policy.evicted(300.0, 10)
+    restarted = policy.admit_task("late", 3.0, 1.0).priority
+    assert restarted == pytest.approx(policy.clock - policy.probation * policy.kept)  # as a new one
+    policy.evicted(400.0, 10)
+    policy.hit_task("hit", Usage(priority=405.0), 4.0, 1.0, 0.0)
+    assert policy.admit_task("hit", 5.0, 1.0).priority == policy.clock  # replayed: at the clock
 
 
 def test_adaptive_without_history_remembers_nothing() -> None:
@@ -233,6 +254,18 @@ def test_a_shared_tuning_replaces_the_probation_and_the_change_is_handed_back_on
     fresh = policy.admit_shared("fresh", 0.0, 1.0, TunedRecall(None, 0.6, (0, 0)))
     assert fresh.priority == pytest.approx(110.0 - 0.6 * 10)
     assert policy.unshared() == (0.6, 0.0)  # not remembered: nothing tuned
+
+
+def test_a_shared_recall_resumes_a_task_this_process_stored_and_starts_another_halfway() -> None:
+    """Remembered by the store as only stored: from the priority this process gave it, else halfway."""
+    policy = Adaptive(kept=10, probation=0.5)
+    policy.evicted(100.0, 10)
+    assert policy.admit_shared("mine", 0.0, 1.0, TunedRecall(None, 0.5, (0, 0))).priority == 105.0
+    policy.evicted(106.0, 10)  # the clock is at 116
+    mine = policy.admit_shared("mine", 1.0, 1.0, TunedRecall(False, 0.5, (1, 0))).priority
+    assert mine == pytest.approx(105.0 + policy.life * 10)
+    theirs = policy.admit_shared("theirs", 2.0, 1.0, TunedRecall(False, 0.5, (1, 0))).priority
+    assert theirs == pytest.approx(116.0 - policy.probation * 10 / 2)
 
 
 @pytest.mark.parametrize(("shared", "expected"), [(math.nan, 0.5), (math.inf, 0.5), (5.0, 1.0), (-1.0, 0.0)])

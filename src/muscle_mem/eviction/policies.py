@@ -326,12 +326,17 @@ class Adaptive:
       says replayed trajectories were evicted too soon, shorter when new ones were, so the same
       feedback that sizes the probation sizes the share replayed trajectories hold (as ARC's
       target sizes both of its lists).
-    - Recall: the last ``history`` task keys stored or replayed in this process. A task stored
-      again while remembered as replayed starts at the clock; one remembered as stored but never
-      replayed (one earlier request: evidence, not yet proof) starts halfway through probation.
+    - Recall: the last ``history`` task keys stored or replayed in this process, each with the
+      priority it was last given. A task stored again while remembered as replayed starts at the
+      clock. One remembered as stored but never replayed resumes as if its evicted trajectory had
+      been replayed now: its last priority plus a life, no lower than a new recording's start and
+      no higher than the clock, so a task asked again soon after its eviction keeps most of a
+      replay's place while one asked long after starts as a new one (ARC's directory remembers it
+      only that long); halfway through probation when its priority is unknown (another worker's).
       With a store that shares its recall (:class:`~muscle_mem.stores.TaskRecall`), the engine
       calls :meth:`admit_recalled` with the store's answer, so every worker sees every worker's
-      tasks; this process's recall then only weighs the two kinds for tuning ``probation``.
+      tasks; this process's recall then weighs the two kinds for tuning ``probation`` and gives
+      the last priority of the tasks it wrote.
     - Sharing the tuning: with a store that shares it too (:class:`~muscle_mem.stores.SharedTuning`),
       the probation lives in the store, and so do the counts of the two kinds: each recording reads
       them with the recall (:meth:`admit_shared`), tunes from them, and hands what it changed to
@@ -349,8 +354,8 @@ class Adaptive:
     """Trajectories the store keeps (then the count the last eviction reported)."""
     name: str = "adaptive"
     _clock: float = field(default=0.0, init=False, repr=False)
-    _recent: OrderedDict[str, bool] = field(default_factory=OrderedDict, init=False, repr=False)
-    """Task key -> whether it was replayed (or recalled), least recently used first."""
+    _recent: OrderedDict[str, tuple[bool, float]] = field(default_factory=OrderedDict, init=False, repr=False)
+    """Task key -> whether it was replayed (or recalled), and its last priority; least recently used first."""
     _kinds: list[int] = field(default_factory=lambda: [0, 0], init=False, repr=False)
     """How many remembered keys were never replayed, and how many were."""
     _unshared: float = field(default=0.0, init=False, repr=False)
@@ -392,13 +397,15 @@ class Adaptive:
 
     def admit_task(self, task_key: str, now: float, relevance: float) -> Usage:
         with self._lock:
-            return self._admit(task_key, now, relevance, self._forget(task_key))
+            remembered = self._forget(task_key)
+            if remembered is None:
+                return self._admit(task_key, now, relevance, None, None)
+            return self._admit(task_key, now, relevance, *remembered)
 
     def admit_recalled(self, task_key: str, now: float, relevance: float, recalled: bool | None) -> Usage:
         """As :meth:`admit_task`, with the store's shared recall instead of this process's."""
         with self._lock:
-            self._forget(task_key)
-            return self._admit(task_key, now, relevance, recalled)
+            return self._admit(task_key, now, relevance, recalled, self._last(task_key))
 
     def unshared(self) -> tuple[float, float]:
         """The probation, and what tuning changed of it since it was last shared (now taken)."""
@@ -414,23 +421,34 @@ class Adaptive:
         with self._lock:
             self.probation = clamped_tuning(read.tuning, self.probation, self._unshared)
             before = self.probation
-            self._forget(task_key)
+            last = self._last(task_key)
             self._counted = None if read.kinds is None else counted_kinds(*read.kinds)
             try:
-                usage = self._admit(task_key, now, relevance, read.replayed)
+                usage = self._admit(task_key, now, relevance, read.replayed, last)
             finally:
                 self._counted = None
             self._unshared += self.probation - before
             return usage
 
-    def _admit(self, task_key: str, now: float, relevance: float, replayed: bool | None) -> Usage:
-        """Admit a recording of a task remembered as ``replayed`` (None: not remembered; lock held)."""
-        if replayed is None:
-            priority = self._clock - self.probation * self.kept
-        else:
+    def _admit(
+        self, task_key: str, now: float, relevance: float, replayed: bool | None, last: float | None
+    ) -> Usage:
+        """Admit a recording of a task remembered as ``replayed`` (None: not remembered; lock held).
+
+        ``last`` is the priority this process last gave the task (None: unknown).
+        """
+        if replayed is not None:
             self._tune(replayed)
-            priority = self._clock if replayed else self._clock - self.probation * self.kept / 2
-        self._remember(task_key, replayed is not None)
+        start = self._clock - self.probation * self.kept
+        if replayed is None:
+            priority = start
+        elif replayed:
+            priority = self._clock
+        elif last is None:
+            priority = self._clock - self.probation * self.kept / 2
+        else:  # as if its evicted trajectory were replayed now, but not ahead of a replayed task
+            priority = min(max(last + self.life * self.kept, start), self._clock)
+        self._remember(task_key, replayed is not None, priority)
         return Usage(last_used=now, priority=priority, attention=_clip(relevance))
 
     def hit(self, usage: Usage, now: float, relevance: float, saved_seconds: float) -> Usage:
@@ -444,7 +462,7 @@ class Adaptive:
         with self._lock:
             priority = self._replayed(usage.priority)
             self._forget(task_key)
-            self._remember(task_key, True)
+            self._remember(task_key, True, priority)
         return _hit(usage, now, saved_seconds, priority, _clip(relevance))
 
     def rank(self, now: float) -> Rank:
@@ -468,20 +486,25 @@ class Adaptive:
         else:
             self.probation = max(0.0, self.probation - max(used / never, 1.0) / self.kept)
 
-    def _forget(self, task_key: str) -> bool | None:
-        """Forget a task key; whether it was replayed, None if it was not remembered (lock held)."""
-        replayed = self._recent.pop(task_key, None)
-        if replayed is not None:
-            self._kinds[replayed] -= 1
-        return replayed
+    def _forget(self, task_key: str) -> tuple[bool, float] | None:
+        """Forget a task key; whether it was replayed and its last priority, None if not remembered."""
+        remembered = self._recent.pop(task_key, None)
+        if remembered is not None:
+            self._kinds[remembered[0]] -= 1
+        return remembered
 
-    def _remember(self, task_key: str, replayed: bool) -> None:
-        """Remember a task key, forgetting the least recently used past ``history`` (lock held)."""
+    def _last(self, task_key: str) -> float | None:
+        """Forget a task key; the priority this process last gave it, None if not remembered (lock held)."""
+        remembered = self._forget(task_key)
+        return None if remembered is None else remembered[1]
+
+    def _remember(self, task_key: str, replayed: bool, priority: float) -> None:
+        """Remember a task key and its priority, forgetting the least recently used past ``history``."""
         if self.history:
-            self._recent[task_key] = replayed
+            self._recent[task_key] = (replayed, priority)
             self._kinds[replayed] += 1
             if len(self._recent) > self.history:
-                _, old = self._recent.popitem(last=False)
+                _, (old, _) = self._recent.popitem(last=False)
                 self._kinds[old] -= 1
 
 
