@@ -104,6 +104,8 @@ def test_the_store_counts_the_two_kinds_of_remembered_tasks(store: Store) -> Non
     store.add(trajectory("task-2", n=1))  # stored again: remembered as replayed
     store.add(trajectory("task-4"))
     assert store.recalled_tuned("task-0", 0.5, 0.0).kinds == (2, 3)
+    store.add_many([(trajectory("task-3", n=1), None), (trajectory("task-5"), None)])  # one again, one new
+    assert store.recalled_tuned("task-0", 0.5, 0.0).kinds == (2, 4)
     store.forget_recalled(2)
     assert sum(store.recalled_tuned("task-0", 0.5, 0.0).kinds or ()) == 2
     store.clear()

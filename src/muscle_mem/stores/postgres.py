@@ -17,8 +17,11 @@ written by the statements that add trajectories and apply hits, its rows locked 
 The eviction policy's shared tuning (``tuning``, one row, schema version 6) is read with the recall and
 moved in the same statement, committed without waiting for the disk (like use statistics), its row
 locked only for that statement; the two kinds of remembered tasks (never replayed, replayed) are
-counted by triggers on ``recall`` (per row inserted or flipped to replayed, per pruning statement)
-into ``recall_kinds``, 64 rows (one per backend, summed) as the count and byte size are.
+counted by triggers on ``recall`` into ``recall_kinds``, 64 rows (one per backend, summed) as the
+count and byte size are: each row inserted or flipped to replayed adds to two transaction-local
+settings, which one statement trigger writes to the backend's row once per statement (a bulk add of
+100,000 tasks updating one row 100,000 times in one transaction took quadratic time); pruning is
+counted per statement.
 Hot-path statements are planned for their parameters each time
 (``plan_cache_mode = force_custom_plan``): a generic plan cannot flip them.
 
@@ -172,15 +175,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"INSERT INTO {{s}}.recall_kinds SELECT g, 0, 0 FROM generate_series(0, {COUNTER_SHARDS} - 1) AS g",
         "UPDATE {s}.recall_kinds SET never = r.never, used = r.used FROM (SELECT count(*) FILTER (WHERE NOT "
         "replayed) AS never, count(*) FILTER (WHERE replayed) AS used FROM {s}.recall) AS r WHERE shard = 0",
-        f"""CREATE FUNCTION {{s}}.recall_counted() RETURNS trigger LANGUAGE plpgsql SET plan_cache_mode = auto AS $$
+        # A row's change of kind is added up in two transaction-local settings, and written to this
+        # backend's row once per statement: a bulk add updates the row once, not once per task.
+        """CREATE FUNCTION {s}.recall_counted() RETURNS trigger LANGUAGE plpgsql SET plan_cache_mode = auto AS $$
+        DECLARE n INT := (NOT NEW.replayed)::int; u INT := NEW.replayed::int;
         BEGIN
-            IF TG_OP = 'INSERT' THEN
-                UPDATE {{s}}.recall_kinds SET never = never + (NOT NEW.replayed)::int, used = used + NEW.replayed::int
+            IF TG_OP = 'UPDATE' THEN
+                n := n - (NOT OLD.replayed)::int;
+                u := u - OLD.replayed::int;
+            END IF;
+            PERFORM set_config('muscle_mem.never',
+                (coalesce(nullif(current_setting('muscle_mem.never', true), ''), '0')::bigint + n)::text, true),
+                set_config('muscle_mem.used',
+                (coalesce(nullif(current_setting('muscle_mem.used', true), ''), '0')::bigint + u)::text, true);
+            RETURN NULL;
+        END $$""",
+        f"""CREATE FUNCTION {{s}}.recall_counts_kept() RETURNS trigger LANGUAGE plpgsql SET plan_cache_mode = auto AS $$
+        DECLARE n BIGINT := coalesce(nullif(current_setting('muscle_mem.never', true), ''), '0')::bigint;
+            u BIGINT := coalesce(nullif(current_setting('muscle_mem.used', true), ''), '0')::bigint;
+        BEGIN
+            IF n <> 0 OR u <> 0 THEN
+                UPDATE {{s}}.recall_kinds SET never = never + n, used = used + u
                     WHERE shard = pg_backend_pid() % {COUNTER_SHARDS};
-            ELSE
-                UPDATE {{s}}.recall_kinds SET never = never + (NOT NEW.replayed)::int - (NOT OLD.replayed)::int,
-                    used = used + NEW.replayed::int - OLD.replayed::int
-                    WHERE shard = pg_backend_pid() % {COUNTER_SHARDS};
+                PERFORM set_config('muscle_mem.never', '0', true), set_config('muscle_mem.used', '0', true);
             END IF;
             RETURN NULL;
         END $$""",
@@ -195,6 +212,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE TRIGGER recall_counted AFTER INSERT ON {s}.recall FOR EACH ROW EXECUTE FUNCTION {s}.recall_counted()",
         "CREATE TRIGGER recall_recounted AFTER UPDATE ON {s}.recall FOR EACH ROW "
         "WHEN (OLD.replayed IS DISTINCT FROM NEW.replayed) EXECUTE FUNCTION {s}.recall_counted()",
+        "CREATE TRIGGER recall_counts_kept AFTER INSERT OR UPDATE ON {s}.recall "
+        "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_counts_kept()",
         "CREATE TRIGGER recall_uncounted AFTER DELETE ON {s}.recall REFERENCING OLD TABLE AS gone "
         "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_uncounted()",
     ),
