@@ -960,8 +960,10 @@ _SQL = {
     SELECT d.id, (SELECT count(pg_notify(%(channel)s, """
     + "{payload}"
     + """)) FROM k) FROM d""",
+    # ORDER BY: read in the partial index's order, whatever the statistics say of how many rows match
+    # (with LIMIT alone, stale statistics made it a scan of every task: 3.6 ms at 100,000).
     "drop_emptied": "DELETE FROM {s}.tasks WHERE n <= 0 AND task_key IN (SELECT task_key FROM {s}.tasks "
-    "WHERE n <= 0 LIMIT %s FOR UPDATE SKIP LOCKED)",
+    "WHERE n <= 0 ORDER BY task_key LIMIT %s FOR UPDATE SKIP LOCKED)",
     "clear_lock": "LOCK TABLE {s}.tasks IN EXCLUSIVE MODE",
     "notify_all": "SELECT pg_notify(%s, '*')",
     "clear_state": "UPDATE {s}.state SET floor = nextval('{s}.revs')",
