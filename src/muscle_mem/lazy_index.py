@@ -273,7 +273,8 @@ class LazyNode:
     """The edges loaded under this node (its charge against the index's bound)."""
     reached_by: dict[str, None] = field(default_factory=dict)
     """The trajectories decoded on the way here, in order (an end is found among them if the store
-    lost its row meanwhile: a replay in flight completes when another worker evicts its trajectory)."""
+    lost its row meanwhile: a replay in flight completes when another worker evicts its trajectory,
+    unless this process has caught up with the removal: see :meth:`drop`)."""
 
     def _first_groups(self) -> dict[str, LazyGroup]:
         """The calls that may come next, by signature (loaded on first use)."""
@@ -342,7 +343,11 @@ class LazyNode:
             self.__dict__["groups"] = {**others, row.signature: group}  # the newest last; a new dict
 
     def drop(self, removed: frozenset[str]) -> None:
-        """Forget removed trajectories in what is loaded here (a replay in flight keeps what it holds)."""
+        """Forget removed trajectories in what is loaded here, and in the ones that reached it.
+
+        A removed trajectory can be one that missed a call (``stray_call``): no replay may end on it,
+        so a replay in flight that followed it here misses at its end instead of finishing on it.
+        """
         groups = self.loaded_groups()
         if groups is not None:
             kept = {signature: group for signature, group in groups.items() if group.drop(removed)}
@@ -351,6 +356,8 @@ class LazyNode:
         ends = self.__dict__.get("ends")
         if ends is not None and not removed.isdisjoint(ends):
             del self.__dict__["ends"]  # the next read finds the latest that is left
+        if not removed.isdisjoint(self.reached_by):
+            self.reached_by = {t: None for t in self.reached_by if t not in removed}
 
     def _load_ends(self) -> dict[str, Trajectory]:
         rows = self.index.store.candidates_at(self.id, END, None)

@@ -278,3 +278,59 @@ def test_a_store_that_fails_to_list_changes_drops_the_cached_nodes(
     assert "the changes of a task could not be read" in caplog.text
     assert first_node(engine) in index_reads
     engine.close()
+
+
+def test_a_trajectory_removed_elsewhere_is_not_finished_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trajectory removed elsewhere after this engine finished on it is not finished on again: the agent runs."""
+    store = MemoryStore()
+
+    def recorder() -> tuple[Engine, dict[str, bool]]:
+        engine = Engine(store)
+        state = {"long": True, "noted": True}
+
+        @engine.tool(pre_check=Check.equal(lambda: 1))
+        def read() -> int:
+            return 1
+
+        @engine.tool(pre_check=Check.equal(lambda: state["noted"]))
+        def note() -> bool:
+            return True
+
+        def agent(task: str) -> str:
+            read()
+            if state["long"]:
+                note()
+                return "long"
+            return "short"
+
+        engine.set_agent(agent)
+        return engine, state
+
+    first, state = recorder()
+    assert first(TASK).stored  # read, note: "long"
+    state.update(long=False, noted=False)
+    short = first(TASK)  # read replayed, note's check fails: the agent ends it "short"
+    assert not short.hit and short.stored
+    engine, state = recorder()  # a new engine: its nodes load with "short" the latest
+    state.update(long=False, noted=False)
+    assert engine(TASK).hit  # finished on "short"
+    store.remove([short.trajectory_id])
+    result = engine(TASK)
+    assert not result.hit and result.output == "short"  # the agent ran; "short" was not replayed
+    first.close()
+    engine.close()
+
+
+def test_a_removed_trajectory_is_forgotten_by_the_nodes_it_reached() -> None:
+    """After catching up with a removal, no cached node offers the removed trajectory as an end to fall back on."""
+    store = MemoryStore()
+    engine, state = warmed(store)
+    state["v"] = 1
+    replayed = engine(TASK)
+    assert replayed.hit and replayed.trajectory_id is not None
+    index = index_of(engine)
+    assert any(replayed.trajectory_id in node.reached_by for node in index._nodes.values())
+    store.remove([replayed.trajectory_id])
+    assert call(engine, state, 2)  # caught up with the removal
+    assert not any(replayed.trajectory_id in node.reached_by for node in index._nodes.values())
+    engine.close()
