@@ -271,12 +271,18 @@ class HalfwayAdaptive(Adaptive):
     """
 
     def _admit(
-        self, task_key: str, now: float, relevance: float, replayed: bool | None, last: float | None
+        self,
+        task_key: str,
+        now: float,
+        relevance: float,
+        replayed: bool | None,
+        last: float | None,
+        kinds: tuple[int, int] | None = None,
     ) -> Usage:
         if replayed is None:
             priority = self.clock - self.probation * self.kept
         else:
-            self._tune(replayed)
+            self._tune(replayed, self._kinds if kinds is None else kinds)
             priority = self.clock if replayed else self.clock - self.probation * self.kept / 2
         self._remember(task_key, replayed is not None, priority)
         return Usage(last_used=now, priority=priority, attention=min(1.0, max(0.0, relevance)))

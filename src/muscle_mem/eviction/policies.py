@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Literal, Protocol, runtime_checkable
@@ -360,8 +360,6 @@ class Adaptive:
     """How many remembered keys were never replayed, and how many were."""
     _unshared: float = field(default=0.0, init=False, repr=False)
     """The change tuning made to ``probation`` not yet added to the store's shared tuning."""
-    _counted: tuple[int, int] | None = field(default=None, init=False, repr=False)
-    """The two kinds as the store's shared recall counts them, while a recording is admitted by it."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -421,24 +419,27 @@ class Adaptive:
         with self._lock:
             self.probation = clamped_tuning(read.tuning, self.probation, self._unshared)
             before = self.probation
-            last = self._last(task_key)
-            self._counted = None if read.kinds is None else counted_kinds(*read.kinds)
-            try:
-                usage = self._admit(task_key, now, relevance, read.replayed, last)
-            finally:
-                self._counted = None
+            kinds = None if read.kinds is None else counted_kinds(*read.kinds)
+            usage = self._admit(task_key, now, relevance, read.replayed, self._last(task_key), kinds)
             self._unshared += self.probation - before
             return usage
 
     def _admit(
-        self, task_key: str, now: float, relevance: float, replayed: bool | None, last: float | None
+        self,
+        task_key: str,
+        now: float,
+        relevance: float,
+        replayed: bool | None,
+        last: float | None,
+        kinds: tuple[int, int] | None = None,
     ) -> Usage:
         """Admit a recording of a task remembered as ``replayed`` (None: not remembered; lock held).
 
-        ``last`` is the priority this process last gave the task (None: unknown).
+        ``last`` is the priority this process last gave the task (None: unknown); ``kinds`` the two
+        kinds of remembered tasks as the store counts them (None: as this process's recall does).
         """
         if replayed is not None:
-            self._tune(replayed)
+            self._tune(replayed, self._kinds if kinds is None else kinds)
         start = self._clock - self.probation * self.kept
         if replayed is None:
             priority = start
@@ -477,9 +478,11 @@ class Adaptive:
             priority = self._clock
         return max(priority, min(max(priority + extra, self._clock), self._clock + extra))
 
-    def _tune(self, replayed: bool) -> None:
-        """A remembered task is stored again: the probation of its kind was too long or too short."""
-        kinds = self._kinds if self._counted is None else self._counted
+    def _tune(self, replayed: bool, kinds: Sequence[int]) -> None:
+        """A remembered task is stored again: the probation of its kind was too long or too short.
+
+        ``kinds``: how many remembered tasks were never replayed, and how many were.
+        """
         never, used = max(kinds[0], 1), max(kinds[1], 1)
         if replayed:
             self.probation = min(1.0, self.probation + max(never / used, 1.0) / self.kept)
