@@ -36,9 +36,9 @@ INDEX_SIZE = 100_000
 DECODED_SIZE = 1_000
 """Default bound on the decoded trajectories kept per engine."""
 BAD_KEPT = 4_096
+"""Records a process remembers to have left out (it would read and name them again once forgotten)."""
 CATCH_UP_LIMIT = 64
 """Most trajectories added plus removed that a task's cached nodes take in place; past it they are dropped."""
-"""Records a process remembers to have left out (it would read and name them again once forgotten)."""
 
 
 class IndexedStore(CoreStore, StepIndexed, Protocol):
@@ -81,18 +81,20 @@ class Decoded:
         found = (trajectory, step_rows(trajectory))
         with self._lock:
             self.count += 1
-            self._items[trajectory_id] = found
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._keep(trajectory_id, found)
         return found
 
     def put(self, trajectory: Trajectory, rows: list[StepRow]) -> None:
         """Keep a trajectory read from the store with the rows made from its record."""
         with self._lock:
-            self._items[trajectory.id] = (trajectory, rows)
-            self._items.move_to_end(trajectory.id)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._keep(trajectory.id, (trajectory, rows))
+
+    def _keep(self, trajectory_id: str, found: tuple[Trajectory, list[StepRow]]) -> None:
+        """Keep a decoded trajectory as the most recently used, dropping the least past the bound (lock held)."""
+        self._items[trajectory_id] = found
+        self._items.move_to_end(trajectory_id)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
 
     def leave_out(self, trajectory_id: str, why: str | None) -> None:
         """Never use this record again in this process; count it (``store_errors``) and name it once."""
@@ -179,9 +181,8 @@ class LazyGroup:
             if edges is None:
                 continue
             taken = [edge for edge in edges if edge.node.id != target]
-            same = [edge for edge in edges if edge.node.id == target]
-            if same:
-                edge = same[0]
+            if len(taken) < len(edges):  # an edge to the same node: one more trajectory took it
+                edge = next(edge for edge in edges if edge.node.id == target)
                 taken.append(
                     LazyEdge(
                         edge.step, edge.node, edge.trajectories | {row.trajectory_id}, max(edge.stamp, stamp)
