@@ -562,7 +562,7 @@ REFERENCES: dict[str, Callable[[list[int], int], int]] = {
 }
 COMPARED: dict[str, Callable[[int], Policy]] = {
     "decayed (1 h half-life)": lambda c: make_policy("decayed", c),
-    "adaptive before": lambda c: ref.HalfwayAdaptive(history=HISTORY_PER_CAPACITY * c, kept=c),
+    "adaptive before": lambda c: ref.OwnLastAdaptive(history=HISTORY_PER_CAPACITY * c, kept=c),
     "adaptive (default)": lambda c: make_policy("adaptive", c),
 }
 """The engine's old default, the previous default (a reference copy) and the default."""

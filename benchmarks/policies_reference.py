@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import cachetools
@@ -23,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from muscle_mem.eviction import Adaptive
+from muscle_mem.stores import TunedRecall
 from muscle_mem.trajectory import Usage
 
 Vectors = npt.NDArray[np.float32]
@@ -263,26 +265,12 @@ def run_attention_cache(
     return hits
 
 
-class HalfwayAdaptive(Adaptive):
-    """The default ``adaptive`` policy before a forgotten task resumed from its last priority (a reference copy).
+class OwnLastAdaptive(Adaptive):
+    """The default ``adaptive`` policy before the store's recall kept each task's last priority (a reference copy).
 
-    The same clock in slots, probation tuning and capped lives, but a task remembered as stored and
-    never replayed admitted halfway through probation, however long ago it was last used.
+    The same policy, knowing only the priority this process last gave a task: one stored by
+    another worker and never replayed starts halfway through probation.
     """
 
-    def _admit(
-        self,
-        task_key: str,
-        now: float,
-        relevance: float,
-        replayed: bool | None,
-        last: float | None,
-        kinds: tuple[int, int] | None = None,
-    ) -> Usage:
-        if replayed is None:
-            priority = self.clock - self.probation * self.kept
-        else:
-            self._tune(replayed, self._kinds if kinds is None else kinds)
-            priority = self.clock if replayed else self.clock - self.probation * self.kept / 2
-        self._remember(task_key, replayed is not None, priority)
-        return Usage(last_used=now, priority=priority, attention=min(1.0, max(0.0, relevance)))
+    def admit_shared(self, task_key: str, now: float, relevance: float, read: TunedRecall) -> Usage:
+        return super().admit_shared(task_key, now, relevance, replace(read, last=None))

@@ -20,7 +20,7 @@ from muscle_mem.stores import (
     sqlite,
     steps,
 )
-from muscle_mem.trajectory import Trajectory
+from muscle_mem.trajectory import Trajectory, Usage
 
 
 def run_sql(spec: StoreSpec, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
@@ -37,7 +37,7 @@ def run_sql(spec: StoreSpec, statements: list[tuple[str, tuple[Any, ...]]]) -> N
     with psycopg.connect(location, autocommit=True) as conn, conn.transaction():
         conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         for sql, args in statements:
-            conn.execute(sql.format(s=f'"{schema}"'), args)
+            conn.execute(sql.format(s=f'"{schema}"'), args or None)  # no values: a '%' is an operator
 
 
 def make_old_store(spec: StoreSpec, version: int, stored: list[Trajectory]) -> None:
@@ -122,7 +122,7 @@ def test_an_older_store_is_migrated_to_the_current_version(durable: StoreSpec, v
         assert store.victims(1, Rank(kind="recency_attention", now=1e12)) != []
         assert isinstance(store, SharedTuning)
         assert store.recalled_tuned("task-a", 0.25, 0.0) == TunedRecall(
-            False, 0.25, (1, 0)
+            False, 0.25, (1, 0), 0.0
         )  # shared from now on
     finally:
         store.close()
@@ -132,7 +132,7 @@ def test_a_store_with_a_recall_but_no_tuning_gets_a_shared_tuning(durable: Store
     """A store of the last version before the shared tuning keeps its recall and starts sharing a tuning."""
     module = sqlite if durable[0] == "sqlite" else postgres
     prefix = "" if durable[0] == "sqlite" else "{s}."
-    version = module.SCHEMA_VERSION - 1
+    version = 5
     statements: list[tuple[str, tuple[Any, ...]]] = [
         (sql, ()) for step in module.MIGRATIONS[:version] for sql in step
     ]
@@ -148,6 +148,34 @@ def test_a_store_with_a_recall_but_no_tuning_gets_a_shared_tuning(durable: Store
             True, 0.5, (0, 1)
         )  # the recall counted
         assert second.recalled_tuned("task-b", 0.9, 0.125) == TunedRecall(None, 0.625, (0, 1))
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_store_of_schema_6_keeps_its_recall_and_learns_each_task_last_priority(durable: StoreSpec) -> None:
+    """A store made before the recall kept last priorities: its remembered tasks read as of unknown priority
+    (as they were), and what is stored or replayed from now on is remembered with its priority."""
+    module = sqlite if durable[0] == "sqlite" else postgres
+    prefix = "" if durable[0] == "sqlite" else "{s}."
+    statements: list[tuple[str, tuple[Any, ...]]] = [
+        (sql, ()) for step in module.MIGRATIONS[:6] for sql in step
+    ]
+    statements.append((f"INSERT INTO {prefix}meta VALUES ('schema_version', %s)", ("6",)))
+    statements.append((f"INSERT INTO {prefix}recall VALUES ('task-a', %s, 1)", (False,)))
+    if durable[0] == "sqlite":
+        statements = [(sql.replace("{s}.", ""), args) for sql, args in statements]
+    run_sql(durable, statements)
+    first, second = open_spec(durable), open_spec(durable)
+    try:
+        assert isinstance(first, SharedTuning) and isinstance(second, SharedTuning)
+        assert first.recalled_tuned("task-a", 0.5, 0.0) == TunedRecall(False, 0.5, (1, 0), None)
+        again, other = trajectory("task-a", n=1), trajectory("task-b", n=2)
+        first.add_many([(again, Usage(priority=4.0)), (other, Usage(priority=-1.0))])
+        assert second.recalled_tuned("task-a", 0.5, 0.0) == TunedRecall(True, 0.5, (1, 1), 4.0)
+        first.touch(other.id, now=1.0, saved_seconds=1.0, priority=9.0, attention=0.0)
+        assert second.recalled_tuned("task-b", 0.5, 0.0) == TunedRecall(True, 0.5, (0, 2), 9.0)
+        assert len(first) == 2
     finally:
         first.close()
         second.close()

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import StoreSpec, open_spec, trajectory
 from muscle_mem.stores import SharedTuning, Store, TaskRecall, Touch, TunedRecall
+from muscle_mem.trajectory import Usage
 
 
 def _hit(store: Store, trajectory_id: str) -> None:
@@ -85,7 +86,7 @@ def test_the_shared_tuning_starts_from_the_first_reader_own_and_moves_by_each_ch
     """A store without a tuning takes the reader's own; then every reader's change is added to it, clamped."""
     assert isinstance(store, SharedTuning)
     store.add(trajectory("alpha"))
-    assert store.recalled_tuned("alpha", 0.8, 0.0) == TunedRecall(False, 0.8, (1, 0))
+    assert store.recalled_tuned("alpha", 0.8, 0.0) == TunedRecall(False, 0.8, (1, 0), 0.0)
     assert store.recalled_tuned("bravo", 0.3, 0.05).tuning == pytest.approx(0.85)  # the store's, moved
     assert store.recalled_tuned("alpha", 0.1, 0.0).tuning == pytest.approx(0.85)
     assert store.recalled_tuned("alpha", 0.1, 0.5).tuning == 1.0
@@ -112,6 +113,68 @@ def test_the_store_counts_the_two_kinds_of_remembered_tasks(store: Store) -> Non
     assert store.recalled_tuned("task-0", 0.5, 0.0).kinds == (0, 0)
 
 
+def test_the_recall_keeps_the_priority_each_task_was_last_written_with(store: Store) -> None:
+    """Storing a trajectory and a hit, one by one or in a batch, leave the task's last priority in the recall."""
+    assert isinstance(store, SharedTuning)
+    one, two = trajectory("alpha"), trajectory("bravo")
+    store.add_many([(one, Usage(priority=3.0)), (two, Usage(priority=-2.5))])
+    assert [store.recalled_tuned(key, 0.5, 0.0).last for key in ("alpha", "bravo", "charlie")] == [
+        3.0,
+        -2.5,
+        None,
+    ]
+    store.touch(one.id, now=1.0, saved_seconds=1.0, priority=7.5, attention=0.5)
+    store.touch_many([Touch(two.id, 1, 1.0, 1.0, 11.0, 0.5), Touch("absent", 1, 1.0, 1.0, 99.0, 0.5)])
+    assert store.recalled_tuned("alpha", 0.5, 0.0) == TunedRecall(True, 0.5, (0, 2), 7.5)
+    assert store.recalled_tuned("bravo", 0.5, 0.0).last == 11.0
+    store.remove([one.id])
+    assert store.recalled_tuned("alpha", 0.5, 0.0).last == 7.5  # the recall outlives the trajectory
+    store.add(trajectory("alpha", n=1), Usage(priority=4.0))
+    assert store.recalled_tuned("alpha", 0.5, 0.0).last == 4.0
+    store.forget_recalled(1)
+    assert store.recalled_tuned("bravo", 0.5, 0.0).last is None
+
+
+def test_every_handle_on_a_durable_store_shares_each_task_last_priority(opener: Callable[[], Store]) -> None:
+    """A second process reads the priority the first last gave a task, as it stored or replayed it."""
+    first, second = opener(), opener()
+    assert isinstance(second, SharedTuning)
+    stored = trajectory("alpha")
+    first.add(stored, Usage(priority=12.0))
+    assert second.recalled_tuned("alpha", 0.5, 0.0).last == 12.0
+    first.touch_many([Touch(stored.id, 1, 2.0, 1.0, 30.0, 0.5)])
+    assert second.recalled_tuned("alpha", 0.5, 0.0).last == 30.0
+
+
+@pytest.mark.parametrize("value", ["'NaN'", "'Infinity'", "'-Infinity'", "NULL", "'abc'"])
+def test_a_hostile_stored_last_priority_reads_as_unknown(durable: StoreSpec, value: str) -> None:
+    """A last priority rewritten by SQL to what no finite number is reads as unknown (None)."""
+    if durable[0] == "postgres" and value == "'abc'":
+        pytest.skip("a PostgreSQL double precision column holds no text")
+    store = open_spec(durable)
+    try:
+        assert isinstance(store, SharedTuning)
+        store.add(trajectory("alpha"), Usage(priority=5.0))
+        set_recall_priority(durable, value)
+        assert store.recalled_tuned("alpha", 0.5, 0.0) == TunedRecall(False, 0.5, (1, 0), None)
+    finally:
+        store.close()
+
+
+def set_recall_priority(spec: StoreSpec, value: str) -> None:
+    """Overwrite every remembered task's last priority with an SQL literal."""
+    kind, location, schema = spec
+    if kind == "sqlite":
+        literal = {"'NaN'": "NULL", "'Infinity'": "9e999", "'-Infinity'": "-9e999"}.get(value, value)
+        with sqlite3.connect(location) as db:
+            db.execute(f"UPDATE recall SET priority = {literal}")
+        return
+    import psycopg
+
+    with psycopg.connect(location, autocommit=True) as conn:
+        conn.execute(f'UPDATE "{schema}".recall SET priority = {value}')
+
+
 def test_clear_forgets_the_shared_tuning(store: Store) -> None:
     assert isinstance(store, SharedTuning)
     store.recalled_tuned("alpha", 0.8, 0.0)
@@ -125,7 +188,7 @@ def test_every_handle_on_a_durable_store_shares_the_tuning(opener: Callable[[], 
     assert isinstance(first, SharedTuning) and isinstance(second, SharedTuning)
     first.recalled_tuned("alpha", 0.5, 0.0)
     first.add(trajectory("alpha"))
-    assert second.recalled_tuned("alpha", 0.9, -0.25) == TunedRecall(False, pytest.approx(0.25), (1, 0))
+    assert second.recalled_tuned("alpha", 0.9, -0.25) == TunedRecall(False, pytest.approx(0.25), (1, 0), 0.0)
     assert first.recalled_tuned("alpha", 0.9, 0.0).tuning == pytest.approx(0.25)
 
 
@@ -175,7 +238,7 @@ def test_hostile_stored_counts_read_as_unknown(durable: StoreSpec, value: str) -
         assert isinstance(store, SharedTuning)
         store.add(trajectory("alpha"))
         set_tuning(durable, "never", value)
-        assert store.recalled_tuned("alpha", 0.5, 0.0) == TunedRecall(False, 0.5, None)
+        assert store.recalled_tuned("alpha", 0.5, 0.0) == TunedRecall(False, 0.5, None, 0.0)
     finally:
         store.close()
 

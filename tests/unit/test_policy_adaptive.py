@@ -298,3 +298,17 @@ def test_the_store_counted_kinds_weigh_the_tuning_step(kinds: tuple[int, int] | 
     policy = Adaptive(kept=10, probation=0.5)
     policy.admit_shared("back", 0.0, 1.0, TunedRecall(False, 0.5, kinds))
     assert policy.probation == pytest.approx(0.5 - step)
+
+
+def test_a_worker_resumes_a_task_from_the_priority_another_worker_last_gave_it() -> None:
+    """The store's recall keeps each task's last priority: a worker that never saw the task reads it."""
+    shared = MemoryStore()
+    first, second = Adaptive(kept=100, probation=0.5), Adaptive(kept=100, probation=0.5)
+    first.evicted(1_000.0, 100)
+    shared.add(trajectory("t"), store_admit(first, shared)("t", 0.0, 1.0))
+    assert shared.recalled_tuned("t", 0.5, 0.0).last == 1_050.0
+    shared.remove(["t"])  # evicted, never replayed
+    second.evicted(1_070.0, 100)  # its clock is at 1,170
+    resumed = store_admit(second, shared)("t", 1.0, 1.0).priority
+    assert resumed == pytest.approx(1_050.0 + second.life * 100)  # as if replayed now
+    assert resumed != pytest.approx(second.clock - second.probation * 100 / 2)  # not halfway, as if unknown

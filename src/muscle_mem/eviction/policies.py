@@ -332,15 +332,16 @@ class Adaptive:
       been replayed now: its last priority plus a life, no lower than a new recording's start and
       no higher than the clock, so a task asked again soon after its eviction keeps most of a
       replay's place while one asked long after starts as a new one (ARC's directory remembers it
-      only that long); halfway through probation when its priority is unknown (another worker's).
-      With a store that shares its recall (:class:`~muscle_mem.stores.TaskRecall`), the engine
-      calls :meth:`admit_recalled` with the store's answer, so every worker sees every worker's
-      tasks; this process's recall then weighs the two kinds for tuning ``probation`` and gives
-      the last priority of the tasks it wrote.
+      only that long); halfway through probation when its priority is unknown. With a store that
+      shares its recall (:class:`~muscle_mem.stores.TaskRecall`), the engine calls
+      :meth:`admit_recalled` with the store's answer, so every worker sees every worker's tasks;
+      this process's recall then weighs the two kinds for tuning ``probation`` and gives the last
+      priority of the tasks it wrote.
     - Sharing the tuning: with a store that shares it too (:class:`~muscle_mem.stores.SharedTuning`),
-      the probation lives in the store, and so do the counts of the two kinds: each recording reads
-      them with the recall (:meth:`admit_shared`), tunes from them, and hands what it changed to
-      the next recording's read, which adds it to the store's (:meth:`unshared`). Every worker then
+      the probation lives in the store, and so do the counts of the two kinds and each remembered
+      task's last priority, whoever gave it: each recording reads them with the recall
+      (:meth:`admit_shared`), tunes from them, and hands what it changed to the next recording's
+      read, which adds it to the store's (:meth:`unshared`). Every worker then
       tunes one probation on all the traffic, as one process would; a worker's own copy, which its
       replays' lives read, is at most its last recording old, and other workers see a change at the
       changer's next recording.
@@ -412,7 +413,7 @@ class Adaptive:
             return self.probation, change
 
     def admit_shared(self, task_key: str, now: float, relevance: float, read: TunedRecall) -> Usage:
-        """As :meth:`admit_recalled`, from the probation and the kinds of remembered tasks the store shares.
+        """As :meth:`admit_recalled`, from the probation, kinds and last priority the store shares.
 
         What tuning then changes of the probation is kept, to be added to the store's at the next recording.
         """
@@ -420,7 +421,9 @@ class Adaptive:
             self.probation = clamped_tuning(read.tuning, self.probation, self._unshared)
             before = self.probation
             kinds = None if read.kinds is None else counted_kinds(*read.kinds)
-            usage = self._admit(task_key, now, relevance, read.replayed, self._last(task_key), kinds)
+            own = self._last(task_key)
+            last = own if read.replayed is None or read.last is None else read.last
+            usage = self._admit(task_key, now, relevance, read.replayed, last, kinds)
             self._unshared += self.probation - before
             return usage
 
@@ -435,8 +438,9 @@ class Adaptive:
     ) -> Usage:
         """Admit a recording of a task remembered as ``replayed`` (None: not remembered; lock held).
 
-        ``last`` is the priority this process last gave the task (None: unknown); ``kinds`` the two
-        kinds of remembered tasks as the store counts them (None: as this process's recall does).
+        ``last`` is the priority the task was last given (the store's, else this process's; None:
+        unknown); ``kinds`` the two kinds of remembered tasks as the store counts them (None: as
+        this process's recall does).
         """
         if replayed is not None:
             self._tune(replayed, self._kinds if kinds is None else kinds)

@@ -294,14 +294,17 @@ class TunedRecall:
     """The shared tuning, in [0, 1], after the reader's change was added to it."""
     kinds: tuple[int, int] | None
     """How many remembered tasks were never replayed, and how many were; None if they cannot be told."""
+    last: float | None = None
+    """The priority the task was last stored or replayed with, by any process; None if not known."""
 
 
 @runtime_checkable
 class SharedTuning(Protocol):
     """The optional part of a :class:`TaskRecall` store that shares an eviction policy's tuning too.
 
-    One tuning in [0, 1] (``adaptive``'s probation) that every process moves, and the two kinds of
-    remembered tasks counted (kept by the same writes that keep the recall), read with the recall
+    One tuning in [0, 1] (``adaptive``'s probation) that every process moves, the two kinds of
+    remembered tasks counted, and each remembered task's last priority (all kept by the same writes
+    that keep the recall: a trajectory's insert and a hit carry its priority), read with the recall
     when a process admits a new recording; the process adds to the tuning the change its own made
     since (:class:`~muscle_mem.eviction.policies.SharesTuning`) in the same call: a recording makes
     no more round trips than with the recall alone, and no process's change is lost to another's.
@@ -311,7 +314,8 @@ class SharedTuning(Protocol):
         """As :meth:`TaskRecall.recalled`, with the shared tuning after ``change`` was added to it.
 
         The tuning is the stored one, clamped to [0, 1], plus ``change``, clamped again; ``own``
-        (clamped) when the store holds none yet, or holds a value that is not a finite number.
+        (clamped) when the store holds none yet, or holds a value that is not a finite number. The
+        task's last priority is the one its latest stored trajectory or hit was written with.
         """
         ...
 
@@ -325,6 +329,13 @@ def clamped_tuning(stored: object, own: float, change: float = 0.0) -> float:
     if isinstance(stored, bool) or not isinstance(stored, int | float) or not math.isfinite(stored):
         return min(1.0, max(0.0, own))
     return min(1.0, max(0.0, min(1.0, max(0.0, float(stored))) + change))
+
+
+def known_priority(stored: object) -> float | None:
+    """A stored last priority, or None unless it is a finite number (a hostile or corrupt value is unknown)."""
+    if isinstance(stored, bool) or not isinstance(stored, int | float) or not math.isfinite(stored):
+        return None
+    return float(stored)
 
 
 def counted_kinds(never: object, used: object) -> tuple[int, int] | None:

@@ -21,6 +21,7 @@ from muscle_mem.stores.base import (
     Touch,
     TunedRecall,
     clamped_tuning,
+    known_priority,
 )
 from muscle_mem.stores.ranking import LazyHeap
 from muscle_mem.trajectory import Trajectory, Usage
@@ -76,8 +77,8 @@ class MemoryStore:
         """The revision of each task's latest add or removal (its change mark)."""
         self._cleared = 0
         """The revision of the latest ``clear``: every task's mark is at least this."""
-        self._recall: OrderedDict[str, bool] = OrderedDict()
-        """Task key -> whether it was replayed, least recently remembered first (:class:`TaskRecall`)."""
+        self._recall: OrderedDict[str, tuple[bool, float]] = OrderedDict()
+        """Task key -> whether it was replayed, and its last priority; least recently remembered first."""
         self._kinds = [0, 0]
         """How many remembered tasks were never replayed, and how many were."""
         self._tuning: float | None = None
@@ -109,7 +110,7 @@ class MemoryStore:
                 task.order.append((rev, tid))
                 task.live += 1
                 self._marks[t.task_key] = rev
-                self._remember(t.task_key, t.task_key in self._recall)
+                self._remember(t.task_key, t.task_key in self._recall, stats.priority)
                 self._nbytes += p.nbytes
                 self._by_priority.push(tid, stats.priority, rev)
                 self._by_age.push(tid, t.created_at, rev)
@@ -130,7 +131,7 @@ class MemoryStore:
                 self._touch(
                     entry, Touch(trajectory_id, 1, now, saved_seconds, priority, attention), later=False
                 )
-                self._remember(entry.trajectory.task_key, True)
+                self._remember(entry.trajectory.task_key, True, priority)
                 self._prune_heaps()
 
     def touch_many(self, touches: Sequence[Touch]) -> None:
@@ -141,7 +142,7 @@ class MemoryStore:
                 entry = self._entries.get(t.id)
                 if entry is not None:
                     self._touch(entry, t, later=True)
-                    self._remember(entry.trajectory.task_key, True)
+                    self._remember(entry.trajectory.task_key, True, t.priority)
             self._prune_heaps()
 
     def usage_many(self, trajectory_ids: Sequence[str]) -> dict[str, Usage]:
@@ -154,14 +155,16 @@ class MemoryStore:
         """Whether a remembered task was replayed; None if the task is not remembered."""
         with self._lock:
             self._check_open()
-            return self._recall.get(task_key)
+            found = self._recall.get(task_key)
+            return None if found is None else found[0]
 
     def recalled_tuned(self, task_key: str, own: float, change: float) -> TunedRecall:
-        """The task's recall, the tuning moved by ``change``, and the two kinds of remembered tasks."""
+        """The task's recall and last priority, the tuning moved by ``change``, and the two kinds of remembered tasks."""
         with self._lock:
             self._check_open()
             self._tuning = clamped_tuning(self._tuning, own, change)
-            return TunedRecall(self._recall.get(task_key), self._tuning, (self._kinds[0], self._kinds[1]))
+            replayed, last = self._recall.get(task_key, (None, None))
+            return TunedRecall(replayed, self._tuning, (self._kinds[0], self._kinds[1]), known_priority(last))
 
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
@@ -169,7 +172,7 @@ class MemoryStore:
             self._check_open()
             gone = max(len(self._recall) - max(keep, 0), 0)
             for _ in range(gone):
-                self._kinds[self._recall.popitem(last=False)[1]] -= 1
+                self._kinds[self._recall.popitem(last=False)[1][0]] -= 1
             return gone
 
     def remove(self, trajectory_ids: Iterable[str]) -> int:
@@ -411,12 +414,12 @@ class MemoryStore:
             usage.priority = t.priority
             self._by_priority.push(t.id, t.priority, entry.rev)
 
-    def _remember(self, task_key: str, replayed: bool) -> None:
-        """Make a task the most recently remembered, as replayed or not (lock held)."""
+    def _remember(self, task_key: str, replayed: bool, priority: float) -> None:
+        """Make a task the most recently remembered, as replayed or not, with its last priority (lock held)."""
         was = self._recall.pop(task_key, None)
         if was is not None:
-            self._kinds[was] -= 1
-        self._recall[task_key] = replayed
+            self._kinds[was[0]] -= 1
+        self._recall[task_key] = (replayed, priority)
         self._kinds[replayed] += 1
 
     def _forget_steps(self, trajectory: Trajectory) -> None:

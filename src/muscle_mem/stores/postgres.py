@@ -14,7 +14,9 @@ a process listening knows which tasks changed without asking. A URL with ``liste
 pooler in transaction mode, where ``LISTEN`` does not work; it is also found out by itself) makes
 readers poll instead. The shared recall (``recall``, ordered by its own sequence ``recalls``) is
 written by the statements that add trajectories and apply hits, its rows locked in task key order.
-The eviction policy's shared tuning (``tuning``, one row, schema version 6) is read with the recall and
+The recall keeps the priority each task was last written with (schema version 7), taken from the
+trajectory's usage row as it is inserted or updated. The eviction policy's shared tuning (``tuning``,
+one row, schema version 6) is read with the recall and
 moved in the same statement, committed without waiting for the disk (like use statistics), its row
 locked only for that statement; the two kinds of remembered tasks (never replayed, replayed) are
 counted by triggers on ``recall`` into ``recall_kinds``, 64 rows (one per backend, summed) as the
@@ -67,6 +69,7 @@ from muscle_mem.stores.base import (
     TunedRecall,
     clamped_tuning,
     counted_kinds,
+    known_priority,
 )
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
@@ -217,6 +220,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE TRIGGER recall_uncounted AFTER DELETE ON {s}.recall REFERENCING OLD TABLE AS gone "
         "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_uncounted()",
     ),
+    ("ALTER TABLE {s}.recall ADD COLUMN priority DOUBLE PRECISION",),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -625,7 +629,7 @@ class PostgresStore:
         return None if row is None else bool(row[0])
 
     def recalled_tuned(self, task_key: str, own: float, change: float) -> TunedRecall:
-        """The task's recall, the tuning moved by ``change``, and the two kinds of remembered tasks.
+        """The task's recall and last priority, the tuning moved by ``change``, and the two kinds of remembered tasks.
 
         One statement: a read when ``change`` is 0 and the store holds a tuning in [0, 1]; else a write
         of the tuning row that reads the rest too (committed without waiting for the disk).
@@ -635,15 +639,16 @@ class PostgresStore:
         def work(conn: Connection[Any]) -> Any:
             if change == 0.0:
                 row = self._row(conn, "recalled_tuning", args)
-                if clamped_tuning(row[1], -1.0) == row[1]:  # a number in [0, 1]: nothing to write
+                if clamped_tuning(row[2], -1.0) == row[2]:  # a number in [0, 1]: nothing to write
                     return row
             return self._row(conn, "recalled_tuned", args)
 
-        replayed, stored, never, used = self._run(work)
+        replayed, last, stored, never, used = self._run(work)
         return TunedRecall(
             None if replayed is None else bool(replayed),
             clamped_tuning(stored, own),
             counted_kinds(never, used),
+            known_priority(last),
         )
 
     def forget_recalled(self, keep: int) -> int:
@@ -853,12 +858,14 @@ class PostgresStore:
 _PAYLOAD = "CASE WHEN octet_length(k.task_key) < 4000 THEN k.task_key ELSE '*' END"
 """A notification's payload: the task key (one too long for a payload marks every task)."""
 _RECALL_HITS = (
-    "INSERT INTO {s}.recall AS m (task_key, replayed, seq) "
-    "SELECT task_key, true, nextval('{s}.recalls') FROM "
-    "(SELECT DISTINCT t.task_key FROM u JOIN {s}.trajectories t USING (id)) AS h ORDER BY task_key "
-    "ON CONFLICT (task_key) DO UPDATE SET replayed = true, seq = excluded.seq"
+    "INSERT INTO {s}.recall AS m (task_key, replayed, seq, priority) "
+    "SELECT task_key, true, nextval('{s}.recalls'), priority FROM "
+    "(SELECT t.task_key, max(u.priority) AS priority FROM u JOIN {s}.trajectories t USING (id) "
+    "GROUP BY t.task_key) AS h ORDER BY task_key "
+    "ON CONFLICT (task_key) DO UPDATE SET replayed = true, seq = excluded.seq, priority = excluded.priority"
 )
-"""A hit's trajectories' tasks remembered as replayed (after ``u``, the usage rows a hit updated)."""
+"""A hit's trajectories' tasks remembered as replayed, with their new priority (the highest of a task's
+in one batch; after ``u``, the usage rows a hit updated)."""
 _KINDS = "(SELECT sum(never)::bigint AS never, sum(used)::bigint AS used FROM {s}.recall_kinds) AS k"
 """The two kinds of remembered tasks, summed over the shards the recall's triggers count them in."""
 _SQL = {
@@ -878,9 +885,10 @@ _SQL = {
         SELECT task_key, min(task), count(*), nextval('{s}.revs') FROM r GROUP BY task_key ORDER BY task_key
         ON CONFLICT (task_key) DO UPDATE SET n = k.n + excluded.n, stamp = nextval('{s}.revs')
         RETURNING k.task_key, k.stamp),
-    m AS (INSERT INTO {s}.recall AS m (task_key, replayed, seq)
-        SELECT task_key, count(*) > 1, nextval('{s}.recalls') FROM r GROUP BY task_key ORDER BY task_key
-        ON CONFLICT (task_key) DO UPDATE SET replayed = true, seq = excluded.seq),
+    m AS (INSERT INTO {s}.recall AS m (task_key, replayed, seq, priority)
+        SELECT task_key, count(*) > 1, nextval('{s}.recalls'), (array_agg(priority ORDER BY ord DESC))[1]
+        FROM r GROUP BY task_key ORDER BY task_key
+        ON CONFLICT (task_key) DO UPDATE SET replayed = true, seq = excluded.seq, priority = excluded.priority),
     t AS (INSERT INTO {s}.trajectories (rev, id, task_key, task, tags, steps, created_at, nbytes, record, stamp)
         SELECT nextval('{s}.revs'), r.id, r.task_key, r.task, r.tags, r.steps, r.created_at, r.nbytes, r.record,
             k.stamp FROM r JOIN k USING (task_key) ORDER BY r.ord
@@ -915,23 +923,24 @@ _SQL = {
     "stored_ids": "SELECT id FROM {s}.trajectories JOIN unnest(%s::text[]) AS i (id) USING (id)",
     "touch": "WITH c AS (" + _ASYNC_COMMIT + "), u AS ("
     "UPDATE {s}.usage SET hits = hits + 1, last_used = %s, saved_seconds = saved_seconds + %s, "
-    "priority = %s, attention = %s WHERE id = %s AND (SELECT true FROM c) RETURNING id) " + _RECALL_HITS,
+    "priority = %s, attention = %s WHERE id = %s AND (SELECT true FROM c) RETURNING id, priority) "
+    + _RECALL_HITS,
     "touch_many": "WITH c AS (" + _ASYNC_COMMIT + "), u AS ("
     "UPDATE {s}.usage u SET hits = u.hits + v.hits, last_used = GREATEST(u.last_used, v.last_used), "
     "saved_seconds = u.saved_seconds + v.saved, priority = v.priority, attention = v.attention "
     "FROM unnest(%s::text[], %s::bigint[], %s::float8[], %s::float8[], %s::float8[], %s::float8[]) "
     "AS v (id, hits, last_used, saved, priority, attention) WHERE u.id = v.id AND (SELECT true FROM c) "
-    "RETURNING u.id) " + _RECALL_HITS,
+    "RETURNING u.id, u.priority) " + _RECALL_HITS,
     "recalled": "SELECT replayed FROM {s}.recall WHERE task_key = %s",
-    "recalled_tuning": "SELECT (SELECT replayed FROM {s}.recall WHERE task_key = %(key)s), "
-    "(SELECT value FROM {s}.tuning WHERE id = 1), k.never, k.used FROM " + _KINDS,
+    "recalled_tuning": "SELECT r.replayed, r.priority, (SELECT value FROM {s}.tuning WHERE id = 1), k.never, "
+    "k.used FROM " + _KINDS + " LEFT JOIN {s}.recall r ON r.task_key = %(key)s",
     "recalled_tuned": "WITH c AS (" + _ASYNC_COMMIT + "), p AS ("
     "INSERT INTO {s}.tuning AS p (id, value) SELECT 1, least(1, greatest(0, %(own)s::float8)) FROM c "
     "ON CONFLICT (id) DO UPDATE SET value = CASE WHEN p.value > '-Infinity' AND p.value < 'Infinity' "
     "THEN least(1, greatest(0, least(1, greatest(0, p.value)) + %(change)s::float8)) ELSE excluded.value END "
     "RETURNING p.value) "
-    "SELECT (SELECT replayed FROM {s}.recall WHERE task_key = %(key)s), (SELECT value FROM p), k.never, k.used "
-    "FROM " + _KINDS,
+    "SELECT r.replayed, r.priority, (SELECT value FROM p), k.never, k.used "
+    "FROM " + _KINDS + " LEFT JOIN {s}.recall r ON r.task_key = %(key)s",
     "clear_kinds": "UPDATE {s}.recall_kinds SET never = 0, used = 0",
     "forget_recalled": "DELETE FROM {s}.recall WHERE seq <= "
     "(SELECT seq FROM {s}.recall ORDER BY seq DESC LIMIT 1 OFFSET %s)",

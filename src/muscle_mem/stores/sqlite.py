@@ -15,7 +15,8 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
 - ``events``: the engine's recent events (JSON), for reports (schema version 2);
 - ``recall``: the tasks lately stored or replayed, by any process, with whether they were replayed
   and the order they were last remembered in (:class:`~muscle_mem.stores.base.TaskRecall`, schema
-  version 5); kept by two triggers, on a trajectory's insert and on a hit's update of its usage;
+  version 5), and the priority each was last written with (schema version 7); kept by two triggers,
+  on the insert of a trajectory's usage and on a hit's update of it;
 - ``tuning``: one row, the eviction policy's tuning every process moves (``adaptive``'s probation,
   :class:`~muscle_mem.stores.base.SharedTuning`, schema version 6) and how many tasks the recall
   holds of each kind (never replayed, replayed; kept by three triggers on ``recall``), read with the
@@ -59,6 +60,7 @@ from muscle_mem.stores.base import (
     TunedRecall,
     clamped_tuning,
     counted_kinds,
+    known_priority,
 )
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
@@ -135,6 +137,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TRIGGER recall_uncounted AFTER DELETE ON recall BEGIN
             UPDATE tuning SET never = never - (OLD.replayed = 0), used = used - (OLD.replayed <> 0); END""",
     ),
+    (
+        "ALTER TABLE recall ADD COLUMN priority REAL",
+        "DROP TRIGGER recall_stored",
+        """CREATE TRIGGER recall_stored AFTER INSERT ON usage BEGIN
+            INSERT INTO recall (task_key, replayed, seq, priority)
+            SELECT task_key, 0, (SELECT IFNULL(MAX(seq), 0) + 1 FROM recall), NEW.priority
+            FROM trajectories WHERE id = NEW.id
+            ON CONFLICT (task_key) DO UPDATE SET replayed = 1, seq = excluded.seq, priority = excluded.priority;
+            END""",
+        "DROP TRIGGER recall_replayed",
+        """CREATE TRIGGER recall_replayed AFTER UPDATE OF hits ON usage BEGIN
+            INSERT INTO recall (task_key, replayed, seq, priority)
+            SELECT task_key, 1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM recall), NEW.priority
+            FROM trajectories WHERE id = NEW.id
+            ON CONFLICT (task_key) DO UPDATE SET replayed = 1, seq = excluded.seq, priority = excluded.priority;
+            END""",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -170,10 +189,10 @@ _ORDERS = tuple(
 _BY_SCORE = "SELECT id FROM usage ORDER BY ? / (1.0 + MAX(? - last_used, 0.0)) + ? * attention, last_used, rev LIMIT ?"
 """Attention-LRU victims by scoring every row: the fallback of the threshold algorithm."""
 _RECALLED_TUNED = (
-    "SELECT r.replayed, t.value, t.never, t.used FROM (SELECT 1) "
+    "SELECT r.replayed, r.priority, t.value, t.never, t.used FROM (SELECT 1) "
     "LEFT JOIN recall r ON r.task_key = ? LEFT JOIN tuning t ON t.id = 1"
 )
-"""A recording's read: the task's recall, the shared tuning and the two kinds of remembered tasks."""
+"""A recording's read: the task's recall and last priority, the shared tuning and the two kinds of remembered tasks."""
 _TUNING = "SELECT value FROM tuning WHERE id = 1"
 _SET_TUNING = (
     "INSERT INTO tuning (id, value) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value"
@@ -517,7 +536,7 @@ class SQLiteStore:
         One read when the tuning stays as stored; else a write transaction that reads it again and moves it.
         """
         row = self._row(_RECALLED_TUNED, (task_key,))
-        replayed, stored, never, used = (None, None, None, None) if row is None else row
+        replayed, last, stored, never, used = (None, None, None, None, None) if row is None else row
         tuned = clamped_tuning(stored, own, change)
         if tuned != stored:
 
@@ -529,7 +548,12 @@ class SQLiteStore:
                     return moved
 
             tuned = self._guard(run)
-        return TunedRecall(None if replayed is None else bool(replayed), tuned, counted_kinds(never, used))
+        return TunedRecall(
+            None if replayed is None else bool(replayed),
+            tuned,
+            counted_kinds(never, used),
+            known_priority(last),
+        )
 
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""
