@@ -128,19 +128,23 @@ def test_an_older_store_is_migrated_to_the_current_version(durable: StoreSpec, v
         store.close()
 
 
-def test_a_store_with_a_recall_but_no_tuning_gets_a_shared_tuning(durable: StoreSpec) -> None:
-    """A store of the last version before the shared tuning keeps its recall and starts sharing a tuning."""
-    module = sqlite if durable[0] == "sqlite" else postgres
-    prefix = "" if durable[0] == "sqlite" else "{s}."
-    version = 5
+def make_store_with_one_recalled_task(spec: StoreSpec, version: int, replayed: bool) -> None:
+    """Make a store of schema ``version`` (5 or later) whose recall remembers ``task-a``."""
+    module = sqlite if spec[0] == "sqlite" else postgres
+    prefix = "" if spec[0] == "sqlite" else "{s}."
     statements: list[tuple[str, tuple[Any, ...]]] = [
         (sql, ()) for step in module.MIGRATIONS[:version] for sql in step
     ]
     statements.append((f"INSERT INTO {prefix}meta VALUES ('schema_version', %s)", (str(version),)))
-    statements.append((f"INSERT INTO {prefix}recall VALUES ('task-a', %s, 1)", (True,)))
-    if durable[0] == "sqlite":
+    statements.append((f"INSERT INTO {prefix}recall VALUES ('task-a', %s, 1)", (replayed,)))
+    if spec[0] == "sqlite":
         statements = [(sql.replace("{s}.", ""), args) for sql, args in statements]
-    run_sql(durable, statements)
+    run_sql(spec, statements)
+
+
+def test_a_store_with_a_recall_but_no_tuning_gets_a_shared_tuning(durable: StoreSpec) -> None:
+    """A store of the last version before the shared tuning keeps its recall and starts sharing a tuning."""
+    make_store_with_one_recalled_task(durable, 5, replayed=True)
     first, second = open_spec(durable), open_spec(durable)
     try:
         assert isinstance(first, SharedTuning) and isinstance(second, SharedTuning)
@@ -156,16 +160,7 @@ def test_a_store_with_a_recall_but_no_tuning_gets_a_shared_tuning(durable: Store
 def test_a_store_of_schema_6_keeps_its_recall_and_learns_each_task_last_priority(durable: StoreSpec) -> None:
     """A store made before the recall kept last priorities: its remembered tasks read as of unknown priority
     (as they were), and what is stored or replayed from now on is remembered with its priority."""
-    module = sqlite if durable[0] == "sqlite" else postgres
-    prefix = "" if durable[0] == "sqlite" else "{s}."
-    statements: list[tuple[str, tuple[Any, ...]]] = [
-        (sql, ()) for step in module.MIGRATIONS[:6] for sql in step
-    ]
-    statements.append((f"INSERT INTO {prefix}meta VALUES ('schema_version', %s)", ("6",)))
-    statements.append((f"INSERT INTO {prefix}recall VALUES ('task-a', %s, 1)", (False,)))
-    if durable[0] == "sqlite":
-        statements = [(sql.replace("{s}.", ""), args) for sql, args in statements]
-    run_sql(durable, statements)
+    make_store_with_one_recalled_task(durable, 6, replayed=False)
     first, second = open_spec(durable), open_spec(durable)
     try:
         assert isinstance(first, SharedTuning) and isinstance(second, SharedTuning)

@@ -70,6 +70,17 @@ log = logging.getLogger("muscle_mem.stores.sqlite")
 _CHUNK = 500
 _T = TypeVar("_T")
 
+
+def _recall_trigger(name: str, event: str, replayed: int) -> str:
+    """A trigger on ``usage`` that remembers the row's task, with its priority, after ``event`` (schema 7)."""
+    return f"""CREATE TRIGGER {name} AFTER {event} ON usage BEGIN
+            INSERT INTO recall (task_key, replayed, seq, priority)
+            SELECT task_key, {replayed}, (SELECT IFNULL(MAX(seq), 0) + 1 FROM recall), NEW.priority
+            FROM trajectories WHERE id = NEW.id
+            ON CONFLICT (task_key) DO UPDATE SET replayed = 1, seq = excluded.seq, priority = excluded.priority;
+            END"""
+
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
@@ -140,19 +151,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE recall ADD COLUMN priority REAL",
         "DROP TRIGGER recall_stored",
-        """CREATE TRIGGER recall_stored AFTER INSERT ON usage BEGIN
-            INSERT INTO recall (task_key, replayed, seq, priority)
-            SELECT task_key, 0, (SELECT IFNULL(MAX(seq), 0) + 1 FROM recall), NEW.priority
-            FROM trajectories WHERE id = NEW.id
-            ON CONFLICT (task_key) DO UPDATE SET replayed = 1, seq = excluded.seq, priority = excluded.priority;
-            END""",
+        _recall_trigger("recall_stored", "INSERT", replayed=0),
         "DROP TRIGGER recall_replayed",
-        """CREATE TRIGGER recall_replayed AFTER UPDATE OF hits ON usage BEGIN
-            INSERT INTO recall (task_key, replayed, seq, priority)
-            SELECT task_key, 1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM recall), NEW.priority
-            FROM trajectories WHERE id = NEW.id
-            ON CONFLICT (task_key) DO UPDATE SET replayed = 1, seq = excluded.seq, priority = excluded.priority;
-            END""",
+        _recall_trigger("recall_replayed", "UPDATE OF hits", replayed=1),
     ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
