@@ -421,8 +421,8 @@ class Adaptive:
             self.probation = clamped_tuning(read.tuning, self.probation, self._unshared)
             before = self.probation
             kinds = None if read.kinds is None else counted_kinds(*read.kinds)
-            own = self._last(task_key)
-            last = own if read.replayed is None or read.last is None else read.last
+            own = self._last(task_key)  # forgotten here too: the store's recall is the one read
+            last = own if read.last is None else read.last
             usage = self._admit(task_key, now, relevance, read.replayed, last, kinds)
             self._unshared += self.probation - before
             return usage

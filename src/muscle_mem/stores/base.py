@@ -320,31 +320,33 @@ class SharedTuning(Protocol):
         ...
 
 
+def finite_number(stored: object) -> float | None:
+    """A stored number as a float, or None unless it is one and finite (a hostile or corrupt value is unknown)."""
+    if isinstance(stored, bool) or not isinstance(stored, int | float) or not math.isfinite(stored):
+        return None
+    return float(stored)
+
+
 def clamped_tuning(stored: object, own: float, change: float = 0.0) -> float:
     """A stored tuning plus ``change``, in [0, 1]; from ``own`` if ``stored`` is not a finite number.
 
     ``own`` must itself be finite (a policy's own tuning, already checked); a store uses this on
     whatever it read, so a hostile or corrupt value never reaches a policy.
     """
-    if isinstance(stored, bool) or not isinstance(stored, int | float) or not math.isfinite(stored):
+    value = finite_number(stored)
+    if value is None:
         return min(1.0, max(0.0, own))
-    return min(1.0, max(0.0, min(1.0, max(0.0, float(stored))) + change))
-
-
-def known_priority(stored: object) -> float | None:
-    """A stored last priority, or None unless it is a finite number (a hostile or corrupt value is unknown)."""
-    if isinstance(stored, bool) or not isinstance(stored, int | float) or not math.isfinite(stored):
-        return None
-    return float(stored)
+    return min(1.0, max(0.0, min(1.0, max(0.0, value)) + change))
 
 
 def counted_kinds(never: object, used: object) -> tuple[int, int] | None:
     """Two stored counts of remembered tasks, or None unless both are numbers, finite and not negative."""
     counts = []
-    for n in (never, used):
-        if isinstance(n, bool) or not isinstance(n, int | float) or not (math.isfinite(n) and n >= 0):
+    for stored in (never, used):
+        value = finite_number(stored)
+        if value is None or value < 0:
             return None
-        counts.append(int(n))
+        counts.append(int(value))
     return counts[0], counts[1]
 
 

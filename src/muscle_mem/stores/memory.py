@@ -21,7 +21,7 @@ from muscle_mem.stores.base import (
     Touch,
     TunedRecall,
     clamped_tuning,
-    known_priority,
+    finite_number,
 )
 from muscle_mem.stores.ranking import LazyHeap
 from muscle_mem.trajectory import Trajectory, Usage
@@ -164,7 +164,7 @@ class MemoryStore:
             self._check_open()
             self._tuning = clamped_tuning(self._tuning, own, change)
             replayed, last = self._recall.get(task_key, (None, None))
-            return TunedRecall(replayed, self._tuning, (self._kinds[0], self._kinds[1]), known_priority(last))
+            return TunedRecall(replayed, self._tuning, (self._kinds[0], self._kinds[1]), finite_number(last))
 
     def forget_recalled(self, keep: int) -> int:
         """Forget all but the ``keep`` most recently remembered tasks; returns how many were forgotten."""

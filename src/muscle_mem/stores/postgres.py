@@ -69,7 +69,7 @@ from muscle_mem.stores.base import (
     TunedRecall,
     clamped_tuning,
     counted_kinds,
-    known_priority,
+    finite_number,
 )
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
@@ -648,7 +648,7 @@ class PostgresStore:
             None if replayed is None else bool(replayed),
             clamped_tuning(stored, own),
             counted_kinds(never, used),
-            known_priority(last),
+            finite_number(last),
         )
 
     def forget_recalled(self, keep: int) -> int:
@@ -868,6 +868,8 @@ _RECALL_HITS = (
 in one batch; after ``u``, the usage rows a hit updated)."""
 _KINDS = "(SELECT sum(never)::bigint AS never, sum(used)::bigint AS used FROM {s}.recall_kinds) AS k"
 """The two kinds of remembered tasks, summed over the shards the recall's triggers count them in."""
+_RECALLED_KINDS = "k.never, k.used FROM " + _KINDS + " LEFT JOIN {s}.recall r ON r.task_key = %(key)s"
+"""The end of a recording's read: the two kinds of remembered tasks, and the task's recall row (``r``)."""
 _SQL = {
     "version": "SELECT value FROM {s}.meta WHERE key = 'schema_version'",
     "set_version": "INSERT INTO {s}.meta VALUES ('schema_version', %s) "
@@ -932,15 +934,14 @@ _SQL = {
     "AS v (id, hits, last_used, saved, priority, attention) WHERE u.id = v.id AND (SELECT true FROM c) "
     "RETURNING u.id, u.priority) " + _RECALL_HITS,
     "recalled": "SELECT replayed FROM {s}.recall WHERE task_key = %s",
-    "recalled_tuning": "SELECT r.replayed, r.priority, (SELECT value FROM {s}.tuning WHERE id = 1), k.never, "
-    "k.used FROM " + _KINDS + " LEFT JOIN {s}.recall r ON r.task_key = %(key)s",
+    "recalled_tuning": "SELECT r.replayed, r.priority, (SELECT value FROM {s}.tuning WHERE id = 1), "
+    + _RECALLED_KINDS,
     "recalled_tuned": "WITH c AS (" + _ASYNC_COMMIT + "), p AS ("
     "INSERT INTO {s}.tuning AS p (id, value) SELECT 1, least(1, greatest(0, %(own)s::float8)) FROM c "
     "ON CONFLICT (id) DO UPDATE SET value = CASE WHEN p.value > '-Infinity' AND p.value < 'Infinity' "
     "THEN least(1, greatest(0, least(1, greatest(0, p.value)) + %(change)s::float8)) ELSE excluded.value END "
     "RETURNING p.value) "
-    "SELECT r.replayed, r.priority, (SELECT value FROM p), k.never, k.used "
-    "FROM " + _KINDS + " LEFT JOIN {s}.recall r ON r.task_key = %(key)s",
+    "SELECT r.replayed, r.priority, (SELECT value FROM p), " + _RECALLED_KINDS,
     "clear_kinds": "UPDATE {s}.recall_kinds SET never = 0, used = 0",
     "forget_recalled": "DELETE FROM {s}.recall WHERE seq <= "
     "(SELECT seq FROM {s}.recall ORDER BY seq DESC LIMIT 1 OFFSET %s)",

@@ -60,7 +60,7 @@ from muscle_mem.stores.base import (
     TunedRecall,
     clamped_tuning,
     counted_kinds,
-    known_priority,
+    finite_number,
 )
 from muscle_mem.stores.signing import Signer
 from muscle_mem.trajectory import Trajectory, Usage
@@ -553,7 +553,7 @@ class SQLiteStore:
             None if replayed is None else bool(replayed),
             tuned,
             counted_kinds(never, used),
-            known_priority(last),
+            finite_number(last),
         )
 
     def forget_recalled(self, keep: int) -> int:
