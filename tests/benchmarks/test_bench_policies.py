@@ -97,3 +97,21 @@ def test_agentdojo_prompts_are_read_without_running_code() -> None:
         "    PROMPT = 'Read ' + f'{unknown()}'\n"
     )
     assert policies_corpora._prompts(module) == ["Send 12 to Bob and {other}", "Read {value}"]
+
+
+def test_summary_holds_the_references_to_the_same_bar_as_the_policies(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    behind, level = np.array([-0.010, -0.011, -0.009, -0.012]), np.zeros(4)
+    margins: bench.Margins = {
+        ("ARC", 1, "bfcl", "any", 0.10): behind,
+        ("ARC", 1, "bfcl", "any", 0.20): level,
+        (bench.DEFAULT, 1, "bfcl", "1 s", 0.10): level + 0.002,
+    }
+    bench.summary(margins)
+    lines = capsys.readouterr().out.splitlines()
+    arc = next(line for line in lines if line.strip().startswith("ARC"))
+    ours = next(line for line in lines if bench.DEFAULT in line)
+    assert lines.index(arc) < lines.index(ours)
+    assert "ahead in 0 of 2" in arc and "behind beyond noise 1" in arc and "margin -1.05 to +0.00" in arc
+    assert "ahead in 1 of 1" in ours and "behind beyond noise 0" in ours
