@@ -22,7 +22,8 @@ costs at 1,000 to 100,000 trajectories; ``--only workers`` the default policy's 
 and 4 workers sharing one store at one request a second, hits written at once and behind by
 ``--sync-interval`` (the engine's default, 0.5 s; every run writes hits behind by it, as an engine does),
 side by side with the same policy tuned by each worker alone (the engine before the store shared the
-tuning). Workers admit new recordings through the engine's own path
+tuning); ``--only field`` the policies of the literature as libCacheSim implements them (the ``field``
+extra), against the same bar, with our ARC and S3-FIFO checked against libCacheSim's. Workers admit new recordings through the engine's own path
 (:func:`muscle_mem.eviction.policies.store_admit` on a MemoryStore: its shared recall and tuning).
 """
 
@@ -47,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import policies_corpora
 import policies_data
+import policies_field
 import policies_pairs
 import policies_reference as ref
 import policies_stream
@@ -838,16 +840,90 @@ def summary(margins: Margins) -> None:
     for name in (*REFERENCES, *POLICIES):
         for k in WORKERS:
             cells = [m for key, m in margins.items() if key[0] == name and key[1] == k]
-            if not cells:
-                continue
-            means = np.array([m.mean() for m in cells])
-            errors = np.array([m.std(ddof=1) / np.sqrt(len(m)) if len(m) > 1 else np.inf for m in cells])
-            behind = int((means + 2 * errors < 0).sum())
-            print(
-                f"  {name:<26} K={k}: ahead in {int((means > 0).sum())} of {len(cells)},"
-                f" beyond noise {int((means - 2 * errors > 0).sum())}, behind beyond noise {behind};"
-                f" margin {means.min() * 100:+.2f} to {means.max() * 100:+.2f} points, mean {means.mean() * 100:+.2f}"
-            )
+            if cells:
+                print(f"  {name:<26} K={k}: {_against_the_bar(cells)}")
+
+
+def _against_the_bar(cells: list[Array]) -> str:
+    """Cells ahead, ahead and behind beyond seed noise, and the range and mean of the margins (per-seed arrays)."""
+    means = np.array([m.mean() for m in cells])
+    errors = np.array([m.std(ddof=1) / np.sqrt(len(m)) if len(m) > 1 else np.inf for m in cells])
+    return (
+        f"ahead in {int((means > 0).sum())} of {len(cells)}, beyond noise {int((means - 2 * errors > 0).sum())},"
+        f" behind beyond noise {int((means + 2 * errors < 0).sum())};"
+        f" margin {means.min() * 100:+.2f} to {means.max() * 100:+.2f} points, mean {means.mean() * 100:+.2f}"
+    )
+
+
+FIELD_PREFIX = "libCacheSim "
+
+
+def field_hits(job: tuple[int, int]) -> dict[str, list[int]]:
+    """Hits of our ARC and S3-FIFO and of each libCacheSim policy on one stream, at each capacity."""
+    fi, seed = job
+    s = _FAMILIES[fi].streams[seed]
+    keys = s.keys.tolist()
+    caps = [max(1, round(share * s.distinct)) for share in SHARES]
+    found = {name: [REFERENCES[name](keys, c) for c in caps] for name in ("ARC", "S3-FIFO")}
+    lcs = policies_field.library()
+    assert lcs is not None, policies_field.INSTALL
+    for name, make in policies_field.policies(lcs).items():
+        found[FIELD_PREFIX + name] = [policies_field.hits(lcs, make, keys, c) for c in caps]
+    return found
+
+
+def field_table(fams: list[Family], jobs: int) -> None:
+    """The field's policies (libCacheSim) against the better of our ARC and S3-FIFO; the references checked.
+
+    The margins are by stream and capacity (no pace: these policies count requests, not seconds), in
+    points, mean ± sd over the seeds. The check: libCacheSim's ARC must find what ours finds, request
+    for request; its S3-FIFO is a 2024 revision of the paper's (a full small queue sends newcomers to
+    the main one until the first eviction; promotion does not evict at once), so only its distance
+    from ours is printed.
+    """
+    if policies_field.library() is None:
+        print(f"\nThe field's policies need libCacheSim's bindings: {policies_field.INSTALL}")
+        return
+    todo = [(fi, seed) for fi, fam in enumerate(fams) for seed in range(len(fam.streams))]
+    _FAMILIES[:] = fams
+    if jobs <= 1:
+        found = [field_hits(job) for job in todo]
+    else:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            found = pool.map(field_hits, todo, chunksize=1)
+    per_seed: dict[tuple[str, str, float], list[float]] = {}
+    arc_equal = arc_runs = 0
+    s3_gap: list[float] = []
+    for (fi, seed), hits in zip(todo, found, strict=True):
+        n = len(fams[fi].streams[seed].keys)
+        best = np.maximum(hits["ARC"], hits["S3-FIFO"])
+        for name, row in hits.items():
+            for share, h, b in zip(SHARES, row, best, strict=True):
+                per_seed.setdefault((name, fams[fi].name, share), []).append((h - b) / n)
+        arc_equal += sum(a == b for a, b in zip(hits["ARC"], hits[FIELD_PREFIX + "ARC"], strict=True))
+        arc_runs += len(SHARES)
+        paper = hits[FIELD_PREFIX + "S3-FIFO (threshold 1, the paper's)"]
+        s3_gap += [(b - a) / n for a, b in zip(hits["S3-FIFO"], paper, strict=True)]
+    names = list(found[0])
+    print("\nThe field's policies (libCacheSim's bindings, key by key): margin against the better of our ARC")
+    print("and S3-FIFO, points, mean ± sd over seeds")
+    print(f"{'stream':<11}{'policy':<46}" + "".join(f"{f'{s:.1%}':>13}" for s in SHARES))
+    for fam in fams:
+        for name in names:
+            cells = np.array([per_seed[(name, fam.name, share)] for share in SHARES]).T
+            print(f"{fam.name:<11}{name:<46}" + _cells(cells).replace("±", " ±"))
+    print("\nSummary against the better of our ARC and S3-FIFO (a cell: stream x capacity)")
+    for name in names:
+        cells = [np.array(v) for (n, *_), v in per_seed.items() if n == name]
+        print(f"  {name:<46} {_against_the_bar(cells)}")
+    gap = np.array(s3_gap) * 100
+    print(
+        f"\nReferences checked: libCacheSim's ARC finds what ours finds in {arc_equal} of {arc_runs} runs"
+        f" (stream x capacity); its S3-FIFO (threshold 1) differs from ours by {gap.mean():+.2f} points"
+        f" on average, {gap.min():+.2f} to {gap.max():+.2f}"
+    )
 
 
 def latency_tables(quick: bool, postgres: str) -> None:
@@ -907,8 +983,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("legacy", "matcher", "eviction", "workers"),
-        help="one section instead: the bfcl tables, the matcher, eviction costs by size, or the workers' margins",
+        choices=("legacy", "matcher", "eviction", "workers", "field"),
+        help=(
+            "one section instead: the bfcl tables, the matcher, eviction costs by size, the workers' margins,"
+            " or the field's policies (libCacheSim)"
+        ),
     )
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -922,6 +1001,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         emb, _ = embedder(args.embedder)
         seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
         workers_table(families(seeds, length, emb), args.jobs, args.sync_interval)
+    elif args.only == "field":
+        emb, _ = embedder(args.embedder)
+        seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
+        field_table(families(seeds, length, emb), args.jobs)
     else:
         emb, label = embedder(args.embedder)
         seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)

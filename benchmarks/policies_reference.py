@@ -1,10 +1,12 @@
 """Reference caches for the policy benchmark, each replaying a stream of keys and counting hits.
 
-LRU and LFU come from ``cachetools`` (a well-kept library). No maintained Python library implements
-ARC or S3-FIFO as an exact, synchronous cache (``theine`` is W-TinyLFU behind sharded, buffered
-bookkeeping; the ``s3fifo`` packages on PyPI are single early releases), so both are written here
-from their papers: Megiddo & Modha, "ARC: A Self-Tuning, Low Overhead Replacement Cache" (FAST 2003);
-Yang et al., "FIFO queues are all you need for cache eviction" (SOSP 2023). Belady's MIN (with
+LRU and LFU come from ``cachetools`` (a well-kept library). ARC and S3-FIFO are written here from
+their papers: Megiddo & Modha, "ARC: A Self-Tuning, Low Overhead Replacement Cache" (FAST 2003);
+Yang et al., "FIFO queues are all you need for cache eviction" (SOSP 2023). libCacheSim's bindings
+(the ``field`` extra, ``policies_field.py``) implement both in C and check them: its ARC finds what
+this one finds, request for request, on every benchmark stream; its S3-FIFO is a 2024 revision of the
+paper's, within half a point of this one (``bench_policies.py --only field``). The references stay
+in Python so that the bar the policies are held to needs no C wheel. Belady's MIN (with
 bypass: a miss whose next use is the farthest is not admitted) is the offline upper bound.
 
 The product document's Attention-LRU class is reproduced verbatim (print replaced by a counter, its
