@@ -22,8 +22,9 @@ costs at 1,000 to 100,000 trajectories; ``--only workers`` the default policy's 
 and 4 workers sharing one store at one request a second, hits written at once and behind by
 ``--sync-interval`` (the engine's default, 0.5 s; every run writes hits behind by it, as an engine does),
 side by side with the same policy tuned by each worker alone (the engine before the store shared the
-tuning); ``--only field`` the policies of the literature as libCacheSim implements them (the ``field``
-extra), against the same bar, with our ARC and S3-FIFO checked against libCacheSim's. Workers admit new recordings through the engine's own path
+tuning); ``--only field`` the policies of the literature as libCacheSim implements them (the
+``field`` extra), against the same bar, with our ARC and S3-FIFO checked against libCacheSim's.
+Workers admit new recordings through the engine's own path
 (:func:`muscle_mem.eviction.policies.store_admit` on a MemoryStore: its shared recall and tuning).
 """
 
@@ -39,7 +40,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -268,8 +269,7 @@ def hit_ratios(
                 f" eviction ({reads.searches:,} evictions; hits {sum(rows):,})"
             )
         for si, s in enumerate(streams):
-            for ci, share in enumerate(SHARES):
-                capacity = max(1, round(share * s.distinct))
+            for ci, (share, capacity) in enumerate(zip(SHARES, capacities(s), strict=True)):
                 start = time.perf_counter()
                 ratios[name][si, ci] = run(s, capacity) / len(s.keys)
                 if share == 0.05:
@@ -591,6 +591,11 @@ class Family:
     streams: list[policies_stream.Stream]
 
 
+def capacities(s: policies_stream.Stream) -> list[int]:
+    """The capacity at each share of ``SHARES``: that share of the stream's distinct tasks, at least 1."""
+    return [max(1, round(share * s.distinct)) for share in SHARES]
+
+
 def families(seeds: int, length: int, emb: Embedder) -> list[Family]:
     """The bfcl-eval streams, then AgentDojo's and the chat corpus's (each skipped, saying so, if absent)."""
     found = [_bfcl(seeds, length, emb)]
@@ -637,6 +642,8 @@ def _bfcl(seeds: int, length: int, emb: Embedder) -> Family:
     return Family("bfcl", note, texts, streams)
 
 
+J = TypeVar("J")
+R = TypeVar("R")
 Job = tuple[int, int, str, str, int, float]
 """(family, seed, policy, rate, workers, sync interval): one run of a policy at each capacity."""
 _FAMILIES: list[Family] = []
@@ -649,8 +656,7 @@ def run_job(job: Job) -> list[float]:
     s, texts = _FAMILIES[fi].streams[seed], _FAMILIES[fi].texts
     times = policies_stream.arrivals(len(s.keys), RATES[rate], seed)
     ratios = []
-    for share in SHARES:
-        c = max(1, round(share * s.distinct))
+    for c in capacities(s):
         policies = [POLICIES[name](c) for _ in range(workers)]
         alone = name in TUNED_ALONE
         hits = shared_run(policies, s, c, texts, times, seed, sync_interval, shared_tuning=not alone)
@@ -676,13 +682,18 @@ def run_all(fams: list[Family], jobs: int, sync: float) -> dict[Job, list[float]
 
 def run_jobs(fams: list[Family], todo: list[Job], jobs: int) -> dict[Job, list[float]]:
     """The hit ratios of ``todo``, in ``jobs`` processes."""
+    return dict(zip(todo, map_jobs(fams, run_job, todo, jobs), strict=True))
+
+
+def map_jobs(fams: list[Family], run: Callable[[J], R], todo: list[J], jobs: int) -> list[R]:
+    """``run`` of each job of ``todo`` over ``fams``, in order, in ``jobs`` forked processes."""
     _FAMILIES[:] = fams
     if jobs <= 1:
-        return {job: run_job(job) for job in todo}
+        return [run(job) for job in todo]
     import multiprocessing
 
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        return dict(zip(todo, pool.map(run_job, todo, chunksize=1), strict=True))
+        return pool.map(run, todo, chunksize=1)
 
 
 Margins = dict[tuple[str, int, str, str, float], Array]
@@ -710,7 +721,7 @@ def compare(fams: list[Family], jobs: int, sync: float) -> Margins:
         print(f"\n{fam.name}: {fam.note}; {seeds} seeds of {len(fam.streams[0].keys):,} requests,")
         print(f"  distinct tasks {[s.distinct for s in fam.streams]}; hit ratio, mean over seeds")
         print(f"{'rate':<9}{'policy':<28}{head}")
-        caps = [[max(1, round(share * s.distinct)) for share in SHARES] for s in fam.streams]
+        caps = [capacities(s) for s in fam.streams]
         refs = {
             name: np.array(
                 [
@@ -782,9 +793,7 @@ def workers_table(fams: list[Family], jobs: int, sync: float) -> None:
         best = np.array(
             [
                 [max(ref.arc(s.keys.tolist(), c), ref.s3fifo(s.keys.tolist(), c)) / len(s.keys) for c in cs]
-                for s, cs in (
-                    (s, [max(1, round(share * s.distinct)) for share in SHARES]) for s in fam.streams
-                )
+                for s, cs in ((s, capacities(s)) for s in fam.streams)
             ]
         )
         for name in names:
@@ -863,7 +872,7 @@ def field_hits(job: tuple[int, int]) -> dict[str, list[int]]:
     fi, seed = job
     s = _FAMILIES[fi].streams[seed]
     keys = s.keys.tolist()
-    caps = [max(1, round(share * s.distinct)) for share in SHARES]
+    caps = capacities(s)
     found = {name: [REFERENCES[name](keys, c) for c in caps] for name in ("ARC", "S3-FIFO")}
     lcs = policies_field.library()
     assert lcs is not None, policies_field.INSTALL
@@ -885,14 +894,7 @@ def field_table(fams: list[Family], jobs: int) -> None:
         print(f"\nThe field's policies need libCacheSim's bindings: {policies_field.INSTALL}")
         return
     todo = [(fi, seed) for fi, fam in enumerate(fams) for seed in range(len(fam.streams))]
-    _FAMILIES[:] = fams
-    if jobs <= 1:
-        found = [field_hits(job) for job in todo]
-    else:
-        import multiprocessing
-
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            found = pool.map(field_hits, todo, chunksize=1)
+    found = map_jobs(fams, field_hits, todo, jobs)
     per_seed: dict[tuple[str, str, float], list[float]] = {}
     arc_equal = arc_runs = 0
     s3_gap: list[float] = []
@@ -997,14 +999,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         matcher_quality()
     elif args.only == "legacy":
         legacy(args, start)
-    elif args.only == "workers":
+    elif args.only in ("workers", "field"):
         emb, _ = embedder(args.embedder)
         seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
-        workers_table(families(seeds, length, emb), args.jobs, args.sync_interval)
-    elif args.only == "field":
-        emb, _ = embedder(args.embedder)
-        seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
-        field_table(families(seeds, length, emb), args.jobs)
+        fams = families(seeds, length, emb)
+        if args.only == "workers":
+            workers_table(fams, args.jobs, args.sync_interval)
+        else:
+            field_table(fams, args.jobs)
     else:
         emb, label = embedder(args.embedder)
         seeds, length = (1, 2_000) if args.quick else (args.seeds, args.length)
