@@ -11,6 +11,8 @@ AgentDojo stream at 37 entries), ``GLCache`` (segments of 100 objects, more than
 here). W-TinyLFU's window is kept at one object or more: the binding rounds a 1 % window of fewer
 than 100 entries to none and then admits nothing. LRB and 3L-Cache learn from a longer history than
 these streams hold: on 10,000 requests they stay in their warm-up and find what LRU finds.
+LeCaR, CACHEUS, LHD and Hyperbolic draw unseeded random numbers in the binding: their hits move
+from run to run, every other policy's do not.
 """
 
 from __future__ import annotations
