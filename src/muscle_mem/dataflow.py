@@ -22,6 +22,7 @@ at word and number boundaries. A run a replay could not repeat faithfully is ref
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import uuid
@@ -31,6 +32,7 @@ from typing import Any, NamedTuple
 from muscle_mem import codec
 from muscle_mem.check import Check
 from muscle_mem.forms import INTEGER, SAME, Form, text_forms
+from muscle_mem.observations import observe_run
 from muscle_mem.provenance import (
     SCALAR_TYPES,
     SOLE,
@@ -659,6 +661,14 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         steps.append(Step(call.tool, version, args, kwargs, pre, post, call.seconds))
         builder.outputs.add(index, call.output)
     answer = builder.build(result, "the agent's return value")
+    recorded = [a for step in steps for a in (*step.args, *(v for _, v in step.kwargs))]
+    given, observed = observe_run(
+        params, builder.outputs.outputs, [*recorded, answer], run.hidden().values(), run.secrets
+    )
+    steps = [
+        dataclasses.replace(step, observed=seen, given=given if index == 0 else None)
+        for index, (step, seen) in enumerate(zip(steps, observed, strict=True))
+    ]
     return Trajectory(
         task_key=run.task_key,
         task=run.task,

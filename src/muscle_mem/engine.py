@@ -9,7 +9,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import Token
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from muscle_mem import codec
 from muscle_mem.breaker import Breaker, check_seconds
@@ -81,6 +81,10 @@ class Engine:
     events. A hit reads nothing from the store while its task has not changed: PostgreSQL notifies
     changes, SQLite's ``data_version`` shows them; where that cannot be told (no listener), a task's
     state is read at most once per interval. 0 writes every hit through and reads the store's revision on every call.
+    ``observations`` (default ``"compared"``): after each replayed step, its output is compared with
+    what the agent's own runs of that step saw, and the replay goes on only as far as they show the
+    agent would (see the README, "How a replay stays sound"); ``"ignored"`` leaves that to the checks
+    alone, as before 0.3.0 (for measuring what the comparison costs and saves; not for production).
     """
 
     def __init__(
@@ -103,6 +107,7 @@ class Engine:
         types: Iterable[type] = (),
         write_behind: bool = False,
         sync_interval: float = SYNC_INTERVAL,
+        observations: Literal["compared", "ignored"] = "compared",
     ) -> None:
         check_matching(match, similarity, namespace)
         if isinstance(sync_interval, bool) or not (
@@ -112,6 +117,9 @@ class Engine:
         for name, size in (("index_size", index_size), ("decoded_size", decoded_size)):
             if type(size) is not int or size < 1:
                 raise ValueError(f"{name} must be a positive int, not {size!r}")
+        if observations not in ("compared", "ignored"):
+            raise ValueError(f"observations must be 'compared' or 'ignored', not {observations!r}")
+        self._compare = observations == "compared"
         check_seconds("store_timeout", store_timeout)
         check_seconds("store_retry", store_retry)
         codec.allow(types)
@@ -436,7 +444,7 @@ class Engine:
         note_sub_task(self, text)
         run = Run(self, text, key, tag_tuple, params or {})
         context = None if self._context is _UNSET else self._context
-        replayer = Replayer(self._registry, context, run, plain, self._cache.skipped)
+        replayer = Replayer(self._registry, context, run, plain, self._cache.skipped, compare=self._compare)
         self._active.add(replayer)
         if unkeyable is not None:
             unkeyable = run.redact(unkeyable)

@@ -130,7 +130,8 @@ def newest_first(source: Mapping[Any, _V]) -> Iterator[_V]:
 
 
 def _keys(step: Step) -> tuple[str | None, str | None]:
-    return (step.pre.key if step.pre else None, step.post.key if step.post else None)
+    route = step.route
+    return (step.pre.key if step.pre else None, route or None)
 
 
 def _make_latest(parent: Node, edge: Edge, stamp: int) -> None:

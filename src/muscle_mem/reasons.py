@@ -28,6 +28,8 @@ class MissReason(str, Enum):
     """A keyed pre-check captured a snapshot that cannot be fingerprinted."""
     TOOL_RAISED = "tool_raised"
     """A replayed tool raised."""
+    OBSERVATION_CHANGED = "observation_changed"
+    """A replayed step's output (or the params) showed what no recorded run that went on from there saw."""
     POST_CHECK_FAILED = "post_check_failed"
     """A replayed tool's post-check failed (or its capture raised)."""
     ANSWER_UNRESOLVED = "answer_unresolved"

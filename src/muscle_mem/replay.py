@@ -26,13 +26,25 @@ from typing import Any
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.fast_init import fast_instance
+from muscle_mem.evidence import History, uncovered
 from muscle_mem.index import Skipped, StepEdge, StepGroup, StepNode, TaskSteps, newest_first
+from muscle_mem.observations import (
+    Flat,
+    Leaf,
+    Observation,
+    Observer,
+    bound_names,
+    bound_numbers,
+    key_of,
+    kept_leaves,
+    params_key,
+)
 from muscle_mem.provenance import SCALAR_TYPES, Broken, Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
 from muscle_mem.recording import NOT_CAPTURED, Call, Run, frozen
 from muscle_mem.snapshot_keys import MEMO_KINDS, RECENT_KEYS, snapshot_key
 from muscle_mem.tools import Tool, ToolRegistry
-from muscle_mem.trajectory import Step, Trajectory
+from muscle_mem.trajectory import Step, Trajectory, arg_record
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +101,7 @@ class Replayer:
     engine's caller.
     """
 
-    __slots__ = ("context", "edge", "outputs", "params", "registry", "run", "skipped")
+    __slots__ = ("compare", "context", "edge", "observer", "outputs", "params", "registry", "run", "skipped")
 
     def __init__(
         self,
@@ -98,8 +110,13 @@ class Replayer:
         run: Run,
         params: Mapping[str, Any],
         skipped: Skipped = lambda ids, why: None,
+        *,
+        compare: bool = True,
     ) -> None:
         self.registry = registry
+        self.compare = compare
+        """Whether each step's output is compared with what the recorded runs saw (False: checks alone decide)."""
+        self.observer: Observer | None = None
         self.context = context
         self.run = run
         self.params = params
@@ -117,6 +134,14 @@ class Replayer:
             run, calls, outputs, tools = self.run, self.run.calls, self.outputs, self.registry.by_name
             new_call = tuple.__new__  # a Call in one C call, its fields in order
             context = self.context
+            compare = self.compare
+            observer = self.observer = Observer(self.params, run.hidden().values())
+            given: dict[frozenset[str], str] | None = None
+            if compare and self.params:
+                params_flat = observer.flatten_params()
+                given = {}
+            history: list[Observation | None] = []
+            params_differ = False
             while True:
                 step_no = len(calls)
                 reasons: list[tuple[MissReason, str]] = []
@@ -178,6 +203,11 @@ class Replayer:
                                 candidates = self._candidates(tool, check, group, pre, step_no, reasons)
                         if candidates is not None:
                             first = next(candidates, None)
+                            if given is not None and first is not None and step_no == 0:
+                                first = _given_first(first, candidates, given, params_flat)
+                                params_differ = params_differ or first is None
+                                if first is None:
+                                    continue
                             if first is None:
                                 reasons.append(
                                     (
@@ -190,6 +220,8 @@ class Replayer:
                     if first is None:
                         blame = blame or group.step.tool
                 if attempt is None:
+                    if params_differ:
+                        return (yield from self._general([(node, ())]))
                     if node.ends:
                         return self._finish(node)
                     return Ending(
@@ -213,7 +245,8 @@ class Replayer:
                 if tool.post_check is None:
                     edge, post = first, NOT_CAPTURED
                 else:
-                    edge, post = yield from self._post_check(attempt, tool.post_check)
+                    post = yield from self._post_capture(attempt, tool.post_check)
+                    edge = None
                 if type(value) in SCALAR_TYPES and tool.output_view is None and not tool.secret_outputs:
                     output = value  # what run.seen makes of it
                 else:
@@ -245,6 +278,34 @@ class Replayer:
                         ),
                     )
                 )
+                if compare:
+                    if tool.secret_outputs:
+                        observer.hide(run.hidden().values())
+                    if step_no == 0 and given is not None:
+                        bound = bound_names(first.step.given)
+                        observer.bound_numbers = bound_numbers(self.params, bound)
+                        observer.free_params(bound)
+                    flat = observer.flatten(step_no, output)
+                    seen = first.step.observed
+                    if (
+                        edge is None
+                        or seen is None
+                        or seen.key != key_of(flat, seen.identities, observer.bound_numbers)
+                    ):
+                        edge, passing = _route(attempt, tool.post_check, post, flat, observer)
+                        if edge is None and passing:
+                            head = tuple(history)
+                            return (
+                                yield from self._general(
+                                    [(e.node, (*head, *_seen_at(e, step_no))) for e in passing]
+                                )
+                            )
+                    if edge is not None:
+                        history += _seen_at(edge, step_no)
+                        if edge.step.observed is not None and edge.step.observed.identities:
+                            observer.free_leaves(step_no, flat, edge.step.observed.identities)
+                elif edge is None:
+                    edge = _post_passing(attempt, tool.post_check, post)
                 if edge is None:
                     return Ending(
                         reason=f"post-check of tool {tool.name!r} failed at step {step_no}",
@@ -365,10 +426,9 @@ class Replayer:
                 return None
         return _passing(check.passes, captured, group.ordered(), reasons, tool.name)
 
-    def _post_check(
-        self, attempt: _Attempt, check: Check[Any]
-    ) -> Generator[Invoke, Any, tuple[StepEdge | None, Any]]:
-        first, others, _, tool, _, call_args, kwargs = attempt
+    def _post_capture(self, attempt: _Attempt, check: Check[Any]) -> Generator[Invoke, Any, Any]:
+        """What the post-check captures after the call (:data:`NOT_CAPTURED` if the capture raised, logged)."""
+        _, _, _, tool, _, call_args, kwargs = attempt
         captured = yield check.capture, call_args, kwargs
         if type(captured) is Raised:
             logger.warning(
@@ -376,28 +436,233 @@ class Replayer:
                 tool.name,
                 self.run.redact(repr(captured.error)),
             )
-            return None, NOT_CAPTURED
-        key = _key(captured) if check.by_key else None
-        for edge in itertools.chain((first,), others):
-            snapshot = edge.step.post
-            if snapshot is None:
-                continue
-            if check.by_key:
-                if key is not None and key == snapshot.key:
-                    return edge, captured
-                continue
-            if not snapshot.kept:
-                continue
-            try:
-                if check.passes(captured, snapshot.value):
-                    return edge, captured
-            except MissingThreshold:
-                raise
-            except Exception as exc:
-                logger.warning(
-                    "post-check compare of tool %r raised %s", tool.name, self.run.redact(repr(exc))
+            return NOT_CAPTURED
+        return captured
+
+    def _general(self, members: list[tuple[StepNode, History]]) -> Replay:
+        """Replay on from several recorded runs at once, while the evidence of those that go on covers what is seen.
+
+        ``members``: the nodes reached, each with what its run saw on the way there (its params, then
+        each step's output). A next call is made only if the runs that made it next saw, together,
+        everything this replay saw (:func:`muscle_mem.evidence.uncovered`); the answer likewise.
+        """
+        run, calls, outputs, tools = self.run, self.run.calls, self.outputs, self.registry.by_name
+        while True:
+            step_no = len(calls)
+            members = members[:MAX_MEMBERS]
+            live, names = self._live(members[0][1] if members else ())
+            options: dict[str, list[tuple[History, StepGroup]]] = {}
+            ends: dict[str, list[tuple[History, Trajectory]]] = {}
+            for node, history in members:
+                for signature, group in tuple(node.groups.items()):
+                    options.setdefault(signature, []).append((history, group))
+                for trajectory in reversed(tuple(node.ends.values())):
+                    ends.setdefault(codec.canonical(arg_record(trajectory.result)), []).append(
+                        (history, trajectory)
+                    )
+            reasons: list[tuple[MissReason, str]] = []
+            taken = False
+            for pairs in sorted(options.values(), key=lambda p: -max(g.latest_stamp() for _, g in p)):
+                if step_no > 0:
+                    why = uncovered(live, [h for h, _ in pairs], names)
+                    if why is not None:
+                        reasons.append((MissReason.OBSERVATION_CHANGED, why))
+                        continue
+                call = self._prepare(pairs[0][1], step_no, reasons)
+                if call is None:
+                    continue
+                tool, call_args, kwargs = call
+                check = tool.pre_check
+                pre = NOT_CAPTURED
+                if check is not None:
+                    pre = yield check.capture, call_args, kwargs
+                edges: list[tuple[History, StepEdge]] = []
+                for history, group in pairs:
+                    if check is None:
+                        found: Iterator[StepEdge] | None = group.ordered()
+                    else:
+                        found = self._candidates(tool, check, group, pre, step_no, reasons)
+                    edges += [(history, e) for e in found or ()]
+                if not edges:
+                    reasons.append(
+                        (MissReason.PRE_CHECK_FAILED, f"pre-check of tool {tool.name!r} failed at step {step_no}")
+                    )
+                    continue
+                if step_no == 0:
+                    edges = [((e.step.given,), e) for _, e in edges]
+                    why = uncovered(live, [h for h, _ in edges], names)
+                    if why is not None:
+                        reasons.append((MissReason.OBSERVATION_CHANGED, why))
+                        continue
+                self.edge = edges[0][1]
+                value = yield tool.fn, call_args, kwargs
+                if type(value) is Raised:
+                    if not isinstance(value.error, Exception):
+                        raise value.error
+                    return Ending(
+                        reason=f"replayed tool {tool.name!r} raised {value.error!r} at step {step_no}",
+                        tool=tool.name,
+                        kind=MissReason.TOOL_RAISED,
+                    )
+                post = NOT_CAPTURED
+                if tool.post_check is not None:
+                    attempt = (edges[0][1], iter(()), pre, tool, edges[0][1].step, call_args, kwargs)
+                    post = yield from self._post_capture(attempt, tool.post_check)
+                    edges = [(h, e) for h, e in edges if _post_passes(tool.post_check, post, e)]
+                try:
+                    output = run.seen(tool, value)
+                except Exception as exc:
+                    return Ending(
+                        reason=f"output_view of tool {tool.name!r} raised {exc!r} at step {step_no}",
+                        tool=tool.name,
+                        kind=MissReason.TOOL_RAISED,
+                    )
+                outputs.append(output)
+                calls.append(
+                    Call(
+                        tool.name,
+                        call_args[1:] if tool.is_method else call_args,
+                        kwargs,
+                        output,
+                        True,
+                        0.0,
+                        pre if type(pre) in SCALAR_TYPES else _frozen_snapshot(pre),
+                        post if post is NOT_CAPTURED else _frozen_snapshot(post),
+                        edges[0][1].step if edges else pairs[0][1].step,
+                        tool,
+                        0,
+                        value if tool.output_view is not None else output,
+                    )
                 )
-        return None, captured
+                if not edges:
+                    return Ending(
+                        reason=f"post-check of tool {tool.name!r} failed at step {step_no}",
+                        tool=tool.name,
+                        kind=MissReason.POST_CHECK_FAILED,
+                    )
+                members = [(e.node, (*h, e.step.observed)) for h, e in edges]
+                taken = True
+                break
+            if taken:
+                continue
+            for pairs in ends.values():
+                why = uncovered(live, [h for h, _ in pairs], names) if step_no > 0 else None
+                if why is not None:
+                    reasons.append((MissReason.OBSERVATION_CHANGED, why))
+                    continue
+                for _, trajectory in pairs:
+                    ending = self._answer(trajectory)
+                    if ending is not None:
+                        return ending
+            if not reasons:
+                reasons.append((MissReason.NO_SAFE_STEP, f"no stored step {step_no} is safe"))
+            observed = [r for r in reasons if r[0] is MissReason.OBSERVATION_CHANGED]
+            kind, _ = (observed or reasons)[0]
+            blame = calls[-1].tool if kind is MissReason.OBSERVATION_CHANGED and calls else None
+            return Ending(
+                reason="; ".join(dict.fromkeys(text for _, text in (observed or reasons))),
+                tool=blame,
+                kind=kind,
+            )
+
+    def _live(self, like: History) -> tuple[list[tuple[Leaf, ...]], list[str]]:
+        """What this replay saw so far (its params, then each output) as the evidence compares it, and their names.
+
+        Values are freed where the recorded run ``like`` freed them (its bound params, its identities).
+        """
+        observer = Observer(self.params, self.run.hidden().values())
+        none: frozenset[str] = frozenset()
+        live = [kept_leaves(observer.flatten_params(), none) if self.params else ()]
+        given = like[0] if like else None
+        if given is not None:
+            bound = bound_names(given)
+            observer.bound_numbers = bound_numbers(self.params, bound)
+            observer.free_params(bound)
+        names = ["the params"]
+        for step, (call, output) in enumerate(zip(self.run.calls, self.outputs, strict=False)):
+            flat = observer.flatten(step, output)
+            live.append(kept_leaves(flat, none))
+            names.append(f"step {step} {call.tool}")
+            seen = like[step + 1] if step + 1 < len(like) else None
+            if seen is not None and seen.identities:
+                observer.free_leaves(step, flat, seen.identities)
+        return live, names
+
+
+MAX_MEMBERS = 64
+"""The most recorded runs a replay follows at once where they saw different things."""
+
+
+def _seen_at(edge: StepEdge, step_no: int) -> tuple[Observation | None, ...]:
+    """What the run through ``edge`` saw: its output, after its params at the first step."""
+    step = edge.step
+    return (step.given, step.observed) if step_no == 0 else (step.observed,)
+
+
+def _given_first(
+    first: StepEdge, others: Iterator[StepEdge], keys: dict[frozenset[str], str], flat: Flat
+) -> StepEdge | None:
+    """The first candidate of a first step whose run saw these params (up to the params it bound), or None."""
+    for edge in itertools.chain((first,), others):
+        given = edge.step.given
+        if given is None:
+            continue
+        key = keys.get(given.identities)
+        if key is None:
+            key = keys[given.identities] = params_key(flat, given.identities)
+        if key == given.key:
+            return edge
+    return None
+
+
+def _route(
+    attempt: _Attempt, check: Check[Any] | None, post: Any, flat: Flat, observer: Observer
+) -> tuple[StepEdge | None, list[StepEdge]]:
+    """The candidate whose post snapshot passes and whose run saw this output, and every one whose post passes."""
+    first, others, *_ = attempt
+    passing: list[StepEdge] = []
+    keys: dict[frozenset[str], str] = {}
+    for edge in itertools.chain((first,), others):
+        if check is not None and not _post_passes(check, post, edge):
+            continue
+        seen = edge.step.observed
+        if seen is not None:
+            key = keys.get(seen.identities)
+            if key is None:
+                key = keys[seen.identities] = key_of(flat, seen.identities, observer.bound_numbers)
+            if key == seen.key:
+                return edge, passing
+        if len(passing) < MAX_MEMBERS:
+            passing.append(edge)
+    return None, passing
+
+
+def _post_passing(attempt: _Attempt, check: Check[Any] | None, post: Any) -> StepEdge | None:
+    """The first candidate whose post snapshot passes (observations not compared)."""
+    first, others, *_ = attempt
+    if check is None:
+        return first
+    return next((e for e in itertools.chain((first,), others) if _post_passes(check, post, e)), None)
+
+
+def _post_passes(check: Check[Any], captured: Any, edge: StepEdge) -> bool:
+    """Whether what the post-check captured passes against an edge's recorded post snapshot."""
+    if captured is NOT_CAPTURED:
+        return False
+    snapshot = edge.step.post
+    if snapshot is None:
+        return False
+    if check.by_key:
+        return _key(captured) == snapshot.key
+    if not snapshot.kept:
+        return False
+    try:
+        return bool(check.passes(captured, snapshot.value))
+    except MissingThreshold:
+        raise
+    except Exception as exc:  # its text may quote a secret: only its kind is logged
+        logger.warning("post-check compare raised %s", type(exc).__name__)
+        return False
 
 
 FEW_GROUPS = 8

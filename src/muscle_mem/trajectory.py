@@ -18,6 +18,7 @@ from typing import Any, Literal, get_args
 from muscle_mem import codec
 from muscle_mem.errors import MuscleMemError
 from muscle_mem.forms import SAME, Form, FormKind
+from muscle_mem.observations import KINDS, Leaf, Observation
 from muscle_mem.provenance import (
     Agree,
     Arg,
@@ -32,10 +33,11 @@ from muscle_mem.provenance import (
     Text,
 )
 
-FORMAT_VERSION = 2
-"""Version 2 records every origin of a value (see :mod:`muscle_mem.provenance`); version 1 records
-are read and migrated forward."""
-READABLE_FORMATS = (1, 2)
+FORMAT_VERSION = 3
+"""Version 3 records what each step's output showed (see :mod:`muscle_mem.observations`); version 2
+records every origin of a value (see :mod:`muscle_mem.provenance`). Older records are read: their
+steps carry no observation, so a replay of one stops after its first step."""
+READABLE_FORMATS = (1, 2, 3)
 
 TemplatePart = tuple[Literal["text", "param"], str]
 """A piece of a task text template: literal text or a param's name (see :mod:`muscle_mem.keys`)."""
@@ -78,6 +80,20 @@ class Step:
     post: Snapshot | None = None
     seconds: float = 0.0
     """How long the tool body took when recorded."""
+    observed: Observation | None = None
+    """What the step's output showed the recorded run (None in records of older formats)."""
+    given: Observation | None = None
+    """For a first step: the run's params as it saw them (None without params)."""
+
+    @property
+    def route(self) -> str:
+        """The key the step index files the step under after it ran: its post snapshot and observations."""
+        post = self.post.key if self.post else ""
+        if self.observed is None and self.given is None:
+            return post
+        given = self.given.key if self.given is not None else ""
+        observed = self.observed.key if self.observed is not None else ""
+        return f"{post}|{observed}|{given}"
 
     @property
     def signature(self) -> str:
@@ -317,7 +333,46 @@ def step_record(step: Step) -> dict[str, Any]:
         "pre": _snapshot_record(step.pre),
         "post": _snapshot_record(step.post),
         "seconds": step.seconds,
+        **_observations_record(step),
     }
+
+
+def observation_record(observation: Observation) -> dict[str, Any]:
+    """The JSON-compatible form of an observation."""
+    return {
+        "key": observation.key,
+        "ids": sorted(observation.identities),
+        "leaves": [list(leaf) for leaf in observation.leaves],
+    }
+
+
+def _observations_record(step: Step) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    if step.observed is not None:
+        record["observed"] = observation_record(step.observed)
+    if step.given is not None:
+        record["given"] = observation_record(step.given)
+    return record
+
+
+def _observation_from(data: Any) -> Observation:
+    if not isinstance(data, Mapping):
+        raise RecordError("an observation is an object")
+    key, ids, leaves = data["key"], data["ids"], data["leaves"]
+    if type(key) is not str or type(ids) is not list or type(leaves) is not list:
+        raise RecordError("a malformed observation")
+    return Observation(_text(key), frozenset(_text(i) for i in ids), tuple(_leaf_from(leaf) for leaf in leaves))
+
+
+def _leaf_from(data: Any) -> Leaf:
+    if type(data) is not list or len(data) != 4:
+        raise RecordError(f"an observed leaf is [path, kind, value, label], not {data!r}"[:200])
+    path, kind, value, label = data
+    if type(path) is not str or kind not in KINDS or type(label) is not str:
+        raise RecordError(f"a malformed observed leaf {data!r}"[:200])
+    if not (value is None or type(value) in (bool, int, str) or (type(value) is float and math.isfinite(value))):
+        raise RecordError(f"an observed leaf's value is a scalar, not {type(value).__name__}")
+    return (path, kind, value, label)
 
 
 def to_record(trajectory: Trajectory) -> dict[str, Any]:
@@ -433,9 +488,12 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
             _signature_hash(text) if len(text) <= SIGNATURES_KEPT_LENGTH else codec.hash_text(text)
         )
         pre, post, seconds = _snapshot_text(step.pre), _snapshot_text(step.post), _number_text(step.seconds)
+        observed = ""
+        if step.observed is not None or step.given is not None:
+            observed = "," + _plain_json(_observations_record(step))[1:-1]
         steps.append(
             f'{{"tool":{tool},"version":{version},"args":[{stored}],"kwargs":[{stored_kwargs}],'
-            f'"pre":{pre},"post":{post},"seconds":{seconds}}}'
+            f'"pre":{pre},"post":{post},"seconds":{seconds}{observed}}}'
         )
     t = trajectory
     text = (
@@ -478,6 +536,8 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
                 pre=_snapshot_from(s["pre"]),
                 post=_snapshot_from(s["post"]),
                 seconds=_finite(s["seconds"]),
+                observed=_observation_from(s["observed"]) if "observed" in s else None,
+                given=_observation_from(s["given"]) if "given" in s else None,
             )
             for i, s in enumerate(data["steps"])
         )

@@ -1,8 +1,9 @@
 """The step index a store keeps beside its records: one row per step, found by the node it leaves.
 
 A node is the point reached after some steps of a task: its id is a hash of the task key and of every
-step taken to reach it (signature, pre and post snapshot keys), so two trajectories share a node
-exactly when they made the same calls in the same observed states. A trajectory also has an end row
+step taken to reach it (signature, pre snapshot key, and its route: the post snapshot key with what
+the step's output showed), so two trajectories share a node exactly when they made the same calls in
+the same observed states and saw the same outputs, up to identities. A trajectory also has an end row
 (signature ``END``) at the node it ends at. The rows are a cache of the records: a reader checks the
 record it decodes against them before trusting a row.
 """
@@ -73,7 +74,7 @@ def step_rows(trajectory: Trajectory, signatures: Sequence[str] | None = None) -
     rows: list[StepRow] = []
     for no, step in enumerate(trajectory.steps):
         pre = step.pre.key if step.pre else NONE
-        post = step.post.key if step.post else NONE
+        post = step.route
         signature = step.signature if signatures is None else signatures[no]
         rows.append(_row(StepRow, (tid, no, node, signature, pre, post)))
         node = child(node, signature, pre, post)

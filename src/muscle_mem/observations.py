@@ -1,0 +1,454 @@
+"""What a step's output showed the agent: its leaves, and the key a replay compares them by.
+
+An agent decides its next call from what its tools returned. A replay may make the recorded next call
+only where the agent's own runs show it would: after each replayed step, the step's fresh output is
+flattened into leaves (every value at every path, list lengths and empty mappings included; dict key
+order is not an observation) and compared with what the recorded runs of that step saw.
+
+A leaf that is an **identity** (a value that names a thing: an id, a handle, a path, a name; never a
+plain number, a date, a category word or prose) and that flowed on only as a copy into a later
+argument or the answer is masked: data flow rebuilds what depends on it. It is written by where an
+equal value was first seen in the run (a param, an earlier leaf) so the equalities it takes part in
+still hold. Every other leaf is written as it is: floats to 12 significant digits, so float noise is
+equal and nothing wider is.
+
+The masked leaves make an observation's :attr:`Observation.key`: a replay whose output has the same
+key as a recorded run's saw the same thing, up to identities. The leaves themselves are kept too
+(texts that may name a person or hold prose as digests only) for :mod:`muscle_mem.evidence`, which
+decides what several runs showed not to matter.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import hashlib
+import math
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from muscle_mem import codec
+from muscle_mem.provenance import SCALAR_TYPES, Arg, Guarded, Output, Param, PathElement, children, nested
+
+MAX_LEAVES = 512
+"""Leaves kept one by one per observation; the rest are folded into one digest (a change there stops a replay)."""
+MAX_DEPTH = 8
+"""How deep an output is walked; below that a value is one folded leaf."""
+MIN_ECHO = 1
+"""The shortest free value masked where a later leaf repeats it (shorter ones repeat by chance)."""
+MAX_WORD = 24
+"""The longest category word kept as it is (longer texts are kept as digests)."""
+
+Leaf = tuple[str, str, Any, str]
+"""``(path, kind, value, label)``: where the leaf is, its kind (see :data:`KINDS`), the value kept, and
+for a text or an int, where an equal value was first seen in the run ("" if nowhere)."""
+
+KINDS = frozenset("nbdsqwiplex#")
+"""``n`` number, ``q`` number written as a text, ``b`` bool or None, ``d`` date, ``s`` timestamp (seconds for both), ``w`` category word
+(as it is), ``i`` identifier-shaped text, ``p`` other text (digests for both), ``l`` list length, ``e``
+empty mapping, ``x`` folded digest, ``#`` identity (masked; nothing kept but its label)."""
+
+_ID_KEY = re.compile(
+    r"(?:^|[_\-.])(?:id|ids|uuid|guid|key|ref|handle|slug|sku|no|num|number|code|email|path|file|"
+    r"filename|url|uri|name|username|login|owner|author|user|account|assignee|customer|host|replica)$"
+    r"|[a-z](?:Id|ID|Name|Email|Path|Url|Key)$",
+    re.IGNORECASE,
+)
+_ID_TEXT = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@+#~\-]{0,127}$")
+_ADDRESS = re.compile(r"^[^\s@]+@[^\s@]+\.[^\s@]+$|^(?:[a-z]+://|/|\./)[^\s]+$|^[\w\-]+\.[A-Za-z0-9]{1,5}$")
+_NUMBER_TEXT = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$")
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What one recorded run saw in one step's output (or in its params, before its first step)."""
+
+    key: str
+    """The digest of the masked leaves: equal keys saw the same thing, up to identities."""
+    identities: frozenset[str] = frozenset()
+    """The paths of the leaves masked as identities."""
+    leaves: tuple[Leaf, ...] = ()
+
+
+def digest(text: str) -> str:
+    """A short digest of a text kept in place of the text."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def path_text(path: Iterable[PathElement]) -> str:
+    """A path as the messages and records write it: ``['items'][0].name``."""
+    parts = []
+    for kind, key in path:
+        parts.append(f".{key}" if kind == "attr" else f"[{key!r}]")
+    return "".join(parts)
+
+
+def text_kind(text: str) -> str:
+    """The kind of a text leaf: a date, a timestamp, a number, an identifier, a word or other text."""
+    if _STAMP.match(text):
+        return "s"
+    if _DATE.match(text):
+        return "d"
+    if _NUMBER_TEXT.match(text):
+        return "q"
+    if _ID_TEXT.match(text) or _ADDRESS.match(text):
+        return "i"
+    if text.isalpha() and len(text) <= MAX_WORD:
+        return "w"
+    return "p"
+
+
+def seconds_of(text: str) -> float | None:
+    """The seconds since the epoch a date or timestamp text stands for (None if it is not one)."""
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return (moment - _EPOCH).total_seconds()
+
+
+def is_identity_shape(path: str, leaf_kind: str, value: Any) -> bool:
+    """Whether a leaf copied into a later call names a thing (so data flow may rebuild it)."""
+    if leaf_kind == "i":
+        return True
+    last = _last_key(path)
+    if leaf_kind in ("w", "q") or (leaf_kind == "n" and type(value) is int):
+        if leaf_kind != "w" and (path == "" or path.endswith("]") and last is None):
+            return True  # a number a tool returned whole, or as an item of a list: a handle
+        return last is not None and _ID_KEY.search(last.strip("_")) is not None
+    return False
+
+
+def _last_key(path: str) -> str | None:
+    match = re.search(r"\[['\"]([^'\"]*)['\"]\]$|\.(\w+)$", path)
+    if match is None:
+        return None
+    return match.group(1) if match.group(1) is not None else match.group(2)
+
+
+class Flat:
+    """An output flattened once: each leaf's path, kind, value written for the key, and label."""
+
+    __slots__ = ("leaves", "numbers", "raw")
+
+    def __init__(self) -> None:
+        self.leaves: list[tuple[str, str, Any, str, str]] = []
+        """``(path, kind, value, written, label)``."""
+        self.raw: dict[str, Any] = {}
+        """The texts and ints as they are, by path (what a later leaf may repeat)."""
+        self.numbers: list[tuple[str, float]] = []
+        """The numeric leaves (for the relations with numeric params)."""
+
+
+class Observer:
+    """Flattens a run's params and outputs in order, remembering where each value was first seen."""
+
+    __slots__ = ("_free", "_pattern", "_seen", "bound_numbers", "hidden", "params")
+
+    def __init__(self, params: Mapping[str, Any], hidden: Iterable[Any] = ()) -> None:
+        self.params = params
+        self.hidden = frozenset(_hashable(v) for v in hidden)
+        """Secret values: always masked, never kept."""
+        self._seen: dict[Any, str] = {}
+        self.bound_numbers: tuple[tuple[str, float], ...] = ()
+        """The numeric params bound by the run (free); a step's key keeps each number's order to them."""
+        self._free: dict[str, str] = {}
+        """Values already free (bound params, identities), as texts, by where they were first seen."""
+        self._pattern: re.Pattern[str] | None = None
+
+    def free(self, values: Iterable[tuple[str, Any]]) -> None:
+        """Treat these values as free from now on: a leaf repeating one, whole or as a word in a text, is masked."""
+        for place, value in values:
+            if (type(value) is int or type(value) is str) and len(str(value)) >= MIN_ECHO:
+                self._free.setdefault(str(value), place)
+        if self._free:
+            words = sorted(self._free, key=len, reverse=True)
+            self._pattern = re.compile(
+                "(?<![^\\W_])(?:" + "|".join(re.escape(w) for w in words) + ")(?![^\\W_])"
+            )
+
+    def free_params(self, names: Iterable[str]) -> None:
+        """Treat these params' values as free (the params a run bound)."""
+        self.free((f"p:{name}", self.params[name]) for name in names if name in self.params)
+
+    def free_leaves(self, step: int, flat: Flat, identities: frozenset[str]) -> None:
+        """Treat the values of a step's identities as free."""
+        self.free((f"{step}:{path}", flat.raw[path]) for path in identities if path in flat.raw)
+
+    def hide(self, hidden: Iterable[Any]) -> None:
+        """Mask these secret values too (a secret output noted since)."""
+        self.hidden = frozenset(_hashable(v) for v in hidden)
+
+    def flatten_params(self) -> Flat:
+        """The params as the first observation of a run (each at path ``{name}``)."""
+        flat = Flat()
+        for name in sorted(self.params):
+            self._walk(self.params[name], "{" + name + "}", 0, flat, f"p:{name}")
+        return flat
+
+    def flatten(self, step: int, output: Any) -> Flat:
+        """One step's output, flattened; its values are remembered for the labels of later leaves."""
+        flat = Flat()
+        self._walk(output, "", 0, flat, f"{step}:")
+        return flat
+
+    def _walk(self, value: Any, path: str, depth: int, flat: Flat, place: str) -> None:
+        kind = type(value)
+        if kind in SCALAR_TYPES or not _has_children(value):
+            self._leaf(value, path, flat, place)
+            return
+        if depth >= MAX_DEPTH:
+            flat.leaves.append((path, "x", None, "x" + _fingerprint(value), ""))
+            return
+        if isinstance(value, Mapping):
+            items = sorted(children(value), key=lambda item: repr(item[0][1]))
+            if not items:
+                flat.leaves.append((path, "e", None, "e", ""))
+        else:
+            items = list(children(value))
+            if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
+                flat.leaves.append((path, "l", len(value), f"l{len(value)}", ""))
+        for element, child in items:
+            self._walk(child, path + path_text((element,)), depth + 1, flat, place)
+
+    def _leaf(self, value: Any, path: str, flat: Flat, place: str) -> None:
+        kind = type(value)
+        label = ""
+        if kind is bool or value is None:
+            flat.leaves.append((path, "b", value, "b" + repr(value), ""))
+            return
+        if self.hidden and _hashable(value) in self.hidden:
+            flat.leaves.append((path, "#", None, "#secret", "secret"))
+            return
+        if kind is int or kind is str:
+            flat.raw[path] = value
+            memo = (kind, value)
+            label = self._seen.get(memo, "")
+            if not label:
+                self._seen[memo] = place + path
+            if self._free:
+                echoed = self._free.get(str(value))
+                if echoed is not None:  # a free value repeated: free too, its equality kept
+                    flat.leaves.append((path, "#", None, "#=" + echoed, "=" + echoed))
+                    return
+        if kind is int:
+            flat.leaves.append((path, "n", value, "n" + int.__repr__(value), label))
+            flat.numbers.append((path, float(value)))
+        elif kind is float or isinstance(value, decimal.Decimal):
+            number = float(value)
+            if math.isfinite(number):
+                flat.leaves.append((path, "n", number, "n" + format(number, ".12g"), label))
+                flat.numbers.append((path, number))
+            else:
+                flat.leaves.append((path, "p", digest(repr(number)), "p" + repr(number), label))
+        elif kind is str:
+            self._text(value, path, flat, label)
+        elif isinstance(value, datetime.datetime | datetime.date):
+            self._text(value.isoformat(), path, flat, label)
+        elif isinstance(value, uuid.UUID):
+            flat.leaves.append((path, "i", digest(str(value)), "i" + str(value), label))
+        elif isinstance(value, bytes | bytearray):
+            flat.leaves.append((path, "p", digest(bytes(value).hex()), "p" + bytes(value).hex(), label))
+        else:
+            flat.leaves.append((path, "x", None, "x" + _fingerprint(value), ""))
+
+    def _text(self, text: str, path: str, flat: Flat, label: str) -> None:
+        pattern = self._pattern
+        if pattern is not None and len(text) > MIN_ECHO and not _ID_TEXT.match(text):
+            masked = pattern.sub(lambda m: "{" + self._free[m.group(0)] + "}", text)
+            if masked != text:  # free values written into a text: the rest of it is compared
+                flat.leaves.append((path, "p", digest(masked), "p" + repr(masked), label))
+                return
+        kind = text_kind(text)
+        written = kind + repr(text)
+        if kind in ("d", "s"):
+            seconds = seconds_of(text)
+            if seconds is None:
+                flat.leaves.append((path, "p", digest(text), written, label))
+                return
+            flat.leaves.append((path, kind, seconds, written, label))
+            flat.numbers.append((path, seconds))
+        elif kind == "q":
+            number = float(text)
+            flat.leaves.append((path, "q", number, written, label))
+            flat.numbers.append((path, number))
+        elif kind == "w":
+            flat.leaves.append((path, "w", text, written, label))
+        else:
+            flat.leaves.append((path, kind, digest(text), written, label))
+
+
+def key_of(flat: Flat, identities: frozenset[str], bound_numbers: Iterable[tuple[str, float]] = ()) -> str:
+    """The key of a flattened observation with these identities masked.
+
+    With numeric params bound by the run (free to change), each numeric leaf that is not an identity
+    keeps its order to each of them: an amount read from a tool still covers the amount asked for.
+    """
+    if not identities and not bound_numbers and len(flat.leaves) == 1:
+        leaf = flat.leaves[0]
+        return _scalar_key(leaf[3] if not leaf[0] else f"{leaf[0]}={leaf[3]}")
+    parts = []
+    for path, _, _, written, label in flat.leaves:
+        parts.append(f"{path}=#{label}" if path in identities else f"{path}={written}")
+    for name, number in bound_numbers:
+        for path, leaf in flat.numbers:
+            if path not in identities:
+                parts.append(f"{path}?{name}{_sign(leaf - number)}")
+    return codec.hash_text("\x1f".join(parts))
+
+
+def params_key(flat: Flat, identities: frozenset[str]) -> str:
+    """The key of a run's params: unbound ones as they are, bound ones masked, and the order of every two numbers."""
+    parts = [f"{path}=#{label}" if path in identities else f"{path}={written}" for path, _, _, written, label in flat.leaves]
+    numbers = flat.numbers
+    for i, (a, x) in enumerate(numbers):
+        for b, y in numbers[i + 1 :]:
+            parts.append(f"{a}?{b}{_sign(x - y)}")
+    return codec.hash_text("\x1f".join(parts))
+
+
+def kept_leaves(flat: Flat, identities: frozenset[str]) -> tuple[Leaf, ...]:
+    """The leaves a record keeps (identities masked; at most :data:`MAX_LEAVES`, the rest folded)."""
+    leaves: list[Leaf] = []
+    for path, kind, value, _, label in flat.leaves[:MAX_LEAVES]:
+        if path in identities or kind == "#":
+            numeric_param = kind == "n" and path.startswith("{")  # kept for the relations it takes part in
+            leaves.append((path, "#", value if numeric_param else None, label))
+        else:
+            leaves.append((path, kind, value, label if kind in ("w", "i", "q", "n") else ""))
+    rest = flat.leaves[MAX_LEAVES:]
+    if rest:
+        folded = "\x1f".join(f"{p}={w}" for p, _, _, w, _ in rest)
+        leaves.append(("…", "x", digest(folded), ""))
+    return tuple(leaves)
+
+
+def _sign(difference: float) -> str:
+    if abs(difference) <= 1e-9 * max(1.0, abs(difference)):
+        return "="
+    return "<" if difference < 0 else ">"
+
+
+_SCALAR_KEYS: dict[str, str] = {}
+_SCALAR_KEYS_KEPT = 4096
+
+
+def _scalar_key(written: str) -> str:
+    """The key of an output that is one scalar, remembered for recent ones (a hit's common case)."""
+    found = _SCALAR_KEYS.get(written)
+    if found is None:
+        if len(_SCALAR_KEYS) >= _SCALAR_KEYS_KEPT:
+            _SCALAR_KEYS.clear()
+        found = _SCALAR_KEYS[written] = codec.hash_text("=" + written)
+    return found
+
+
+def _has_children(value: Any) -> bool:
+    if isinstance(value, Mapping | list | tuple):
+        return True
+    return next(children(value), None) is not None
+
+
+def _fingerprint(value: Any) -> str:
+    try:
+        return codec.fingerprint(value)
+    except codec.CodecError:
+        return f"opaque:{type(value).__qualname__}"
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return (type(value), value)
+
+
+def copies_in(args: Iterable[Arg]) -> tuple[set[tuple[int, str]], set[str]]:
+    """The output leaves and the params that recorded values copy (a guarded value's own are compared, not copied)."""
+    outputs: set[tuple[int, str]] = set()
+    params: set[str] = set()
+    stack = list(args)
+    while stack:
+        arg = stack.pop()
+        kind = type(arg)
+        if kind is Output:
+            outputs.add((arg.step, path_text(arg.path)))  # type: ignore[union-attr]
+        elif kind is Param:
+            params.add(arg.name)  # type: ignore[union-attr]
+        elif kind is Guarded:
+            value = arg.value  # type: ignore[union-attr]
+            if type(value) is Output:
+                outputs.add((value.step, path_text(value.path)))
+            # its params must keep their values: they are not free
+        else:
+            stack += nested(arg)
+    return outputs, params
+
+
+def observe_run(
+    params: Mapping[str, Any],
+    outputs: list[Any],
+    args: Iterable[Arg],
+    hidden: Iterable[Any],
+    secret_params: Iterable[str],
+) -> tuple[Observation | None, list[Observation]]:
+    """What a finished run saw: its params (None without any) and each step's output, identities masked.
+
+    ``args``: every recorded value of the run (the steps' arguments and the answer).
+    """
+    copied, bound = copies_in(args)
+    bound |= set(secret_params)
+    observer = Observer(params, hidden)
+    given = None
+    if params:
+        flat = observer.flatten_params()
+        identities = frozenset(
+            path for path, *_ in flat.leaves if any(path.startswith("{" + name + "}") for name in bound)
+        )
+        given = Observation(params_key(flat, identities), identities, kept_leaves(flat, identities))
+        observer.bound_numbers = bound_numbers(params, bound)
+        observer.free_params(bound)
+    observed = []
+    for step, output in enumerate(outputs):
+        flat = observer.flatten(step, output)
+        identities = frozenset(
+            path
+            for path, kind, value, _, _ in flat.leaves
+            if kind == "#" or (_copied(step, path, copied) and is_identity_shape(path, kind, value))
+        )
+        key = key_of(flat, identities, observer.bound_numbers)
+        observed.append(Observation(key, identities, kept_leaves(flat, identities)))
+        observer.free_leaves(step, flat, identities)
+    return given, observed
+
+
+def _copied(step: int, path: str, copied: set[tuple[int, str]]) -> bool:
+    """Whether the leaf, or a value holding it, flowed on as a copy."""
+    if (step, path) in copied:
+        return True
+    return any(s == step and path.startswith(p) for s, p in copied)
+
+
+def bound_numbers(params: Mapping[str, Any], bound: Iterable[str]) -> tuple[tuple[str, float], ...]:
+    """The numeric params among those bound (their values free), by name."""
+    return tuple(
+        (name, float(params[name]))
+        for name in sorted(bound)
+        if name in params and type(params[name]) in (int, float) and math.isfinite(params[name])
+    )
+
+
+def bound_names(given: Observation | None) -> frozenset[str]:
+    """The params a recorded run bound (masked in its params' observation)."""
+    if given is None:
+        return frozenset()
+    return frozenset(path[1 : path.index("}")] for path in given.identities if path.startswith("{"))
