@@ -125,7 +125,11 @@ def transfer(w: dict[str, Any], account: str, to: str, amount: int) -> str:
 
 TRANSFER_TOOLS = [
     Tool("get_balance", get_balance, check=lambda w, account: account in w["balances"]),
-    Tool("transfer", transfer, check=lambda w, account, to, amount: to in w["payees"]),
+    Tool(
+        "transfer",
+        transfer,
+        check=lambda w, account, to, amount: (to in w["payees"], w["balances"][account] >= amount),
+    ),
 ]
 
 
