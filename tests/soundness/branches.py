@@ -235,6 +235,77 @@ def _approval(rid: int, approved: bool) -> Run:
     )
 
 
+# ---- a field added to a read that does matter: the replay must not treat added keys as free ----------------
+
+
+def get_shipment(w: dict[str, Any], order_id: int) -> dict[str, Any]:
+    return {"order_id": order_id, "status": "paid", **w["extra"]}
+
+
+def dispatch(w: dict[str, Any], order_id: int) -> str:
+    w["dispatched"].append(order_id)
+    return "dispatched"
+
+
+HOLD_TOOLS = [
+    Tool("get_shipment", get_shipment, check=lambda w, order_id: True),
+    Tool("dispatch", dispatch, check=lambda w, order_id: w["dock_open"]),
+]
+
+
+def hold_policy(text: str, ctx: str, h: list[Step]) -> Call | Answer:
+    oid = num(text, "order")
+    if not done(h, "get_shipment"):
+        return Call("get_shipment", {"order_id": oid})
+    shipment = out(h, "get_shipment")
+    if shipment.get("hold"):
+        return Answer(f"Order {oid} is on hold: {shipment['hold']}.")
+    if not done(h, "dispatch"):
+        return Call("dispatch", {"order_id": oid})
+    return Answer(f"Dispatched order {oid}.")
+
+
+def _dispatch(oid: int, **extra: Any) -> Run:
+    return Run(
+        f"dispatch order {oid}", {"extra": extra, "dispatched": [], "dock_open": True}, {"order_id": oid}
+    )
+
+
+# ---- a rate just over a threshold: a tolerance for float noise must stay tiny --------------------------------
+
+
+def get_rate(w: dict[str, Any], plan: str) -> dict[str, Any]:
+    return {"plan": plan, "rate": w["rate"]}
+
+
+def raise_rate(w: dict[str, Any], plan: str) -> str:
+    w["raised"].append(plan)
+    return "raised"
+
+
+RATE_TOOLS = [
+    Tool("get_rate", get_rate, check=lambda w, plan: True),
+    Tool("raise_rate", raise_rate, check=lambda w, plan: plan in w["plans"]),
+]
+
+
+def rate_policy(text: str, ctx: str, h: list[Step]) -> Call | Answer:
+    plan = word(text, "plan")
+    if not done(h, "get_rate"):
+        return Call("get_rate", {"plan": plan})
+    if out(h, "get_rate")["rate"] > 0.5:
+        return Answer(f"The {plan} rate is above 0.5 already.")
+    if not done(h, "raise_rate"):
+        return Call("raise_rate", {"plan": plan})
+    return Answer(f"Raised the {plan} rate.")
+
+
+def _rate(rate: float) -> Run:
+    return Run(
+        "review the rate of plan basic", {"rate": rate, "raised": [], "plans": ["basic"]}, {"plan": "basic"}
+    )
+
+
 SCENARIOS = [
     _gold(
         "gold_refund_core",
@@ -343,5 +414,25 @@ SCENARIOS = [
         [_approval(11, approved=True)],
         [_approval(12, approved=False)],
         doc="Deploy only an approved request; the flag read is now False.",
+    ),
+    Scenario(
+        "hold_field_added_core",
+        "branches",
+        "core",
+        HOLD_TOOLS,
+        hold_policy,
+        [_dispatch(61), _dispatch(62)],
+        [_dispatch(63, hold="fraud review")],
+        doc="A key the recorded reads never had now says the order is on hold: added keys are observations.",
+    ),
+    Scenario(
+        "rate_just_over_threshold_core",
+        "branches",
+        "core",
+        RATE_TOOLS,
+        rate_policy,
+        [_rate(0.5)],
+        [_rate(0.500001)],
+        doc="0.5 recorded, 0.500001 now, across the agent's threshold: float tolerance must stay tiny.",
     ),
 ]

@@ -201,6 +201,22 @@ def _sc(
     return Scenario(name, cls, front, tools, policy, records, probes, doc=doc, **kw)
 
 
+def reset_human_policy(text: str, ctx: str, h: list[Step]) -> Call | Answer:
+    email = word(text, "of")
+    if not done(h, "lookup_user"):
+        return Call("lookup_user", {"email": email})
+    uid = out(h, "lookup_user")["id"]
+    if uid.startswith("svc_"):
+        return Answer(f"{uid} is a service account: rotate its key instead.")
+    if not done(h, "reset_password"):
+        return Call("reset_password", {"user_id": uid})
+    return Answer(f"Reset the password of {uid}.")
+
+
+def service_users() -> dict[str, Any]:
+    return users() | {"users": {"ada@x.io": "usr_41", "ci@x.io": "svc_9"}}
+
+
 SCENARIOS = [
     _sc(
         "identity_user_id_core",
@@ -293,5 +309,15 @@ SCENARIOS = [
         [_refund(1001)],
         [_refund(1003)],
         "The refund-twice case through LangChain.",
+    ),
+    _sc(
+        "identity_prefix_steers_core",
+        "identities",
+        "core",
+        USER_TOOLS,
+        reset_human_policy,
+        [Run("reset the password of ada@x.io", service_users(), {"email": "ada@x.io"})],
+        [Run("reset the password of ci@x.io", service_users(), {"email": "ci@x.io"})],
+        "An id that flows on as a copy but whose kind (a service account) steers the agent.",
     ),
 ]

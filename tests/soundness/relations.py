@@ -142,6 +142,55 @@ def _late(inv: int, due: str, today: str) -> Run:
     return Run(f"chase invoice {inv}", world, {"invoice": inv})
 
 
+# ---- the account read is the account asked about --------------------------------------------------------
+
+
+def find_account(w: dict[str, Any], email: str) -> dict[str, Any]:
+    found = w["directory"][email]
+    return {"id": found["id"], "email": found["email"]}
+
+
+def close_account(w: dict[str, Any], account_id: str) -> str:
+    w["closed"].append(account_id)
+    return "closed"
+
+
+ACCOUNT_TOOLS = [
+    Tool("find_account", find_account, check=lambda w, email: email in w["directory"]),
+    Tool("close_account", close_account, check=lambda w, account_id: account_id not in w["locked"]),
+]
+
+
+def account_policy(text: str, ctx: str, h: list[Step]) -> Call | Answer:
+    email = text.rsplit(" ", 1)[-1]
+    if not done(h, "find_account"):
+        return Call("find_account", {"email": email})
+    account = out(h, "find_account")
+    if account["email"] != email:
+        return Answer(f"The directory answered for {account['email']}, not {email}: not closing.")
+    if not done(h, "close_account"):
+        return Call("close_account", {"account_id": account["id"]})
+    return Answer(f"Closed {account['id']}.")
+
+
+def directory() -> dict[str, Any]:
+    table = {
+        "ada@x.io": {"id": "acc_1", "email": "ada@x.io"},
+        "bob@x.io": {"id": "acc_2", "email": "bob@x.io"},
+        "cy@x.io": {"id": "acc_3", "email": "cyrus@x.io"},
+    }
+    return {"directory": table, "closed": [], "locked": []}
+
+
+def _account(email: str, harmless: bool = False) -> Run:
+    return Run(f"close the account of {email}", directory(), {"email": email}, harmless=harmless)
+
+
+def _pay_ok(inv: int, amount: int) -> Run:
+    world = {"amount": amount, "balance": 1000, "paid": [], "bank_up": True}
+    return Run(f"pay invoice {inv}", world, {"invoice": inv}, harmless=True)
+
+
 SCENARIOS = [
     _r(
         "amount_within_balance_core",
@@ -206,5 +255,23 @@ SCENARIOS = [
         [_late(41, "2026-12-01", "2026-12-04")],
         [_late(42, "2026-12-10", "2026-12-04")],
         "A late notice when due < today; the due date is now after today.",
+    ),
+    _r(
+        "account_read_is_account_asked_core",
+        "core",
+        ACCOUNT_TOOLS,
+        account_policy,
+        [_account("ada@x.io")],
+        [_account("bob@x.io", harmless=True), _account("cy@x.io")],
+        "The account read must be the one asked about (a leaf equal to a param); for cy it is not.",
+    ),
+    _r(
+        "amounts_within_range_family_core",
+        "core",
+        PAY_TOOLS,
+        pay_policy,
+        [_pay_ok(31, 50), _pay_ok(32, 80), _pay_ok(33, 30)],
+        [_pay_ok(34, 60)],
+        "Three runs paid amounts 30-80 from a balance of 1000: the next amount within range replays.",
     ),
 ]
