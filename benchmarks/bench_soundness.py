@@ -33,8 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from muscle_mem import Engine
-from soundness import BY_NAME as SCENARIOS_BY_NAME
-from soundness import SCENARIOS
+from soundness import BY_NAME, SCENARIOS
 from soundness.harness import CHECK_MODES, CheckMode, Report, Scenario, run_scenario
 
 BASELINE_OPTIONS: dict[str, Any] = {"observations": "ignored"}
@@ -190,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     scenarios = list(SCENARIOS)
     if args.only:
-        unknown = [name for name in args.only if name not in SCENARIOS_BY_NAME]
+        unknown = [name for name in args.only if name not in BY_NAME]
         if unknown:
             parser.error(f"no scenario named {', '.join(unknown)} (--list names them)")
         scenarios = [s for s in scenarios if s.name in set(args.only)]
@@ -198,8 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         scenarios = quick(scenarios)
     if args.list:
         for s in scenarios:
-            hidden = f" [hidden state: {s.hidden_state}]" if s.hidden_state else ""
-            print(f"{s.cls:11} {s.front:11} {s.name}: {s.doc}{hidden}")
+            note = f" [hidden state: {s.hidden_state}]" if s.hidden_state else ""
+            print(f"{s.cls:11} {s.front:11} {s.name}: {s.doc}{note}")
         return 0
 
     baseline = baseline_available()
@@ -216,11 +215,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(reports))
     print()
     print("\n".join(failing(reports)))
-    hidden = [s for s in scenarios if s.hidden_state]
+    hidden = [sc for sc in scenarios if sc.hidden_state]
     if hidden:
         print("\nhidden-state scenarios (left out of the rows above):")
-        for s in hidden:
-            print(f"  {s.name}: {s.hidden_state}")
+        for sc in hidden:
+            print(f"  {sc.name}: {sc.hidden_state}")
     if args.verbose:
         for (checks, kind), batch in reports.items():
             for report in batch:

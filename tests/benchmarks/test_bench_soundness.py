@@ -11,12 +11,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import bench_soundness as bench
 
+from soundness import BY_NAME, SCENARIOS
+
 FEW = ["gold_refund_core", "identity_user_id_core", "timestamp_core", "task_w1_1_int_output_memory_core"]
 
 
 def test_the_table_counts_every_probe_of_each_class_in_both_check_modes(tmp_path: Path) -> None:
     """Each class row counts its scenarios, and its hits, partial replays and misses add up to its probes."""
-    scenarios = [bench.SCENARIOS_BY_NAME[name] for name in FEW]
+    scenarios = [BY_NAME[name] for name in FEW]
     reports = bench.run_all(scenarios, bench.baseline_available(), tmp_path)
     assert {checks for checks, _ in reports} == {"narrow", "none"}
     for batch in reports.values():
@@ -25,15 +27,15 @@ def test_the_table_counts_every_probe_of_each_class_in_both_check_modes(tmp_path
         assert total.scenarios == len(FEW)
         probes = sum(len(s.probes) for s in scenarios)
         assert total.hits + total.partial + total.misses == probes
-        assert total.harmless == probes - len(bench.SCENARIOS_BY_NAME["gold_refund_core"].probes)
+        assert total.harmless == probes - len(BY_NAME["gold_refund_core"].probes)
     text = bench.table(reports)
     assert "| branches" in text and "**total**" in text
 
 
 def test_quick_mode_takes_a_few_scenarios_of_every_class() -> None:
     """--quick keeps at most two scenarios per class and every class."""
-    chosen = bench.quick(bench.SCENARIOS)
-    assert {s.cls for s in chosen} == {s.cls for s in bench.SCENARIOS}
+    chosen = bench.quick(SCENARIOS)
+    assert {s.cls for s in chosen} == {s.cls for s in SCENARIOS}
     assert all(sum(1 for s in chosen if s.cls == c.cls) <= bench.QUICK_PER_CLASS for c in chosen)
 
 

@@ -231,6 +231,9 @@ def _norm(value: Any) -> Any:
 class _Front:
     """Runs a scenario's agent on ``box.world``: through the engine, or alone."""
 
+    def __init__(self, sc: Scenario, box: Box, engine: Engine, checks: CheckMode) -> None:
+        raise NotImplementedError
+
     def alone(self, run: Run) -> Any:
         raise NotImplementedError
 
@@ -299,7 +302,7 @@ class _LangChain(_Front):
         lc_checks = {
             t.name: Check.equal(_capture(t, box)) for t in sc.tools if checks == "narrow" and t.check
         }
-        self.graph_alone = create_agent(model, lc_tools())
+        self.graph_alone: Any = create_agent(model, lc_tools())
         self.agent = CachedAgent(engine, create_agent(model, lc_tools()), checks=lc_checks or None)
 
     def _input(self, run: Run) -> dict[str, Any]:
@@ -349,7 +352,7 @@ def policy_chat_model(policy: Policy) -> Any:
     class PolicyChatModel(GenericFakeChatModel):
         """A fake chat model whose next message is the policy's move on the messages so far."""
 
-        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
             return self
 
         def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> ChatResult:
