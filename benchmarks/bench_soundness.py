@@ -12,7 +12,8 @@ Both check modes run: *narrow* (a write's pre-check captures the state its own d
 a read's that the entity exists) and *none*. Beside each figure, in brackets, the same run with
 ``Engine(observations="ignored")`` (today's behaviour: no observation comparison), when the engine
 takes that option. Hidden-state scenarios (the difference lives in state no tool output shows) are
-left out of the class rows and counted on their own line.
+left out of the class rows and counted on their own line; scenarios marked as a tradeoff (a harmless
+probe no sound engine can tell from a harmful one) are counted and named.
 
 Run: python benchmarks/bench_soundness.py [--quick] [--only NAME ...] [--list]
 """
@@ -220,6 +221,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nhidden-state scenarios (left out of the rows above):")
         for sc in hidden:
             print(f"  {sc.name}: {sc.hidden_state}")
+    tradeoffs = [sc for sc in scenarios if sc.tradeoff]
+    if tradeoffs:
+        print(
+            "\nharmless probes a sound engine must miss (counted in the rows above, not failed by the tests):"
+        )
+        for sc in tradeoffs:
+            print(f"  {sc.name}: {sc.tradeoff}")
     if args.verbose:
         for (checks, kind), batch in reports.items():
             for report in batch:

@@ -211,6 +211,10 @@ SCENARIOS = [
         [_ship(501), _ship(502)],
         [_ship(503, extra={"loyalty_points": 120})],
         "An unrelated field added to the read's output.",
+        tradeoff=(
+            "a key no recorded run had: an engine cannot tell it from hold_field_added_core's 'hold',"
+            " which stops the agent, so a sound engine stops here too"
+        ),
     ),
     _h(
         "unrelated_field_pydantic_ai",
@@ -220,6 +224,19 @@ SCENARIOS = [
         [_ship(501), _ship(502)],
         [_ship(503, extra={"warehouse_note": "rear door"})],
         "An unrelated field added, through pydantic-ai.",
+        tradeoff=(
+            "a key no recorded run had: an engine cannot tell it from hold_field_added_core's 'hold',"
+            " which stops the agent, so a sound engine stops here too"
+        ),
+    ),
+    _h(
+        "unrelated_field_seen_core",
+        "core",
+        SHIP_TOOLS,
+        ship_policy,
+        [_ship(501), _ship(502, extra={"loyalty_points": 50}), _ship(503, extra={"loyalty_points": 200})],
+        [_ship(504, extra={"loyalty_points": 120})],
+        "A field the runs showed absent and present (50, 200) with the same calls; 120 now.",
     ),
     _h(
         "float_noise_core",

@@ -93,6 +93,8 @@ class Scenario:
     store: Literal["memory", "sqlite"] = "memory"
     hidden_state: str | None = None
     """Why no principle can pass it: the difference lives in state no tool output shows."""
+    tradeoff: str | None = None
+    """Why a sound engine must miss a harmless probe here (its needless misses are counted, not failed)."""
     doc: str = ""
 
 

@@ -45,6 +45,13 @@ ORDER_TOOLS = [
 
 def chairs_policy(text: str, ctx: str, h: list[Step]) -> Call | Answer:
     qty = num(text, "buy")
+    if not done(h, "pay"):
+        return Call("pay", {"amount": qty * 40})
+    return Answer("Paid for the chairs.")
+
+
+def order_chairs_policy(text: str, ctx: str, h: list[Step]) -> Call | Answer:
+    qty = num(text, "buy")
     if not done(h, "place_order"):
         return Call("place_order", {"item": "chair", "qty": qty})
     if not done(h, "pay"):
@@ -160,6 +167,15 @@ SCENARIOS = [
         [_buy(3)],
         [_buy(5)],
         "pay(qty * 40): qty is a param nothing in the trajectory is bound to.",
+    ),
+    _p(
+        "order_then_pay_qty_times_40_core",
+        "core",
+        ORDER_TOOLS,
+        order_chairs_policy,
+        [_buy(3)],
+        [_buy(5)],
+        "place_order(qty) then pay(qty * 40): qty is bound to the order, the payment is a constant.",
     ),
     _p(
         "pay_qty_times_40_langchain",

@@ -46,7 +46,7 @@ def report_of(name: str, checks: CheckMode, store_dir: Path) -> Report:
 
 JUDGED = [s.name for s in SCENARIOS if s.hidden_state is None]
 HIDDEN = [s.name for s in SCENARIOS if s.hidden_state is not None]
-HARMLESS = [s.name for s in SCENARIOS if any(p.harmless for p in s.probes)]
+HARMLESS = [s.name for s in SCENARIOS if any(p.harmless for p in s.probes) and s.tradeoff is None]
 
 
 @pytest.mark.parametrize("checks", CHECK_MODES)
@@ -63,6 +63,16 @@ def test_harmless_variation_replays_in_full(name: str, checks: CheckMode, store_
     """A probe a replay would get right (noise, an identity, the same task again) is a full hit."""
     report = report_of(name, checks, store_dir)
     assert not report.needless, "\n".join(o.describe() for o in report.needless)
+
+
+TRADEOFFS = [s.name for s in SCENARIOS if s.tradeoff is not None]
+
+
+@pytest.mark.parametrize("name", TRADEOFFS)
+def test_a_tradeoff_scenario_has_harmless_probes_and_says_why(name: str, store_dir: Path) -> None:
+    """A harmless probe a sound engine must miss names why; its needless misses are counted, not failed."""
+    report = report_of(name, "none", store_dir)
+    assert BY_NAME[name].tradeoff and any(o.harmless for o in report.probes)
 
 
 @pytest.mark.parametrize("name", HIDDEN)
