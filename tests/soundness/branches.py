@@ -435,4 +435,14 @@ SCENARIOS = [
         [_rate(0.500001)],
         doc="0.5 recorded, 0.500001 now, across the agent's threshold: float tolerance must stay tiny.",
     ),
+    Scenario(
+        "stock_under_10_proxy",
+        "branches",
+        "mcp_proxy",
+        STOCK_TOOLS,
+        stock_policy,
+        [_stock_task("bolt", stock_world())],
+        [_stock_task("nut", stock_world(nut=30))],
+        doc="The stock branch through the MCP caching proxy (a remote agent, no engine in its process).",
+    ),
 ]

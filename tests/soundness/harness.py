@@ -5,7 +5,9 @@ text, the agent's own context and the tool calls so far with their outputs, it n
 its answer, as an LLM agent would. The same policy drives three front ends: a plain Python agent on
 ``Engine`` that resumes from ``current_run()``, a LangChain ``create_agent`` graph under
 ``CachedAgent`` whose fake chat model decides from the messages, and a pydantic-ai ``Agent`` with the
-``MuscleMem`` capability whose ``FunctionModel`` decides from the messages.
+``MuscleMem`` capability whose ``FunctionModel`` decides from the messages, and a remote agent
+talking to ``muscle-mem``'s MCP caching proxy (in process) in front of an MCP server of the tools: it
+calls ``muscle_mem_begin``, reads the steps the proxy says were replayed, and goes on from there.
 
 Every run (recordings and probes) is made twice on the same starting world: through the engine, and by
 the agent alone on a ``copy.deepcopy``. A run is *unsafe* when the final worlds or the answers differ.
@@ -15,10 +17,12 @@ hit though the agent alone made the calls of a recorded run (the same tools in t
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import functools
 import inspect
 import json
+import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +31,7 @@ from typing import Any, Literal
 
 from muscle_mem import Check, Engine, Result, current_run
 
-Front = Literal["core", "langchain", "pydantic_ai"]
+Front = Literal["core", "langchain", "pydantic_ai", "mcp_proxy"]
 CheckMode = Literal["narrow", "none"]
 CHECK_MODES: tuple[CheckMode, ...] = ("narrow", "none")
 World = dict[str, Any]
@@ -447,7 +451,95 @@ def _pai_respond(policy: Policy, messages: list[Any], info: Any) -> Any:
     return ModelResponse(parts=[TextPart(str(move.value))])
 
 
-FRONTS: dict[str, type[_Front]] = {"core": _Core, "langchain": _LangChain, "pydantic_ai": _PydanticAI}
+class _McpProxy(_Front):
+    def __init__(self, sc: Scenario, box: Box, engine: Engine, checks: CheckMode) -> None:
+        from mcp.server.mcpserver import MCPServer
+
+        self.sc, self.box, self.engine = sc, box, engine
+        self.checks = {
+            t.name: Check.equal(_capture(t, box)) for t in sc.tools if checks == "narrow" and t.check
+        }
+        self.server = MCPServer(f"{sc.name}-upstream", log_level="WARNING")
+        for t in sc.tools:
+            self.server.tool(name=t.name, description=t.doc or t.name, structured_output=False)(
+                _json_text(_callable(t, box))
+            )
+
+    def _context(self) -> str:
+        return self.sc.context(self.box.world) if self.sc.context else ""
+
+    async def _work(self, client: Any, run: Run, history: list[Step]) -> Any:
+        for _ in range(50):
+            move = self.sc.policy(run.text, self._context(), history)
+            if isinstance(move, Answer):
+                return move.value
+            result = await client.call_tool(move.tool, dict(move.kwargs))
+            history.append((move.tool, dict(move.kwargs), _parse(_mcp_text(result))))
+        raise AssertionError("the policy did not answer in 50 moves")
+
+    def alone(self, run: Run) -> Any:
+        from mcp import Client
+
+        async def go() -> Any:
+            async with Client(self.server) as client:
+                return await self._work(client, run, [])
+
+        return asyncio.run(go())
+
+    def cached(self, run: Run) -> tuple[Result | None, Any]:
+        from mcp import Client
+
+        from muscle_mem.integrations.mcp_proxy import BEGIN, END, CachingProxy
+
+        async def go() -> tuple[Result | None, Any]:
+            async with Client(self.server) as upstream:
+                proxy = CachingProxy(self.engine, upstream, checks=self.checks or None)
+                await proxy.refresh_tools()
+                async with Client(proxy.server) as client:
+                    begun = await client.call_tool(BEGIN, {"task": run.text, "params": dict(run.params)})
+                    said = _mcp_text(begun)
+                    if said.startswith("done by replay: "):
+                        answer = re.sub(r" \(\d+ steps?\)$", "", said.removeprefix("done by replay: "))
+                        return proxy.last_result, answer
+                    answer = await self._work(client, run, _replayed_steps(said))
+                    await client.call_tool(END, {"answer": answer})
+                    return proxy.last_result, answer
+
+        return asyncio.run(go())
+
+
+def _json_text(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The tool as an MCP server serves it: its output as JSON text."""
+
+    def serve(*args: Any, **kwargs: Any) -> str:
+        return json.dumps(fn(*args, **kwargs))
+
+    functools.update_wrapper(serve, fn)
+    serve.__annotations__ = {**fn.__annotations__, "return": str}
+    serve.__signature__ = inspect.signature(fn).replace(return_annotation=str)  # type: ignore[attr-defined]
+    return serve
+
+
+def _mcp_text(result: Any) -> str:
+    return "".join(str(getattr(block, "text", "")) for block in result.content)
+
+
+def _replayed_steps(said: str) -> list[Step]:
+    """The steps the proxy says it replayed, read back from its text as a remote model reads them."""
+    steps: list[Step] = []
+    for line in said.splitlines():
+        found = re.match(r"^\d+\. ([\w.]+)\((.*?)\) -> (.*)$", line)
+        if found:
+            steps.append((found.group(1), json.loads(found.group(2)), _parse(found.group(3))))
+    return steps
+
+
+FRONTS: dict[str, type[_Front]] = {
+    "core": _Core,
+    "langchain": _LangChain,
+    "pydantic_ai": _PydanticAI,
+    "mcp_proxy": _McpProxy,
+}
 
 
 # ---- the judge ------------------------------------------------------------------------------------------
@@ -509,7 +601,7 @@ def run_scenario(
                         harmless=run.harmless,
                         kind=kind,
                         steps_replayed=result.steps_replayed if result is not None else 0,
-                        miss_reason=getattr(result.miss_reason, "name", None) if result else None,
+                        miss_reason=getattr(result.miss_reason, "name", None) if result is not None else None,
                         reason=result.reason if result is not None else None,
                         unsafe=unsafe,
                         needless=needless,

@@ -10,7 +10,7 @@ import pytest
 from . import BY_NAME, SCENARIOS
 from .harness import CHECK_MODES, CheckMode, Report, run_scenario
 
-FRAMEWORKS = {"langchain": "langgraph", "pydantic_ai": "pydantic_ai"}
+FRAMEWORKS = {"langchain": "langgraph", "pydantic_ai": "pydantic_ai", "mcp_proxy": "mcp"}
 CLASSES = {
     "branches",
     "loops",
@@ -86,7 +86,7 @@ def test_the_suite_covers_every_class_a_third_of_it_through_frameworks() -> None
     """At least 60 scenarios over every class, a third through LangChain and pydantic-ai."""
     assert len(SCENARIOS) >= 60
     assert {s.cls for s in SCENARIOS} == CLASSES
-    framed = [s for s in SCENARIOS if s.front != "core"]
-    assert {s.front for s in framed} == {"langchain", "pydantic_ai"}
+    framed = [s for s in SCENARIOS if s.front in ("langchain", "pydantic_ai")]
+    assert {s.front for s in SCENARIOS} == {"core", "langchain", "pydantic_ai", "mcp_proxy"}
     assert 3 * len(framed) >= len(SCENARIOS)
     assert all(s.probes and s.records for s in SCENARIOS)
