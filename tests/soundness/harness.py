@@ -2,9 +2,9 @@
 
 A scenario is a world (a plain dict), tools acting on it, and a deterministic policy: given the task
 text, the agent's own context and the tool calls so far with their outputs, it names the next call or
-its answer, as an LLM agent would. The same policy drives three front ends: a plain Python agent on
+its answer, as an LLM agent would. The same policy drives four front ends: a plain Python agent on
 ``Engine`` that resumes from ``current_run()``, a LangChain ``create_agent`` graph under
-``CachedAgent`` whose fake chat model decides from the messages, and a pydantic-ai ``Agent`` with the
+``CachedAgent`` whose fake chat model decides from the messages, a pydantic-ai ``Agent`` with the
 ``MuscleMem`` capability whose ``FunctionModel`` decides from the messages, and a remote agent
 talking to ``muscle-mem``'s MCP caching proxy (in process) in front of an MCP server of the tools: it
 calls ``muscle_mem_begin``, reads the steps the proxy says were replayed, and goes on from there.
@@ -572,7 +572,11 @@ def run_scenario(
     outcomes: list[Outcome] = []
     recorded: list[list[str]] = []
     try:
-        for phase, runs in (("record", sc.records), ("probe", sc.probes)):
+        phases: tuple[tuple[Literal["record", "probe"], Sequence[Run]], ...] = (
+            ("record", sc.records),
+            ("probe", sc.probes),
+        )
+        for phase, runs in phases:
             for index, run in enumerate(runs):
                 box.world, box.log = copy.deepcopy(run.world), []
                 alone_answer = _norm(front.alone(run))
@@ -596,7 +600,7 @@ def run_scenario(
                 outcomes.append(
                     Outcome(
                         scenario=sc.name,
-                        phase=phase,  # type: ignore[arg-type]
+                        phase=phase,
                         index=index,
                         harmless=run.harmless,
                         kind=kind,
