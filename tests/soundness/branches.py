@@ -306,6 +306,24 @@ def _rate(rate: float) -> Run:
     )
 
 
+def tier_policy(text: str, ctx: str, h: list[Step]) -> Call | Answer:
+    order = num(text, "order")
+    if not done(h, "lookup_customer"):
+        return Call("lookup_customer", {"order_id": order})
+    c = out(h, "lookup_customer")
+    if c["tier"] in ("gold", "platinum"):
+        if not done(h, "refund"):
+            return Call("refund", {"order_id": order, "amount": c["paid"]})
+        return Answer(f"Refunded order {order}.")
+    if not done(h, "deny"):
+        return Call("deny", {"order_id": order})
+    return Answer(f"Denied the refund of order {order}.")
+
+
+def _stock_run(sku: str, qty: int, harmless: bool = False) -> Run:
+    return _stock_task(sku, stock_world(**{sku: qty}), harmless=harmless)
+
+
 SCENARIOS = [
     _gold(
         "gold_refund_core",
@@ -444,5 +462,35 @@ SCENARIOS = [
         [_stock_task("bolt", stock_world())],
         [_stock_task("nut", stock_world(nut=30))],
         doc="The stock branch through the MCP caching proxy (a remote agent, no engine in its process).",
+    ),
+    Scenario(
+        "tier_seen_with_no_branch_core",
+        "branches",
+        "core",
+        GOLD_TOOLS,
+        tier_policy,
+        [_refund_task(1001, gold_world()), _refund_task(1002, gold_world())],
+        [_refund_task(1003, gold_world(tier_ada="platinum"))],
+        doc="Branches stored for gold (refund) and silver (deny); platinum was seen with neither: stop.",
+    ),
+    Scenario(
+        "stock_family_within_range_core",
+        "branches",
+        "core",
+        STOCK_TOOLS,
+        stock_policy,
+        [_stock_run("bolt", 4), _stock_run("bolt", 6), _stock_run("nut", 2)],
+        [_stock_run("nut", 5, harmless=True), _stock_run("bolt", 12)],
+        doc="Three runs reordered at 2-6 in stock: 5 replays; 12 was never seen (and the agent would not reorder).",
+    ),
+    Scenario(
+        "stock_family_within_range_langchain",
+        "branches",
+        "langchain",
+        STOCK_TOOLS,
+        stock_policy,
+        [_stock_run("bolt", 4), _stock_run("bolt", 8), _stock_run("nut", 1)],
+        [_stock_run("nut", 3, harmless=True), _stock_run("bolt", 10)],
+        doc="The same family through LangChain; 10 is just past the agent's threshold.",
     ),
 ]
