@@ -25,6 +25,7 @@ import inspect
 import logging
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -164,16 +165,17 @@ def table(reports: Mapping[Config, list[Report]]) -> str:
 
 
 def failing(reports: Mapping[Config, list[Report]]) -> list[str]:
-    """One line per configuration naming its unsafe scenarios and needless misses."""
+    """A paragraph per configuration naming its unsafe scenarios and its needless misses."""
     lines = []
     for (checks, kind), batch in reports.items():
         _, total, hidden = tally(batch)
         needless = sorted({r.scenario.name for r in batch if r.needless})
-        lines.append(
+        text = (
             f"{kind}, {checks} checks: {total.unsafe} unsafe scenarios ({total.unsafe_runs} runs)"
             f" of {total.scenarios}: {', '.join(total.failing) or '-'}; needless misses in: {', '.join(needless) or '-'}"
             + (f"; hidden state unsafe: {', '.join(hidden.failing) or '-'}" if hidden.scenarios else "")
         )
+        lines.append(textwrap.fill(text, width=110, subsequent_indent="  ", break_on_hyphens=False))
     return lines
 
 
@@ -215,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(table(reports))
     print()
-    print("\n".join(failing(reports)))
+    print("\n\n".join(failing(reports)))
     hidden = [sc for sc in scenarios if sc.hidden_state]
     if hidden:
         print("\nhidden-state scenarios (left out of the rows above):")
