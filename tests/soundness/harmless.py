@@ -146,8 +146,9 @@ SCENARIOS = [
         ship_policy,
         [_ship(501, **_ts(1)), _ship(502, **_ts(2))],
         [_ship(504, **_ts(5))],
-        "The timestamp on a SQLite store.",
+        "The timestamp on a SQLite store, probed by another worker: the evidence lives in the store.",
         store="sqlite",
+        restart=True,
     ),
     _h(
         "request_id_core",

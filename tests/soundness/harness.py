@@ -95,6 +95,8 @@ class Scenario:
     output_type: type | None = None
     """A pydantic model for a pydantic-ai structured output."""
     store: Literal["memory", "sqlite"] = "memory"
+    restart: bool = False
+    """Probe through a new Engine on the same SQLite store (another worker, or a restart)."""
     hidden_state: str | None = None
     """Why no principle can pass it: the difference lives in state no tool output shows."""
     tradeoff: str | None = None
@@ -577,6 +579,11 @@ def run_scenario(
             ("probe", sc.probes),
         )
         for phase, runs in phases:
+            if phase == "probe" and sc.restart:
+                assert store is not None, f"{sc.name} restarts: it needs a SQLite store"
+                engine.close()
+                engine = Engine(store, **options)
+                front = FRONTS[sc.front](sc, box, engine, checks)
             for index, run in enumerate(runs):
                 box.world, box.log = copy.deepcopy(run.world), []
                 alone_answer = _norm(front.alone(run))

@@ -277,8 +277,9 @@ SCENARIOS = [
         job_policy,
         W1_RUNS,
         W1_RUNS,
-        "Tasks named task-w1-1 whose tool returns 1, 2, 3: every task should replay.",
+        "Tasks named task-w1-1 whose tool returns 1, 2, 3: every task should replay (another worker).",
         store="sqlite",
+        restart=True,
     ),
     _sc(
         "task_w1_1_int_output_memory_core",

@@ -274,4 +274,16 @@ SCENARIOS = [
         [_pay_ok(34, 60)],
         "Three runs paid amounts 30-80 from a balance of 1000: the next amount within range replays.",
     ),
+    Scenario(
+        "amount_within_balance_family_restart_core",
+        "relations",
+        "core",
+        PAY_TOOLS,
+        pay_policy,
+        [_pay(31, 50, 100), _pay(32, 80, 200), _pay(33, 30, 60)],
+        [_pay(34, 70, 65), _pay_ok(35, 60)],
+        store="sqlite",
+        restart=True,
+        doc="The relation family on SQLite, probed by another worker: the relation flips for 70 against 65.",
+    ),
 ]
