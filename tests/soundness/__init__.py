@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import branches, choices, computed, context, harmless, identities, loops, params, relations
+from . import branches, choices, computed, context, harmless, identities, loops, more, params, relations
 from .harness import Scenario
 
 SCENARIOS: list[Scenario] = [
@@ -14,6 +14,7 @@ SCENARIOS: list[Scenario] = [
     *relations.SCENARIOS,
     *context.SCENARIOS,
     *identities.SCENARIOS,
+    *more.SCENARIOS,
     *harmless.SCENARIOS,
 ]
 """Every scenario, in class order."""
