@@ -7,8 +7,9 @@ saw, that the leaf did not steer the agent there. So a live observation is cover
 * an identity in every run that has it is an identity now too, equal to what it was equal to then
   (its label: the param or earlier leaf it repeats, or none);
 * a number, date or timestamp lies within the closed range the runs saw (one run: its value);
-* a text, a category word, a bool, a list length is one the runs saw; an identifier or a timestamp
-  that was different in every one of two or more runs, and that flowed nowhere, is free;
+* a text, a category word, a bool, a list length is one the runs saw; an identifier, a timestamp or
+  a name under a key that says so (``name``, ``email``) that the runs saw take two or more values is
+  free;
 * no path is new, and none that every run had is gone;
 
 and every relation that held in every run still holds: the order of any two numbers or dates, and
@@ -21,7 +22,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from muscle_mem.observations import Leaf, Observation
+from muscle_mem.observations import Leaf, Observation, names_a_thing
 
 MAX_RELATED = 48
 """Numbers, and texts, taken into the relations per check (the first ones in the run's order)."""
@@ -66,8 +67,9 @@ def _leaves_uncovered(leaves: tuple[Leaf, ...], runs: list[tuple[Leaf, ...]], na
                 return f"{where(name, path)}: now equal to another value than in the recorded runs"
             continue
         plain = [r for r in recorded if r[1] != "#"]
-        if kind == "#" or not _value_covered(kind, value, plain):
-            return f"{where(name, path)}: {_shown(kind, value)}, recorded {_shown_all(plain)}"
+        if kind == "#" or not _value_covered(kind, value, plain, path):
+            shown = _equal_to(label) if kind == "#" else _shown(kind, value)
+            return f"{where(name, path)}: {shown}, recorded {_shown_all(plain)}"
     if by_path:
         shared = set(by_path[0]).intersection(*by_path[1:])
         gone = sorted(shared - live_paths)
@@ -76,7 +78,7 @@ def _leaves_uncovered(leaves: tuple[Leaf, ...], runs: list[tuple[Leaf, ...]], na
     return None
 
 
-def _value_covered(kind: str, value: Any, recorded: list[Leaf]) -> bool:
+def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bool:
     kinds = {r[1] for r in recorded}
     if kinds != {kind}:
         return False
@@ -87,8 +89,9 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf]) -> bool:
         return low - slack <= value <= high + slack
     if value in values:
         return True
-    # an identifier or a time different in each of several runs, that flowed nowhere: free
-    return kind in ("i", "s") and len(values) >= 2 and len(set(values)) == len(values)
+    # an identifier, a name or a time the runs saw take different values while going on alike: free
+    varied = len(set(values)) >= 2
+    return varied and (kind in ("i", "s") or (kind in ("p", "w") and names_a_thing(path)))
 
 
 def _relations_broken(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
@@ -164,9 +167,15 @@ def _shown(kind: str, value: Any) -> str:
         return repr(value)
     if kind in ("d", "s", "q"):
         return f"{value:g}" if type(value) is float else repr(value)
-    if kind == "#":
-        return "a secret"
     return "another text"
+
+
+def _equal_to(label: str) -> str:
+    """What a masked leaf is now (a secret, or a repeat of a param or of an earlier value)."""
+    place = label.removeprefix("=")
+    if place.startswith("p:"):
+        return f"the value of param {place[2:]!r}"
+    return "a secret" if label == "secret" else "the value of an earlier output"
 
 
 def _shown_all(recorded: list[Leaf]) -> str:

@@ -59,6 +59,7 @@ _ID_KEY = re.compile(
 )
 _ID_TEXT = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@+#~\-]{0,127}$")
 _ADDRESS = re.compile(r"^[^\s@]+@[^\s@]+\.[^\s@]+$|^(?:[a-z]+://|/|\./)[^\s]+$|^[\w\-]+\.[A-Za-z0-9]{1,5}$")
+_SHORT_NAME = re.compile(r"^[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3}$")
 _NUMBER_TEXT = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$")
@@ -120,11 +121,19 @@ def is_identity_shape(path: str, leaf_kind: str, value: Any) -> bool:
     if leaf_kind == "i":
         return True
     last = _last_key(path)
+    if leaf_kind == "p":  # a person's or a thing's name of a few words, under a key that says so
+        return last is not None and _ID_KEY.search(last.strip("_")) is not None and _SHORT_NAME.match(value or "") is not None
     if leaf_kind in ("w", "q") or (leaf_kind == "n" and type(value) is int):
         if leaf_kind != "w" and (path == "" or path.endswith("]") and last is None):
             return True  # a number a tool returned whole, or as an item of a list: a handle
         return last is not None and _ID_KEY.search(last.strip("_")) is not None
     return False
+
+
+def names_a_thing(path: str) -> bool:
+    """Whether the key a leaf is under says it names a thing (``id``, ``user_id``, ``email``, ``name``)."""
+    last = _last_key(path)
+    return last is not None and _ID_KEY.search(last.strip("_")) is not None
 
 
 def _last_key(path: str) -> str | None:
@@ -406,7 +415,7 @@ def observe_run(
     ``args``: every recorded value of the run (the steps' arguments and the answer).
     """
     copied, bound = copies_in(args)
-    bound |= set(secret_params)
+    bound |= set(secret_params) | _echoed(params, outputs)
     observer = Observer(params, hidden)
     given = None
     if params:
@@ -423,12 +432,28 @@ def observe_run(
         identities = frozenset(
             path
             for path, kind, value, _, _ in flat.leaves
-            if kind == "#" or (_copied(step, path, copied) and is_identity_shape(path, kind, value))
+            if kind == "#"
+            or (_copied(step, path, copied) and is_identity_shape(path, kind, flat.raw.get(path, value)))
         )
         key = key_of(flat, identities, observer.bound_numbers)
         observed.append(Observation(key, identities, kept_leaves(flat, identities)))
         observer.free_leaves(step, flat, identities)
     return given, observed
+
+
+def _echoed(params: Mapping[str, Any], outputs: list[Any]) -> set[str]:
+    """The params whose value an output repeats whole (an order looked up by its id): the equality is kept, not the value."""
+    wanted = {(type(v), v): name for name, v in params.items() if type(v) in (int, str) and v != ""}
+    if not wanted:
+        return set()
+    probe = Observer({})
+    found: set[str] = set()
+    for step, output in enumerate(outputs):
+        for value in probe.flatten(step, output).raw.values():
+            name = wanted.get((type(value), value))
+            if name is not None:
+                found.add(name)
+    return found
 
 
 def _copied(step: int, path: str, copied: set[tuple[int, str]]) -> bool:

@@ -84,7 +84,7 @@ class Ending:
         return dataclasses.replace(self, reason=run.redact(self.reason))
 
 
-_Attempt = tuple[StepEdge, Iterator[StepEdge], Any, Tool, Step, tuple[Any, ...], dict[str, Any]]
+_Attempt = tuple[StepEdge, Iterator[StepEdge], Any, Tool, Step, tuple[Any, ...], dict[str, Any], StepGroup]
 """The call a step makes: its most recently successful candidate whose pre-check passed, the other
 candidates (newest first, walked only if the first fails its post-check), what the pre-check
 captured, the tool, the recorded step, and the live arguments."""
@@ -216,7 +216,7 @@ class Replayer:
                                     )
                                 )
                             elif attempt is None or first.stamp > attempt[0].stamp:
-                                attempt = (first, candidates, pre, tool, step, call_args, kwargs)
+                                attempt = (first, candidates, pre, tool, step, call_args, kwargs, group)
                     if first is None:
                         blame = blame or group.step.tool
                 if attempt is None:
@@ -230,7 +230,7 @@ class Replayer:
                         tool=blame,
                         kind=reasons[0][0] if reasons else MissReason.NO_SAFE_STEP,
                     )
-                first, _, pre, tool, step, call_args, kwargs = attempt
+                first, _, pre, tool, step, call_args, kwargs, _ = attempt
                 self.edge = first  # in use from now on: eviction leaves its trajectories alone
                 value = yield tool.fn, call_args, kwargs
                 if type(value) is Raised:
@@ -428,7 +428,7 @@ class Replayer:
 
     def _post_capture(self, attempt: _Attempt, check: Check[Any]) -> Generator[Invoke, Any, Any]:
         """What the post-check captures after the call (:data:`NOT_CAPTURED` if the capture raised, logged)."""
-        _, _, _, tool, _, call_args, kwargs = attempt
+        _, _, _, tool, _, call_args, kwargs, _ = attempt
         captured = yield check.capture, call_args, kwargs
         if type(captured) is Raised:
             logger.warning(
@@ -476,18 +476,22 @@ class Replayer:
                 pre = NOT_CAPTURED
                 if check is not None:
                     pre = yield check.capture, call_args, kwargs
-                edges: list[tuple[History, StepEdge]] = []
-                for history, group in pairs:
+                allowed = False
+                for _, group in pairs:
                     if check is None:
                         found: Iterator[StepEdge] | None = group.ordered()
                     else:
                         found = self._candidates(tool, check, group, pre, step_no, reasons)
-                    edges += [(history, e) for e in found or ()]
-                if not edges:
+                    if next(found or iter(()), None) is not None:
+                        allowed = True
+                        break
+                if not allowed:
                     reasons.append(
                         (MissReason.PRE_CHECK_FAILED, f"pre-check of tool {tool.name!r} failed at step {step_no}")
                     )
                     continue
+                # every run that made this call here is evidence of what its output may vary in
+                edges = [(history, e) for history, group in pairs for e in group.ordered()][: 4 * MAX_MEMBERS]
                 if step_no == 0:
                     edges = [((e.step.given,), e) for _, e in edges]
                     why = uncovered(live, [h for h, _ in edges], names)
@@ -506,7 +510,7 @@ class Replayer:
                     )
                 post = NOT_CAPTURED
                 if tool.post_check is not None:
-                    attempt = (edges[0][1], iter(()), pre, tool, edges[0][1].step, call_args, kwargs)
+                    attempt = (edges[0][1], iter(()), pre, tool, edges[0][1].step, call_args, kwargs, pairs[0][1])
                     post = yield from self._post_capture(attempt, tool.post_check)
                     edges = [(h, e) for h, e in edges if _post_passes(tool.post_check, post, e)]
                 try:
@@ -618,11 +622,21 @@ def _given_first(
 def _route(
     attempt: _Attempt, check: Check[Any] | None, post: Any, flat: Flat, observer: Observer
 ) -> tuple[StepEdge | None, list[StepEdge]]:
-    """The candidate whose post snapshot passes and whose run saw this output, and every one whose post passes."""
-    first, others, *_ = attempt
+    """The edge of a run that saw this output (and whose post snapshot passes), or None and the evidence to judge it by.
+
+    The candidates whose pre snapshot passed are tried first, then every other recorded way of
+    making the call. Without an exact match, every edge of the call whose post snapshot passes is
+    evidence: runs in another state that made the same call show what the output may vary in (the
+    next steps' checks still judge whether they may run now).
+    """
+    first, others, *_, group = attempt
     passing: list[StepEdge] = []
     keys: dict[frozenset[str], str] = {}
-    for edge in itertools.chain((first,), others):
+    tried: set[int] = set()
+    for edge in itertools.chain((first,), others, group.ordered()):
+        if id(edge) in tried:
+            continue
+        tried.add(id(edge))
         if check is not None and not _post_passes(check, post, edge):
             continue
         seen = edge.step.observed
@@ -634,6 +648,8 @@ def _route(
                 return edge, passing
         if len(passing) < MAX_MEMBERS:
             passing.append(edge)
+        elif len(tried) > 4 * MAX_MEMBERS:
+            break
     return None, passing
 
 
