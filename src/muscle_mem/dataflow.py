@@ -663,7 +663,7 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
     answer = builder.build(result, "the agent's return value")
     recorded = [a for step in steps for a in (*step.args, *(v for _, v in step.kwargs))]
     given, observed = observe_run(
-        params, builder.outputs.outputs, [*recorded, answer], run.hidden().values(), run.secrets
+        params, builder.outputs.outputs, recorded, answer, run.hidden().values(), run.secrets
     )
     steps = [
         dataclasses.replace(step, observed=seen, given=given if index == 0 else None)

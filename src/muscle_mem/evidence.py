@@ -18,6 +18,7 @@ whether any two texts are equal. A set of one run covers only what that run saw,
 
 from __future__ import annotations
 
+import datetime
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -83,15 +84,13 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
     if kinds != {kind}:
         return False
     values = [r[2] for r in recorded]
+    if len(set(values)) >= 2 and (kind in ("i", "s") or (kind in ("p", "w") and names_a_thing(path))):
+        return True  # an identifier, a name or a time the runs saw take other values while going on alike
     if kind in _NUMERIC and type(value) in (int, float):
         low, high = min(values), max(values)
         slack = _TOLERANCE * max(1.0, abs(low), abs(high))
         return low - slack <= value <= high + slack
-    if value in values:
-        return True
-    # an identifier, a name or a time the runs saw take different values while going on alike: free
-    varied = len(set(values)) >= 2
-    return varied and (kind in ("i", "s") or (kind in ("p", "w") and names_a_thing(path)))
+    return value in values
 
 
 def _relations_broken(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
@@ -165,7 +164,10 @@ def where(name: str, path: str) -> str:
 def _shown(kind: str, value: Any) -> str:
     if kind in ("w", "n", "b", "l"):
         return repr(value)
-    if kind in ("d", "s", "q"):
+    if kind in ("d", "s") and type(value) in (int, float):
+        moment = datetime.datetime.fromtimestamp(value, datetime.timezone.utc)
+        return repr(moment.date().isoformat() if kind == "d" else moment.isoformat().replace("+00:00", "Z"))
+    if kind == "q":
         return f"{value:g}" if type(value) is float else repr(value)
     return "another text"
 

@@ -26,12 +26,13 @@ import hashlib
 import math
 import re
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.provenance import SCALAR_TYPES, Arg, Guarded, Output, Param, PathElement, children, nested
+from muscle_mem.provenance import SCALAR_TYPES, Arg, Const, Guarded, Output, Param, PathElement, children, nested
 
 MAX_LEAVES = 512
 """Leaves kept one by one per observation; the rest are folded into one digest (a change there stops a replay)."""
@@ -57,7 +58,7 @@ _ID_KEY = re.compile(
     r"|[a-z](?:Id|ID|Name|Email|Path|Url|Key)$",
     re.IGNORECASE,
 )
-_ID_TEXT = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@+#~\-]{0,127}$")
+_ID_TEXT = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@+#~\-\"'=]{0,127}$")
 _ADDRESS = re.compile(r"^[^\s@]+@[^\s@]+\.[^\s@]+$|^(?:[a-z]+://|/|\./)[^\s]+$|^[\w\-]+\.[A-Za-z0-9]{1,5}$")
 _SHORT_NAME = re.compile(r"^[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3}$")
 _NUMBER_TEXT = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
@@ -271,7 +272,7 @@ class Observer:
 
     def _text(self, text: str, path: str, flat: Flat, label: str) -> None:
         pattern = self._pattern
-        if pattern is not None and len(text) > MIN_ECHO and not _ID_TEXT.match(text):
+        if pattern is not None and len(text) > MIN_ECHO and text_kind(text) != "i":
             masked = pattern.sub(lambda m: "{" + self._free[m.group(0)] + "}", text)
             if masked != text:  # free values written into a text: the rest of it is compared
                 flat.leaves.append((path, "p", digest(masked), "p" + repr(masked), label))
@@ -381,40 +382,64 @@ def _hashable(value: Any) -> Any:
     return (type(value), value)
 
 
-def copies_in(args: Iterable[Arg]) -> tuple[set[tuple[int, str]], set[str]]:
-    """The output leaves and the params that recorded values copy (a guarded value's own are compared, not copied)."""
-    outputs: set[tuple[int, str]] = set()
-    params: set[str] = set()
-    stack = list(args)
+@dataclass(slots=True)
+class Copies:
+    """What a run's recorded values copy: output leaves and params, and whether it chose numbers of its own."""
+
+    outputs: set[tuple[int, str]]
+    """(step, path) of each output value copied into a later call or the answer."""
+    into_calls: set[tuple[int, str]]
+    """Those copied into a later call's arguments."""
+    params: Counter[str]
+    """How many times each param is copied."""
+    numbers: bool
+    """Whether a call's arguments hold a number the agent chose or computed (other than 0 and 1)."""
+
+
+def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
+    """What the recorded values copy (a guarded value's params are compared, not copied)."""
+    copies = Copies(set(), set(), Counter(), False)
+    stack = [(arg, True) for arg in args] + [(answer, False)]
     while stack:
-        arg = stack.pop()
+        arg, in_call = stack.pop()
         kind = type(arg)
-        if kind is Output:
-            outputs.add((arg.step, path_text(arg.path)))  # type: ignore[union-attr]
+        if kind is Output or (kind is Guarded and type(arg.value) is Output):  # type: ignore[union-attr]
+            output = arg if kind is Output else arg.value  # type: ignore[union-attr]
+            place = (output.step, path_text(output.path))  # type: ignore[union-attr]
+            copies.outputs.add(place)
+            if in_call:
+                copies.into_calls.add(place)
         elif kind is Param:
-            params.add(arg.name)  # type: ignore[union-attr]
-        elif kind is Guarded:
+            copies.params[arg.name] += 1  # type: ignore[union-attr]
+        elif kind is Const:
             value = arg.value  # type: ignore[union-attr]
-            if type(value) is Output:
-                outputs.add((value.step, path_text(value.path)))
-            # its params must keep their values: they are not free
-        else:
-            stack += nested(arg)
-    return outputs, params
+            if in_call and type(value) in (int, float) and value not in (0, 1):
+                copies.numbers = True
+        elif kind is not Guarded:  # a guarded value's params must keep their values: not free
+            stack += [(inner, in_call) for inner in nested(arg)]
+    return copies
 
 
 def observe_run(
     params: Mapping[str, Any],
     outputs: list[Any],
     args: Iterable[Arg],
+    answer: Arg,
     hidden: Iterable[Any],
     secret_params: Iterable[str],
 ) -> tuple[Observation | None, list[Observation]]:
     """What a finished run saw: its params (None without any) and each step's output, identities masked.
 
-    ``args``: every recorded value of the run (the steps' arguments and the answer).
+    ``args``: the recorded arguments of the steps; ``answer``: the recorded answer.
+
+    A param the run copied is free (data flow rebuilds it), and so is one an output repeats whole;
+    a number param only where the run copied it once and chose no number of its own: ``book(nights,
+    2)`` with nights 2, or ``pay(120)`` for 3 at 40, could as well be computed from it, so the runs
+    must show it first.
     """
-    copied, bound = copies_in(args)
+    copies = copies_in(args, answer)
+    copied = copies.outputs
+    bound = {name for name in copies.params if not _unproven_number(params.get(name), copies, name)}
     bound |= set(secret_params) | _echoed(params, outputs)
     observer = Observer(params, hidden)
     given = None
@@ -433,12 +458,23 @@ def observe_run(
             path
             for path, kind, value, _, _ in flat.leaves
             if kind == "#"
-            or (_copied(step, path, copied) and is_identity_shape(path, kind, flat.raw.get(path, value)))
+            or (
+                _copied(step, path, copied)
+                and is_identity_shape(path, kind, flat.raw.get(path, value))
+                and (names_a_thing(path) or _copied(step, path, copies.into_calls))
+            )
         )
         key = key_of(flat, identities, observer.bound_numbers)
         observed.append(Observation(key, identities, kept_leaves(flat, identities)))
         observer.free_leaves(step, flat, identities)
     return given, observed
+
+
+def _unproven_number(value: Any, copies: Copies, name: str) -> bool:
+    """Whether a number param's binding is not proven by one run (copied twice, or beside numbers of the agent's)."""
+    if type(value) not in (int, float):
+        return False
+    return copies.params[name] > 1 or copies.numbers
 
 
 def _echoed(params: Mapping[str, Any], outputs: list[Any]) -> set[str]:

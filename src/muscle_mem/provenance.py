@@ -272,8 +272,7 @@ def _evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> An
             return _evaluate(value, params, outputs)
         case Template(parts):
             return "".join(
-                part.text if isinstance(part, Text) else _as_text(_evaluate(part, params, outputs))
-                for part in parts
+                part.text if isinstance(part, Text) else _part_text(part, params, outputs) for part in parts
             )
         case Struct(container, items):
             if container == "dict":
@@ -285,6 +284,17 @@ def _evaluate(arg: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> An
 
 def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
+
+
+def _part_text(part: Arg, params: Mapping[str, Any], outputs: Sequence[Any]) -> str:
+    """A template part as text; origins of a part agree when they read the same as text (``1`` and ``"1"``)."""
+    if type(part) is not Agree:
+        return _as_text(_evaluate(part, params, outputs))
+    texts = [_as_text(_evaluate(option, params, outputs)) for option in part.options]
+    if any(text != texts[0] for text in texts[1:]):
+        shown = ", ".join(f"{describe(o)} = {t!r}" for o, t in zip(part.options, texts, strict=True))
+        raise Disagreement(f"the recorded value has origins that now disagree ({shown})")
+    return texts[0]
 
 
 def _same(a: Any, b: Any) -> bool:
