@@ -60,6 +60,8 @@ _ID_KEY = re.compile(
 )
 _ID_TEXT = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@+#~\-\"'=]{0,127}$")
 _ADDRESS = re.compile(r"^[^\s@]+@[^\s@]+\.[^\s@]+$|^(?:[a-z]+://|/|\./)[^\s]+$|^[\w\-]+\.[A-Za-z0-9]{1,5}$")
+_PREFIX = re.compile(r"^[A-Za-z]{1,8}_(?=[A-Za-z]*\d)")
+"""The kind an identifier's prefix names (``usr_41``, ``svc_9``, ``cus_N8x1``): part of what it is."""
 _SHORT_NAME = re.compile(r"^[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3}$")
 _NUMBER_TEXT = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -244,6 +246,8 @@ class Observer:
             label = self._seen.get(memo, "")
             if not label:
                 self._seen[memo] = place + path
+            if kind is str and (prefix := _PREFIX.match(value)) is not None:
+                label += "~" + prefix.group(0)  # an id's kind (usr_, svc_) is kept with it
             if self._free:
                 echoed = self._free.get(str(value))
                 if echoed is not None:  # a free value repeated: free too, its equality kept
