@@ -64,8 +64,10 @@ def _leaves_uncovered(leaves: tuple[Leaf, ...], runs: list[tuple[Leaf, ...]], na
         if not recorded:
             return f"{where(name, path)}: {_shown(kind, value)}, in no recorded run"
         if all(r[1] == "#" for r in recorded):  # an identity: free, but for what it equals
-            if label not in {r[3] for r in recorded}:
-                return f"{where(name, path)}: now equal to another value than in the recorded runs"
+            labels = {r[3] for r in recorded}
+            if label not in labels:
+                was = " or ".join(sorted({_label_text(r) for r in labels}))
+                return f"{where(name, path)}: now {_label_text(label)}, recorded {was}"
             continue
         plain = [r for r in recorded if r[1] != "#"]
         if kind == "#" or not _value_covered(kind, value, plain, path):
@@ -162,7 +164,11 @@ def where(name: str, path: str) -> str:
 
 
 def _shown(kind: str, value: Any) -> str:
-    if kind in ("w", "n", "b", "l"):
+    if kind == "l":
+        return f"a list of {value}"
+    if kind == "e":
+        return "an empty mapping"
+    if kind in ("w", "n", "b"):
         return repr(value)
     if kind in ("d", "s") and type(value) in (int, float):
         moment = datetime.datetime.fromtimestamp(value, datetime.timezone.utc)
@@ -174,10 +180,21 @@ def _shown(kind: str, value: Any) -> str:
 
 def _equal_to(label: str) -> str:
     """What a masked leaf is now (a secret, or a repeat of a param or of an earlier value)."""
-    place = label.removeprefix("=")
+    return _label_text(label)
+
+
+def _label_text(label: str) -> str:
+    """What an identity's label says it equals, in words."""
+    if label == "secret":
+        return "a secret"
+    place, _, kind = label.removeprefix("=").partition("~")
+    suffix = f" (a {kind} name)" if kind else ""
+    if not place:
+        return "a value new to the run" + suffix
     if place.startswith("p:"):
-        return f"the value of param {place[2:]!r}"
-    return "a secret" if label == "secret" else "the value of an earlier output"
+        return f"the value of param {place[2:].partition('{')[0]!r}" + suffix
+    step, _, path = place.partition(":")
+    return f"equal to step {step}'s output{path}" + suffix
 
 
 def _shown_all(recorded: list[Leaf]) -> str:

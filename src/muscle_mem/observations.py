@@ -60,6 +60,8 @@ _ID_KEY = re.compile(
 )
 _ID_TEXT = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@+#~\-\"'=]{0,127}$")
 _ADDRESS = re.compile(r"^[^\s@]+@[^\s@]+\.[^\s@]+$|^(?:[a-z]+://|/|\./)[^\s]+$|^[\w\-]+\.[A-Za-z0-9]{1,5}$")
+_WORDS = re.compile(r"[^\W\d_]{3,}")
+"""The words of a free text that a later text may repeat on their own (three letters or more)."""
 _PREFIX = re.compile(r"^[A-Za-z]{1,8}_(?=[A-Za-z]*\d)")
 """The kind an identifier's prefix names (``usr_41``, ``svc_9``, ``cus_N8x1``): part of what it is."""
 _SHORT_NAME = re.compile(r"^[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3}$")
@@ -179,8 +181,13 @@ class Observer:
     def free(self, values: Iterable[tuple[str, Any]]) -> None:
         """Treat these values as free from now on: a leaf repeating one, whole or as a word in a text, is masked."""
         for place, value in values:
+            if isinstance(value, datetime.date):
+                value = value.isoformat()
             if (type(value) is int or type(value) is str) and len(str(value)) >= MIN_ECHO:
                 self._free.setdefault(str(value), place)
+            if type(value) is str:  # the words of a free text (the local part of an email) are free too
+                for word in _WORDS.findall(value):
+                    self._free.setdefault(word, place)
         if self._free:
             words = sorted(self._free, key=len, reverse=True)
             self._pattern = re.compile(
@@ -227,7 +234,7 @@ class Observer:
         else:
             items = list(children(value))
             if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
-                flat.leaves.append((path, "l", len(value), f"l{len(value)}", ""))
+                flat.leaves.append((path, "l", len(value), f"l{len(value)}", "+" if value else "0"))
         for element, child in items:
             self._walk(child, path + path_text((element,)), depth + 1, flat, place)
 
@@ -266,7 +273,13 @@ class Observer:
         elif kind is str:
             self._text(value, path, flat, label)
         elif isinstance(value, datetime.datetime | datetime.date):
-            self._text(value.isoformat(), path, flat, label)
+            text = value.isoformat()
+            flat.raw[path] = value
+            echoed = self._free.get(text) if self._free else None
+            if echoed is not None:  # a free date repeated: free too, its equality kept
+                flat.leaves.append((path, "#", None, "#=" + echoed, "=" + echoed))
+                return
+            self._text(text, path, flat, label)
         elif isinstance(value, uuid.UUID):
             flat.leaves.append((path, "i", digest(str(value)), "i" + str(value), label))
         elif isinstance(value, bytes | bytearray):
@@ -310,7 +323,7 @@ def key_of(flat: Flat, identities: frozenset[str], bound_numbers: Iterable[tuple
         leaf = flat.leaves[0]
         return _scalar_key(leaf[3] if not leaf[0] else f"{leaf[0]}={leaf[3]}")
     parts = []
-    for path, _, _, written, label in flat.leaves:
+    for path, _, _, written, label in _folded(flat, identities):
         parts.append(f"{path}=#{label}" if path in identities else f"{path}={written}")
     for name, number in bound_numbers:
         for path, leaf in flat.numbers:
@@ -332,17 +345,39 @@ def params_key(flat: Flat, identities: frozenset[str]) -> str:
 def kept_leaves(flat: Flat, identities: frozenset[str]) -> tuple[Leaf, ...]:
     """The leaves a record keeps (identities masked; at most :data:`MAX_LEAVES`, the rest folded)."""
     leaves: list[Leaf] = []
-    for path, kind, value, _, label in flat.leaves[:MAX_LEAVES]:
+    folded = _folded(flat, identities)
+    for path, kind, value, _, label in folded[:MAX_LEAVES]:
         if path in identities or kind == "#":
             numeric_param = kind == "n" and path.startswith("{")  # kept for the relations it takes part in
             leaves.append((path, "#", value if numeric_param else None, label))
         else:
             leaves.append((path, kind, value, label if kind in ("w", "i", "q", "n") else ""))
-    rest = flat.leaves[MAX_LEAVES:]
+    rest = folded[MAX_LEAVES:]
     if rest:
         folded = "\x1f".join(f"{p}={w}" for p, _, _, w, _ in rest)
         leaves.append(("…", "x", digest(folded), ""))
     return tuple(leaves)
+
+
+def _folded(flat: Flat, identities: frozenset[str]) -> list[tuple[str, str, Any, str, str]]:
+    """The leaves, the items of each list masked whole folded into it: the kinds and labels its items had, as a set."""
+    lists = [path for path, kind, *_ in flat.leaves if kind == "l" and path in identities]
+    if not lists:
+        return flat.leaves
+    held: dict[str, set[str]] = {path: set() for path in lists}
+    kept = []
+    for leaf in flat.leaves:
+        owner = next((p for p in lists if leaf[0] != p and leaf[0].startswith(p + "[")), None)
+        if owner is None:
+            kept.append(leaf)
+        else:
+            held[owner].add(leaf[1] + leaf[4])
+    return [
+        (path, kind, value, written, label + "|" + ",".join(sorted(held[path])))
+        if path in held
+        else (path, kind, value, written, label)
+        for path, kind, value, written, label in kept
+    ]
 
 
 def _sign(difference: float) -> str:
@@ -465,13 +500,31 @@ def observe_run(
             or (
                 _copied(step, path, copied)
                 and is_identity_shape(path, kind, flat.raw.get(path, value))
-                and (names_a_thing(path) or _copied(step, path, copies.into_calls))
+                and (kind not in ("n", "q") or names_a_thing(path) or _copied(step, path, copies.into_calls))
             )
         )
+        identities |= _copied_lists(step, flat, identities, copied)
         key = key_of(flat, identities, observer.bound_numbers)
         observed.append(Observation(key, identities, kept_leaves(flat, identities)))
         observer.free_leaves(step, flat, identities)
     return given, observed
+
+
+def _copied_lists(
+    step: int, flat: Flat, identities: frozenset[str], copied: set[tuple[int, str]]
+) -> frozenset[str]:
+    """The lengths of lists passed on whole whose items are all identities (a team's member ids).
+
+    Such a list is a name for a group: it is masked too, but whether it is empty is still compared.
+    """
+    lengths = []
+    for path, kind, _, _, _ in flat.leaves:
+        if kind != "l" or (step, path) not in copied:
+            continue
+        inside = [p for p, *_ in flat.leaves if p.startswith(path) and p != path]
+        if inside and all(p in identities for p in inside):
+            lengths.append(path)
+    return frozenset(lengths)
 
 
 def _unproven_number(value: Any, copies: Copies, name: str) -> bool:

@@ -142,8 +142,17 @@ def test_a_tool_that_raises_at_replay_misses_with_tool_raised() -> None:
     assert engine.store.events()[-1].miss_reason == MissReason.TOOL_RAISED.value
 
 
-def test_an_output_a_later_step_needs_gone_misses_with_unresolved_value() -> None:
+def test_a_changed_output_misses_with_observation_changed() -> None:
     engine, desk = recorded(data_flow)
+    desk.record = {"name": "Ada"}
+    with pytest.raises(KeyError):  # the agent reads the same missing field
+        engine("serve")
+    assert engine.metrics.misses_by_reason[MissReason.OBSERVATION_CHANGED] == 1
+
+
+def test_an_output_a_later_step_needs_gone_misses_with_unresolved_value() -> None:
+    """With observations ignored, the changed output is found when the next step's argument is rebuilt."""
+    engine, desk = recorded(data_flow, observations="ignored")
     desk.record = {"name": "Ada"}
     with pytest.raises(KeyError):  # the agent reads the same missing field
         engine("serve")
@@ -151,7 +160,8 @@ def test_an_output_a_later_step_needs_gone_misses_with_unresolved_value() -> Non
 
 
 def test_an_answer_that_cannot_be_rebuilt_misses_with_answer_unresolved() -> None:
-    engine, desk = recorded(answer_flow)
+    """With observations ignored, the changed output is found when the answer is rebuilt."""
+    engine, desk = recorded(answer_flow, observations="ignored")
     engine.set_agent(lambda task: "asked the customer")
     desk.record = {"name": "Ada"}
     check_miss(engine, engine("serve"), MissReason.ANSWER_UNRESOLVED)
@@ -224,6 +234,7 @@ def test_every_kind_is_produced_by_some_run() -> None:
         MissReason.STORE_ERROR,
         MissReason.STORE_UNAVAILABLE,
         MissReason.SNAPSHOT_UNHASHABLE,
+        MissReason.OBSERVATION_CHANGED,
     }
     assert covered | NOT_PRODUCED_YET == set(MissReason)
 

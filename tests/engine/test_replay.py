@@ -270,7 +270,8 @@ def test_a_reference_that_cannot_be_resolved_hands_over() -> None:
     shape["ok"] = False
     result = engine()
     assert not result and result.steps_replayed == 1
-    assert result.reason is not None and "cannot be resolved" in result.reason
+    assert result.reason == "step 0 lookup output: None, in no recorded run"
+    assert used == ["usr-0001"] and result.output == "nobody"
     assert result.output == "nobody"
 
 
@@ -461,13 +462,13 @@ def test_an_answer_that_is_a_whole_output_is_the_fresh_output() -> None:
     seq = {"n": 0}
 
     @engine.tool(name="roll")
-    def roll() -> list[int]:
+    def roll() -> list[str]:
         seq["n"] += 1
-        return [seq["n"], 2 * seq["n"]]
+        return [f"d-{seq['n']}", f"d-{2 * seq['n']}"]
 
     engine.set_agent(lambda: roll())
-    assert engine().output == [1, 2]
-    assert engine().output == [2, 4]
+    assert engine().output == ["d-1", "d-2"]
+    assert engine().output == ["d-2", "d-4"]  # identifiers passed on: the fresh ones
 
 
 def test_a_mutable_constant_answer_is_not_shared_between_hits() -> None:

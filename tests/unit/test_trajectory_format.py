@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Engine
+from muscle_mem import Engine, MissReason
 from muscle_mem.forms import Form
 from muscle_mem.provenance import Agree, Const, Guarded, Output, Param, Pick, Struct, Template, Text
+from muscle_mem.stores import steps
 from muscle_mem.trajectory import FORMAT_VERSION, RecordError, Step, Trajectory, from_record, to_record
 
 FORMAT_1 = json.loads(
@@ -58,7 +59,7 @@ def test_a_format_1_record_is_read_as_the_provenance_model() -> None:
 
 def test_a_migrated_record_is_written_back_in_the_current_format() -> None:
     record = to_record(from_record(FORMAT_1))
-    assert record["format"] == FORMAT_VERSION == 2
+    assert record["format"] == FORMAT_VERSION == 3
     assert from_record(record) == from_record(FORMAT_1)
 
 
@@ -98,7 +99,10 @@ def test_an_unknown_form_or_an_agreement_of_one_is_refused() -> None:
             from_record(broken)
 
 
-def test_a_format_1_row_in_a_sqlite_store_replays(tmp_path: Path) -> None:
+def test_a_format_1_row_in_a_sqlite_store_is_read_and_the_agent_serves_until_it_is_recorded_anew(
+    tmp_path: Path,
+) -> None:
+    """An old record kept no observations, of its params either: the agent serves, and its run is stored."""
     url = f"sqlite:///{tmp_path / 'cache.db'}"
     numbers = itertools.count(1042)
     sent: list[tuple[str, str, dict[str, Any]]] = []
@@ -136,14 +140,21 @@ def test_a_format_1_row_in_a_sqlite_store_replays(tmp_path: Path) -> None:
         step["version"] = now["version"]
     with sqlite3.connect(tmp_path / "cache.db") as db:
         db.execute("UPDATE trajectories SET record = ? WHERE id = ?", (json.dumps(old), current["id"]))
+        db.execute("DELETE FROM steps WHERE trajectory_id = ?", (current["id"],))
+        rows = steps.step_rows(from_record(old))  # as the release that wrote it indexed it
+        db.executemany("INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?)", [r.values() for r in rows])
 
     replayed = make()("open a ticket for", "bob@example.com", params={"email": "bob@example.com"})
-    assert replayed.hit and replayed.output == "TCK-1043"
+    assert not replayed.hit and replayed.steps_replayed == 0 and replayed.output == "TCK-1043"
+    assert replayed.miss_reason is MissReason.OBSERVATION_CHANGED
+    assert replayed.reason == "the params: the recorded runs did not keep what they saw here"
     assert sent[-1] == (
         "TCK-1043",
         "Hi bob@example.com, ticket TCK-1043 is open",
         {"to": "bob@example.com", "n": 3},
     )
+    again = make()("open a ticket for", "cy@example.com", params={"email": "cy@example.com"})
+    assert again.hit and again.output == "TCK-1044"  # the agent's run was stored in the current format
 
 
 def test_a_step_signature_from_its_record_is_the_steps_own() -> None:
