@@ -109,8 +109,7 @@ def _related(observations: Sequence[tuple[Leaf, ...]]) -> tuple[dict[tuple[int, 
     texts: dict[tuple[int, str], Any] = {}
     for at, leaves in enumerate(observations):
         for path, kind, value, _ in leaves:
-            numeric = kind in _NUMERIC or (kind == "#" and path.startswith("{"))  # a bound numeric param
-            if numeric and type(value) in (int, float) and len(numbers) < MAX_RELATED:
+            if kind in _NUMERIC and type(value) in (int, float) and len(numbers) < MAX_RELATED:
                 numbers[(at, path)] = float(value)
             elif kind in _TEXTUAL and len(texts) < MAX_RELATED:
                 texts[(at, path)] = value
@@ -158,6 +157,9 @@ def _place(place: tuple[int, str], names: Sequence[str]) -> str:
 
 def where(name: str, path: str) -> str:
     """A leaf as a message names it: ``step 0 lookup output['status']``, ``param 'qty'``."""
+    if "?" in path:  # a number's order to a bound number param
+        leaf, _, param = path.rpartition("?")
+        return f"{where(name, leaf)} against param {param!r}"
     if path.startswith("{") and "}" in path:
         return f"param {path[1 : path.index('}')]!r}{path[path.index('}') + 1 :]}"
     return f"{name} output{path}"
@@ -170,6 +172,8 @@ def _shown(kind: str, value: Any) -> str:
         return "an empty mapping"
     if kind in ("w", "n", "b"):
         return repr(value)
+    if kind == "r":
+        return {"<": "below", "=": "equal", ">": "above"}.get(str(value), repr(value))
     if kind in ("d", "s") and type(value) in (int, float):
         moment = datetime.datetime.fromtimestamp(value, datetime.timezone.utc)
         return repr(moment.date().isoformat() if kind == "d" else moment.isoformat().replace("+00:00", "Z"))

@@ -47,15 +47,20 @@ Leaf = tuple[str, str, Any, str]
 """``(path, kind, value, label)``: where the leaf is, its kind (see :data:`KINDS`), the value kept, and
 for a text or an int, where an equal value was first seen in the run ("" if nowhere)."""
 
-KINDS = frozenset("nbdsqwiplex#")
+KINDS = frozenset("nbdsqwiplexr#")
 """``n`` number, ``q`` number written as a text, ``b`` bool or None, ``d`` date, ``s`` timestamp (seconds for both), ``w`` category word
 (as it is), ``i`` identifier-shaped text, ``p`` other text (digests for both), ``l`` list length, ``e``
-empty mapping, ``x`` folded digest, ``#`` identity (masked; nothing kept but its label)."""
+empty mapping, ``x`` folded digest, ``r`` a number's order to a bound number param (``<``, ``=``, ``>``),
+``#`` identity (masked; nothing kept but its label)."""
 
 _ID_KEY = re.compile(
     r"(?:^|[_\-.])(?:id|ids|uuid|guid|key|ref|handle|slug|sku|no|num|number|code|email|path|file|"
     r"filename|url|uri|name|username|login|owner|author|user|account|assignee|customer|host|replica)$"
     r"|[a-z](?:Id|ID|Name|Email|Path|Url|Key)$",
+    re.IGNORECASE,
+)
+_NAME_KEY = re.compile(
+    r"(?:^|[_\-.])(?:id|ids|uuid|guid|name|username|login|email|handle|slug)$|[a-z](?:Id|ID|Name|Email)$",
     re.IGNORECASE,
 )
 _ID_TEXT = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@+#~\-\"'=]{0,127}$")
@@ -133,6 +138,16 @@ def is_identity_shape(path: str, leaf_kind: str, value: Any) -> bool:
             return True  # a number a tool returned whole, or as an item of a list: a handle
         return last is not None and _ID_KEY.search(last.strip("_")) is not None
     return False
+
+
+def is_name(path: str) -> bool:
+    """Whether the key a leaf is under says it is the name or id of a thing (``id``, ``user_id``, ``name``, ``email``).
+
+    Such a leaf is an identity even where it flowed nowhere: an agent treats a name as opaque, and
+    what it is equal to is still compared.
+    """
+    last = _last_key(path)
+    return last is not None and _NAME_KEY.search(last.strip("_")) is not None
 
 
 def names_a_thing(path: str) -> bool:
@@ -342,16 +357,26 @@ def params_key(flat: Flat, identities: frozenset[str]) -> str:
     return codec.hash_text("\x1f".join(parts))
 
 
-def kept_leaves(flat: Flat, identities: frozenset[str]) -> tuple[Leaf, ...]:
-    """The leaves a record keeps (identities masked; at most :data:`MAX_LEAVES`, the rest folded)."""
+def kept_leaves(
+    flat: Flat, identities: frozenset[str], bound_numbers: Iterable[tuple[str, float]] = ()
+) -> tuple[Leaf, ...]:
+    """The leaves a record keeps (identities masked; at most :data:`MAX_LEAVES`, the rest folded).
+
+    Every value kept is one the observation's key holds, so any run filed under that key kept the
+    same: a masked value keeps only its label, and each numeric leaf's order to each bound numeric
+    param is kept as a leaf of its own (``['limit']?amount``, kind ``r``).
+    """
     leaves: list[Leaf] = []
     folded = _folded(flat, identities)
     for path, kind, value, _, label in folded[:MAX_LEAVES]:
         if path in identities or kind == "#":
-            numeric_param = kind == "n" and path.startswith("{")  # kept for the relations it takes part in
-            leaves.append((path, "#", value if numeric_param else None, label))
+            leaves.append((path, "#", None, label))
         else:
             leaves.append((path, kind, value, label if kind in ("w", "i", "q", "n") else ""))
+    for name, number in bound_numbers:
+        for path, leaf in flat.numbers[:MAX_LEAVES]:
+            if path not in identities:
+                leaves.append((f"{path}?{name}", "r", _sign(leaf - number), ""))
     rest = folded[MAX_LEAVES:]
     if rest:
         folded = "\x1f".join(f"{p}={w}" for p, _, _, w, _ in rest)
@@ -502,10 +527,11 @@ def observe_run(
                 and is_identity_shape(path, kind, flat.raw.get(path, value))
                 and (kind not in ("n", "q") or names_a_thing(path) or _copied(step, path, copies.into_calls))
             )
+            or (is_name(path) and is_identity_shape(path, kind, flat.raw.get(path, value)))
         )
         identities |= _copied_lists(step, flat, identities, copied)
         key = key_of(flat, identities, observer.bound_numbers)
-        observed.append(Observation(key, identities, kept_leaves(flat, identities)))
+        observed.append(Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers)))
         observer.free_leaves(step, flat, identities)
     return given, observed
 
@@ -557,12 +583,15 @@ def _copied(step: int, path: str, copied: set[tuple[int, str]]) -> bool:
 
 
 def bound_numbers(params: Mapping[str, Any], bound: Iterable[str]) -> tuple[tuple[str, float], ...]:
-    """The numeric params among those bound (their values free), by name."""
-    return tuple(
-        (name, float(params[name]))
-        for name in sorted(bound)
-        if name in params and type(params[name]) in (int, float) and math.isfinite(params[name])
-    )
+    """The numeric params among those bound (their values free), by name: numbers, and texts of numbers ("13.38")."""
+    found = []
+    for name in sorted(bound):
+        value = params.get(name)
+        if type(value) is str and _NUMBER_TEXT.match(value):
+            value = float(value)
+        if type(value) in (int, float) and math.isfinite(value):
+            found.append((name, float(value)))
+    return tuple(found)
 
 
 def bound_names(given: Observation | None) -> frozenset[str]:

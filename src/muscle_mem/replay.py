@@ -585,7 +585,7 @@ class Replayer:
         names = ["the params"]
         for step, (call, output) in enumerate(zip(self.run.calls, self.outputs, strict=False)):
             flat = observer.flatten(step, output)
-            live.append(kept_leaves(flat, none))
+            live.append(kept_leaves(flat, none, observer.bound_numbers))
             names.append(f"step {step} {call.tool}")
             seen = like[step + 1] if step + 1 < len(like) else None
             if seen is not None and seen.identities:

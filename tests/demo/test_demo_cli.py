@@ -88,12 +88,22 @@ def test_demo_with_rich_output(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert re.search(r"^\s+1 miss\s+0 replayed  ", out, re.MULTILINE)
 
 
-def test_demo_without_checks_reports_unsafe_replays_and_fails(
+def test_demo_without_checks_replays_safely_on_what_the_tools_return(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(demo(tmp_path, "--tasks", "30", "--no-checks", "--plain")) == 1
+    assert main(demo(tmp_path, "--tasks", "30", "--no-checks", "--plain")) == 0
     out = capsys.readouterr().out
-    assert "WITHOUT Checks" in out
+    assert "WITHOUT Checks, " in out
+    assert int(row(out, "unsafe replays")[1]) == 0
+    assert int(row(out, "full hits")[1]) > 0
+
+
+def test_demo_without_checks_or_observations_reports_unsafe_replays_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(demo(tmp_path, "--tasks", "30", "--no-checks", "--ignore-observations", "--plain")) == 1
+    out = capsys.readouterr().out
+    assert "WITHOUT Checks or observations" in out
     assert int(row(out, "unsafe replays")[1]) > 0
     assert "UNSAFE replay on task" in out
     assert "only after the replay" in out

@@ -117,8 +117,16 @@ def test_a_small_stream_hits_and_catches_changes_safely(small_stream: Any) -> No
     assert sum(tally.reasons().values()) == tally.count("partial") + tally.count("miss")
 
 
-def test_without_checks_the_verification_finds_unsafe_replays(tmp_path: Path) -> None:
+def test_without_checks_the_verification_finds_no_unsafe_replay(tmp_path: Path) -> None:
     with DemoRunner(tmp_path / "work", "memory://", seed=7, speed=FAST, checks=False) as runner:
+        runner.stream(30)
+        tally = runner.finish()
+    assert not tally.unsafe and tally.count("hit") > 0
+
+
+def test_without_checks_or_observations_the_verification_finds_unsafe_replays(tmp_path: Path) -> None:
+    options = {"checks": False, "observations": False}
+    with DemoRunner(tmp_path / "work", "memory://", seed=7, speed=FAST, **options) as runner:
         runner.stream(30)
         tally = runner.finish()
     assert tally.unsafe

@@ -187,7 +187,8 @@ def _account(email: str, harmless: bool = False) -> Run:
 
 
 def _pay_ok(inv: int, amount: int) -> Run:
-    world = {"amount": amount, "balance": 1000, "paid": [], "bank_up": True}
+    """A payment within what the family's runs showed: amount and balance in their ranges, amount below."""
+    world = {"amount": amount, "balance": 150, "paid": [], "bank_up": True}
     return Run(f"pay invoice {inv}", world, {"invoice": inv}, harmless=True)
 
 

@@ -42,7 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-checks",
         action="store_true",
-        help="register the tools without their Checks, on a throwaway in-memory store: shows what Checks prevent",
+        help="register the tools without their Checks, on a throwaway in-memory store: replays rest on what "
+        "the tools return alone",
+    )
+    parser.add_argument(
+        "--ignore-observations",
+        action="store_true",
+        help="replay as far as the Checks allow, not comparing what the tools return (with --no-checks: shows "
+        "what that comparison prevents)",
     )
     parser.add_argument("--plain", action="store_true", help="plain text output, even if rich is installed")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per request")
@@ -64,17 +71,25 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
 
 def run(args: argparse.Namespace) -> int:
     out = Output(fancy=False if args.plain else None)
-    if args.no_checks and args.store:
-        raise UsageError("--no-checks always uses a throwaway in-memory store; drop --store")
-    store = "memory://" if args.no_checks else store_url(args)
+    throwaway = args.no_checks or args.ignore_observations
+    if throwaway and args.store:
+        raise UsageError("--no-checks and --ignore-observations always use a throwaway in-memory store; drop --store")
+    store = "memory://" if throwaway else store_url(args)
     if args.workdir.exists() and not args.workdir.is_dir():
         raise UsageError(f"--workdir {args.workdir} is not a directory")
     runner = DemoRunner(
-        args.workdir, store, seed=args.seed, speed=args.speed, fresh=args.fresh, checks=not args.no_checks
+        args.workdir,
+        store,
+        seed=args.seed,
+        speed=args.speed,
+        fresh=args.fresh,
+        checks=not args.no_checks,
+        observations=not args.ignore_observations,
     )
     with runner:
         cached = len(runner.engine.store)
-        checks = "WITHOUT Checks, " if args.no_checks else ""
+        without = [w for w, off in (("Checks", args.no_checks), ("observations", args.ignore_observations)) if off]
+        checks = f"WITHOUT {' or '.join(without)}, " if without else ""
         out.line(
             f"Support desk demo: {plural(args.tasks, 'request')}, {checks}store {store} "
             f"({plural(cached, 'trajectory')} cached)"

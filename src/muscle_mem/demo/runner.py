@@ -152,6 +152,7 @@ class DemoRunner:
         speed: float = 1.0,
         fresh: bool = False,
         checks: bool = True,
+        observations: bool = True,
         workers: int = 6,
     ) -> None:
         self.workdir = workdir
@@ -160,7 +161,7 @@ class DemoRunner:
         self.copies = workdir / "copies"
         shutil.rmtree(self.copies, ignore_errors=True)
         self.copies.mkdir(parents=True)
-        self.engine = Engine(store)
+        self.engine = Engine(store, observations="compared" if observations else "ignored")
         if fresh:
             self.engine.store.clear()
         Desk.create(workdir / "desk.db", seed=seed).close()
