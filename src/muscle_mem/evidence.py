@@ -91,7 +91,7 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
     if kind in _NUMERIC and type(value) in (int, float):
         low, high = min(values), max(values)
         slack = _TOLERANCE * max(1.0, abs(low), abs(high))
-        return low - slack <= value <= high + slack
+        return bool(low - slack <= value <= high + slack)
     return value in values
 
 
@@ -104,7 +104,9 @@ def _relations_broken(live: Live, histories: Sequence[History], names: Sequence[
     return _equalities_broken(live_texts, [texts for _, texts in runs], names)
 
 
-def _related(observations: Sequence[tuple[Leaf, ...]]) -> tuple[dict[tuple[int, str], float], dict[tuple[int, str], Any]]:
+def _related(
+    observations: Sequence[tuple[Leaf, ...]],
+) -> tuple[dict[tuple[int, str], float], dict[tuple[int, str], Any]]:
     numbers: dict[tuple[int, str], float] = {}
     texts: dict[tuple[int, str], Any] = {}
     for at, leaves in enumerate(observations):

@@ -32,7 +32,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.provenance import SCALAR_TYPES, Arg, Const, Guarded, Output, Param, PathElement, children, nested
+from muscle_mem.provenance import (
+    SCALAR_TYPES,
+    Arg,
+    Const,
+    Guarded,
+    Output,
+    Param,
+    PathElement,
+    children,
+    nested,
+)
 
 MAX_LEAVES = 512
 """Leaves kept one by one per observation; the rest are folded into one digest (a change there stops a replay)."""
@@ -132,9 +142,13 @@ def is_identity_shape(path: str, leaf_kind: str, value: Any) -> bool:
         return True
     last = _last_key(path)
     if leaf_kind == "p":  # a person's or a thing's name of a few words, under a key that says so
-        return last is not None and _ID_KEY.search(last.strip("_")) is not None and _SHORT_NAME.match(value or "") is not None
+        return (
+            last is not None
+            and _ID_KEY.search(last.strip("_")) is not None
+            and _SHORT_NAME.match(value or "") is not None
+        )
     if leaf_kind in ("w", "q") or (leaf_kind == "n" and type(value) is int):
-        if leaf_kind != "w" and (path == "" or path.endswith("]") and last is None):
+        if leaf_kind != "w" and (path == "" or (path.endswith("]") and last is None)):
             return True  # a number a tool returned whole, or as an item of a list: a handle
         return last is not None and _ID_KEY.search(last.strip("_")) is not None
     return False
@@ -335,8 +349,8 @@ def key_of(flat: Flat, identities: frozenset[str], bound_numbers: Iterable[tuple
     keeps its order to each of them: an amount read from a tool still covers the amount asked for.
     """
     if not identities and not bound_numbers and len(flat.leaves) == 1:
-        leaf = flat.leaves[0]
-        return _scalar_key(leaf[3] if not leaf[0] else f"{leaf[0]}={leaf[3]}")
+        only = flat.leaves[0]
+        return _scalar_key(only[3] if not only[0] else f"{only[0]}={only[3]}")
     parts = []
     for path, _, _, written, label in _folded(flat, identities):
         parts.append(f"{path}=#{label}" if path in identities else f"{path}={written}")
@@ -349,7 +363,10 @@ def key_of(flat: Flat, identities: frozenset[str], bound_numbers: Iterable[tuple
 
 def params_key(flat: Flat, identities: frozenset[str]) -> str:
     """The key of a run's params: unbound ones as they are, bound ones masked, and the order of every two numbers."""
-    parts = [f"{path}=#{label}" if path in identities else f"{path}={written}" for path, _, _, written, label in flat.leaves]
+    parts = [
+        f"{path}=#{label}" if path in identities else f"{path}={written}"
+        for path, _, _, written, label in flat.leaves
+    ]
     numbers = flat.numbers
     for i, (a, x) in enumerate(numbers):
         for b, y in numbers[i + 1 :]:
@@ -379,8 +396,8 @@ def kept_leaves(
                 leaves.append((f"{path}?{name}", "r", _sign(leaf - number), ""))
     rest = folded[MAX_LEAVES:]
     if rest:
-        folded = "\x1f".join(f"{p}={w}" for p, _, _, w, _ in rest)
-        leaves.append(("…", "x", digest(folded), ""))
+        text = "\x1f".join(f"{p}={w}" for p, _, _, w, _ in rest)
+        leaves.append(("…", "x", digest(text), ""))
     return tuple(leaves)
 
 
@@ -586,7 +603,7 @@ def bound_numbers(params: Mapping[str, Any], bound: Iterable[str]) -> tuple[tupl
     """The numeric params among those bound (their values free), by name: numbers, and texts of numbers ("13.38")."""
     found = []
     for name in sorted(bound):
-        value = params.get(name)
+        value: Any = params.get(name)
         if type(value) is str and _NUMBER_TEXT.match(value):
             value = float(value)
         if type(value) in (int, float) and math.isfinite(value):

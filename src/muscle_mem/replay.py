@@ -25,8 +25,8 @@ from typing import Any
 
 from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
-from muscle_mem.fast_init import fast_instance
 from muscle_mem.evidence import History, uncovered
+from muscle_mem.fast_init import fast_instance
 from muscle_mem.index import Skipped, StepEdge, StepGroup, StepNode, TaskSteps, newest_first
 from muscle_mem.observations import (
     Flat,
@@ -35,8 +35,8 @@ from muscle_mem.observations import (
     Observer,
     bound_names,
     bound_numbers,
-    key_of,
     kept_leaves,
+    key_of,
     params_key,
 )
 from muscle_mem.provenance import SCALAR_TYPES, Broken, Disagreement, Unresolved, evaluate
@@ -446,7 +446,7 @@ class Replayer:
         each step's output). A next call is made only if the runs that made it next saw, together,
         everything this replay saw (:func:`muscle_mem.evidence.uncovered`); the answer likewise.
         """
-        run, calls, outputs, tools = self.run, self.run.calls, self.outputs, self.registry.by_name
+        run, calls, outputs = self.run, self.run.calls, self.outputs
         while True:
             step_no = len(calls)
             members = members[:MAX_MEMBERS]
@@ -487,7 +487,10 @@ class Replayer:
                         break
                 if not allowed:
                     reasons.append(
-                        (MissReason.PRE_CHECK_FAILED, f"pre-check of tool {tool.name!r} failed at step {step_no}")
+                        (
+                            MissReason.PRE_CHECK_FAILED,
+                            f"pre-check of tool {tool.name!r} failed at step {step_no}",
+                        )
                     )
                     continue
                 # every run that made this call here is evidence of what its output may vary in
@@ -510,7 +513,16 @@ class Replayer:
                     )
                 post = NOT_CAPTURED
                 if tool.post_check is not None:
-                    attempt = (edges[0][1], iter(()), pre, tool, edges[0][1].step, call_args, kwargs, pairs[0][1])
+                    attempt = (
+                        edges[0][1],
+                        iter(()),
+                        pre,
+                        tool,
+                        edges[0][1].step,
+                        call_args,
+                        kwargs,
+                        pairs[0][1],
+                    )
                     post = yield from self._post_capture(attempt, tool.post_check)
                     edges = [(h, e) for h, e in edges if _post_passes(tool.post_check, post, e)]
                 try:
@@ -549,12 +561,12 @@ class Replayer:
                 break
             if taken:
                 continue
-            for pairs in ends.values():
-                why = uncovered(live, [h for h, _ in pairs], names) if step_no > 0 else None
+            for finishing in ends.values():
+                why = uncovered(live, [h for h, _ in finishing], names) if step_no > 0 else None
                 if why is not None:
                     reasons.append((MissReason.OBSERVATION_CHANGED, why))
                     continue
-                for _, trajectory in pairs:
+                for _, trajectory in finishing:
                     ending = self._answer(trajectory)
                     if ending is not None:
                         return ending

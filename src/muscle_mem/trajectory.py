@@ -361,7 +361,9 @@ def _observation_from(data: Any) -> Observation:
     key, ids, leaves = data["key"], data["ids"], data["leaves"]
     if type(key) is not str or type(ids) is not list or type(leaves) is not list:
         raise RecordError("a malformed observation")
-    return Observation(_text(key), frozenset(_text(i) for i in ids), tuple(_leaf_from(leaf) for leaf in leaves))
+    return Observation(
+        _text(key), frozenset(_text(i) for i in ids), tuple(_leaf_from(leaf) for leaf in leaves)
+    )
 
 
 def _leaf_from(data: Any) -> Leaf:
@@ -370,7 +372,9 @@ def _leaf_from(data: Any) -> Leaf:
     path, kind, value, label = data
     if type(path) is not str or kind not in KINDS or type(label) is not str:
         raise RecordError(f"a malformed observed leaf {data!r}"[:200])
-    if not (value is None or type(value) in (bool, int, str) or (type(value) is float and math.isfinite(value))):
+    if not (
+        value is None or type(value) in (bool, int, str) or (type(value) is float and math.isfinite(value))
+    ):
         raise RecordError(f"an observed leaf's value is a scalar, not {type(value).__name__}")
     return (path, kind, value, label)
 

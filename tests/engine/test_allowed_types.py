@@ -16,7 +16,7 @@ import pytest
 
 from hostile_rows import TASK, build_engine, execute, good_record, record_good
 from muscle_mem import Engine, MissReason, codec
-from muscle_mem.observations import Observation, Observer, key_of, kept_leaves
+from muscle_mem.observations import Observation, Observer, kept_leaves, key_of
 from muscle_mem.stores import SQLiteStore, _records, steps
 from muscle_mem.trajectory import observation_record
 

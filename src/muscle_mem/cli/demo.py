@@ -73,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
     out = Output(fancy=False if args.plain else None)
     throwaway = args.no_checks or args.ignore_observations
     if throwaway and args.store:
-        raise UsageError("--no-checks and --ignore-observations always use a throwaway in-memory store; drop --store")
+        raise UsageError(
+            "--no-checks and --ignore-observations always use a throwaway in-memory store; drop --store"
+        )
     store = "memory://" if throwaway else store_url(args)
     if args.workdir.exists() and not args.workdir.is_dir():
         raise UsageError(f"--workdir {args.workdir} is not a directory")
@@ -88,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
     )
     with runner:
         cached = len(runner.engine.store)
-        without = [w for w, off in (("Checks", args.no_checks), ("observations", args.ignore_observations)) if off]
+        without = [
+            w for w, off in (("Checks", args.no_checks), ("observations", args.ignore_observations)) if off
+        ]
         checks = f"WITHOUT {' or '.join(without)}, " if without else ""
         out.line(
             f"Support desk demo: {plural(args.tasks, 'request')}, {checks}store {store} "
