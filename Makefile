@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,postgres,cli,embeddings,bench,field,integrations]'
+	$(BIN)/pip install --quiet -e '.[dev,postgres,cli,embeddings,bench,field,integrations,otel]'
 	touch $(STAMP)
 
 demo: $(STAMP)

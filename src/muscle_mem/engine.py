@@ -23,6 +23,7 @@ from muscle_mem.index import TaskSteps
 from muscle_mem.journal import Journal
 from muscle_mem.keys import Match, TaskIdentity, check_matching, check_params, checked_tags, task_text
 from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE
+from muscle_mem.ledger import Ledger, ledger
 from muscle_mem.metrics import Metrics
 from muscle_mem.outcome import Call, Outcomes
 from muscle_mem.reasons import MissReason, NotStoredReason, Problem
@@ -31,7 +32,9 @@ from muscle_mem.replay import ActiveReplays, Ending, Replayer, drive, drive_asyn
 from muscle_mem.result import Result
 from muscle_mem.secrecy import plain_params, redact, secret_values
 from muscle_mem.session import Session
+from muscle_mem.spend import Prices, check_prices
 from muscle_mem.stores import CoreStore, MemoryStore, StoreUnavailable, budget, open_store
+from muscle_mem.stores.base import EventLog
 from muscle_mem.stores.signing import Keys, signer_from
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 from muscle_mem.writer import Writer
@@ -81,6 +84,10 @@ class Engine:
     events. A hit reads nothing from the store while its task has not changed: PostgreSQL notifies
     changes, SQLite's ``data_version`` shows them; where that cannot be told (no listener), a task's
     state is read at most once per interval. 0 writes every hit through and reads the store's revision on every call.
+    ``prices``: per model name, what a million input and a million output tokens cost
+    (``{"gpt-4.1": (2.0, 8.0)}``), for :meth:`ledger`; there is no built-in price list.
+    ``telemetry=True`` reports each call to OpenTelemetry (spans and metrics, through the API of the
+    ``otel`` extra; the application's SDK decides where they go).
     """
 
     def __init__(
@@ -103,8 +110,14 @@ class Engine:
         types: Iterable[type] = (),
         write_behind: bool = False,
         sync_interval: float = SYNC_INTERVAL,
+        prices: Prices | None = None,
+        telemetry: bool = False,
     ) -> None:
         check_matching(match, similarity, namespace)
+        if type(telemetry) is not bool:
+            raise TypeError(f"telemetry must be a bool, not {telemetry!r}")
+        self.prices = check_prices(prices)
+        """Per model name, the price of a million input and of a million output tokens (for :meth:`ledger`)."""
         if isinstance(sync_interval, bool) or not (
             isinstance(sync_interval, int | float) and 0 <= sync_interval < math.inf
         ):
@@ -156,6 +169,10 @@ class Engine:
             raise TypeError(f"write_behind must be a bool, not {write_behind!r}")
         self._writer = Writer() if write_behind else None
         self._outcomes = Outcomes(self._cache, self.metrics, self.journal, self._writer)
+        if telemetry:
+            from muscle_mem.telemetry import Telemetry  # the otel extra, imported only when asked for
+
+            self._outcomes.telemetry = Telemetry()
         self.namespace = namespace
         self._identify = TaskIdentity(match, namespace=namespace)
         self._registry = ToolRegistry()
@@ -485,6 +502,15 @@ class Engine:
     def store_available(self) -> bool:
         """False while the store is unavailable (an outage): calls are then served by the agent, uncached."""
         return self._breaker.available
+
+    def ledger(self, since: float = 0.0) -> Ledger:
+        """What every task family spent and saved, from the store's events (every worker's), at ``prices``.
+
+        ``since``: count the calls at or after this time (``time.time()``); events are written first.
+        """
+        self.journal.flush()
+        events = self.store.events() if isinstance(self.store, EventLog) else []
+        return ledger(events, self.prices, since)
 
     def flush(self) -> None:
         """Write what is kept behind now: the trajectories of past misses (``write_behind``), use
