@@ -9,7 +9,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import Token
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from muscle_mem import codec
 from muscle_mem.breaker import Breaker, check_seconds
@@ -38,6 +38,9 @@ from muscle_mem.stores.base import EventLog
 from muscle_mem.stores.signing import Keys, signer_from
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 from muscle_mem.writer import Writer
+
+if TYPE_CHECKING:
+    from muscle_mem.telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +90,8 @@ class Engine:
     ``prices``: per model name, what a million input and a million output tokens cost
     (``{"gpt-4.1": (2.0, 8.0)}``), for :meth:`ledger`; there is no built-in price list.
     ``telemetry=True`` reports each call to OpenTelemetry (spans and metrics, through the API of the
-    ``otel`` extra; the application's SDK decides where they go).
+    ``otel`` extra; the application's SDK decides where they go), or pass a
+    :class:`muscle_mem.telemetry.Telemetry` made with other providers.
     """
 
     def __init__(
@@ -111,11 +115,9 @@ class Engine:
         write_behind: bool = False,
         sync_interval: float = SYNC_INTERVAL,
         prices: Prices | None = None,
-        telemetry: bool = False,
+        telemetry: bool | Telemetry = False,
     ) -> None:
         check_matching(match, similarity, namespace)
-        if type(telemetry) is not bool:
-            raise TypeError(f"telemetry must be a bool, not {telemetry!r}")
         self.prices = check_prices(prices)
         """Per model name, the price of a million input and of a million output tokens (for :meth:`ledger`)."""
         if isinstance(sync_interval, bool) or not (
@@ -169,10 +171,8 @@ class Engine:
             raise TypeError(f"write_behind must be a bool, not {write_behind!r}")
         self._writer = Writer() if write_behind else None
         self._outcomes = Outcomes(self._cache, self.metrics, self.journal, self._writer)
-        if telemetry:
-            from muscle_mem.telemetry import Telemetry  # the otel extra, imported only when asked for
-
-            self._outcomes.telemetry = Telemetry()
+        if telemetry is not False:
+            self._outcomes.telemetry = _telemetry(telemetry)
         self.namespace = namespace
         self._identify = TaskIdentity(match, namespace=namespace)
         self._registry = ToolRegistry()
@@ -540,6 +540,17 @@ _GOING_ON = Ending()
 
 
 _NO_SECRETS: frozenset[str] = frozenset()
+
+
+def _telemetry(given: object) -> Telemetry:
+    """The engine's OpenTelemetry reporter: ``True`` for the global providers, or the one given."""
+    from muscle_mem.telemetry import Telemetry  # the otel extra, imported only when asked for
+
+    if given is True:
+        return Telemetry()
+    if not isinstance(given, Telemetry):
+        raise TypeError(f"telemetry must be a bool or a muscle_mem.telemetry.Telemetry, not {given!r}")
+    return given
 
 
 def _async_in_sync(name: str) -> TypeError:

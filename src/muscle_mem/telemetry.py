@@ -30,13 +30,21 @@ SCOPE = "muscle_mem"
 
 
 class Telemetry:
-    """Reports engine calls to the OpenTelemetry API: a span per call and per replayed step, and metrics."""
+    """Reports engine calls to the OpenTelemetry API: a span per call and per replayed step, and metrics.
 
-    def __init__(self) -> None:
+    ``Engine(telemetry=True)`` uses the global providers; ``Engine(telemetry=Telemetry(tracer_provider,
+    meter_provider))`` others.
+    """
+
+    def __init__(
+        self,
+        tracer_provider: trace.TracerProvider | None = None,
+        meter_provider: metrics.MeterProvider | None = None,
+    ) -> None:
         from muscle_mem import __version__
 
-        self._tracer = trace.get_tracer(SCOPE, __version__)
-        meter = metrics.get_meter(SCOPE, __version__)
+        self._tracer = trace.get_tracer(SCOPE, __version__, tracer_provider)
+        meter = metrics.get_meter(SCOPE, __version__, meter_provider)
         self._calls = meter.create_counter(
             "muscle_mem.calls",
             unit="{call}",
