@@ -83,6 +83,7 @@ class Outcomes:
             steps_replayed=steps,
             trajectory_id=trajectory.id,
             elapsed=elapsed,
+            tokens_saved=trajectory.tokens,
             steps=tuple(run.calls),
         )
 
@@ -141,6 +142,7 @@ class Outcomes:
             not_stored_reason=refused.kind if refused is not None else None,
             miss_reason=ending.kind,
             miss_tool=ending.tool,
+            tokens_spent=run.tokens,
             steps=tuple(run.calls),
         )
 
