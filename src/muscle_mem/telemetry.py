@@ -15,7 +15,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from muscle_mem.integrations._common import missing_extra
 from muscle_mem.ledger import family_of
 from muscle_mem.recording import Call, Run
 from muscle_mem.replay import Ending
@@ -23,7 +22,7 @@ from muscle_mem.replay import Ending
 try:
     from opentelemetry import metrics, trace
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise missing_extra("OpenTelemetry", "otel") from exc
+    raise ImportError("Engine(telemetry=True) needs OpenTelemetry: pip install 'muscle-mem[otel]'") from exc
 
 SCOPE = "muscle_mem"
 """The instrumentation scope of the tracer and the meter."""
