@@ -95,3 +95,39 @@ def test_a_hit_saves_what_the_recorded_run_spent_and_calls_no_model() -> None:
     assert engine.metrics.agent_tokens == engine.metrics.saved_tokens == recorded[0] + recorded[1]
     saved = engine.ledger().total.saved
     assert (saved.input_tokens, saved.output_tokens, saved.requests) == recorded
+
+
+async def test_ainvoke_counts_the_usage_metadata_too() -> None:
+    """The async front end reads the same usage as ``invoke``."""
+    engine = Engine()
+    state = await agent(engine).ainvoke(
+        {"messages": [("user", "who is ada@x.io")]}, params={"email": "ada@x.io"}
+    )
+    input_tokens, output_tokens, _ = own_total(state["messages"])
+    assert engine.metrics.agent_tokens == input_tokens + output_tokens == 294
+
+
+def test_a_response_without_usage_metadata_counts_a_request_and_no_tokens() -> None:
+    """A model that reports no usage leaves the tokens at 0, its requests counted, its model unnamed."""
+    engine = Engine()
+    model = FakeModel(
+        messages=iter(
+            [
+                AIMessage(
+                    "",
+                    tool_calls=[
+                        {
+                            "name": "lookup_user",
+                            "args": {"email": "ada@x.io"},
+                            "id": "c1",
+                            "type": "tool_call",
+                        }
+                    ],
+                ),
+                AIMessage("usr_ada"),
+            ]
+        )
+    )
+    ask(CachedAgent(engine, create_agent(model, [lookup_user])), "ada@x.io")
+    spent = engine.ledger().total.spent
+    assert (spent.tokens, spent.requests, engine.metrics.agent_tokens) == (0, 2, 0)
