@@ -98,7 +98,7 @@ class Session:
     ) -> None:
         """Report model calls the agent made for the session's run (see :meth:`RunView.add_usage`)."""
         run = self._context.get(CURRENT_RUN) if self._context is not None else None
-        if run is None:
+        if run is None or run.ended or not run.recording:
             raise RuntimeError(
                 "this session has no run in progress to add usage to (not begun, a hit, or ended)"
             )

@@ -66,3 +66,12 @@ async def test_a_hit_saves_the_recorded_runs_usage() -> None:
     assert engine.metrics.saved_tokens == engine.metrics.agent_tokens == recorded.total_tokens
     saved = engine.ledger().total.saved
     assert (saved.input_tokens, saved.output_tokens, saved.requests) == (470, 25, 2)
+
+
+async def test_a_streamed_miss_counts_the_runs_usage_once_its_stream_ends() -> None:
+    """``run_streamed`` records the run, and its Usage, when the stream is consumed."""
+    engine = Engine()
+    streamed = await runner(engine).run_streamed("who is ada@x.io", params={"email": "ada@x.io"})
+    async for _ in streamed.stream_events():
+        pass
+    assert engine.metrics.agent_tokens == streamed.context_wrapper.usage.total_tokens == 495

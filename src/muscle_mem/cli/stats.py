@@ -102,6 +102,7 @@ def _family(family: Family) -> dict[str, Any]:
     """A family's row of the ledger, its texts escaped."""
     figures = family.as_dict()
     return figures | {
+        "family": shown(family.family),
         "task": shown(family.task),
         "misses_by_reason": {shown(r): n for r, n in family.misses_by_reason.items()},
         "unpriced": [shown(m) for m in family.unpriced],
