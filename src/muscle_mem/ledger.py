@@ -41,7 +41,12 @@ class Spent:
 
     def __add__(self, other: Spent) -> Spent:
         return Spent(
-            *(a + b for a, b in zip(dataclasses.astuple(self), dataclasses.astuple(other), strict=True))
+            self.tokens + other.tokens,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.requests + other.requests,
+            self.seconds + other.seconds,
+            self.money + other.money,
         )
 
 
@@ -51,7 +56,7 @@ class Family:
 
     family: str
     task: str
-    """The task text of the family's latest call (params shown by name)."""
+    """The task text of the family's latest call (params shown by name); empty in the total."""
     calls: int
     hits: int
     partial_replays: int
@@ -157,9 +162,11 @@ def ledger(events: Sequence[Event], prices: Prices, since: float = 0.0) -> Ledge
             continue
         spent, unpriced = spent_by(event, prices) if not event.hit else (Spent(), set())
         rows.setdefault(family_of(event.task_key), []).append((event, spent, save, unpriced | unpriced_saved))
-    families = tuple(_family(name, found) for name, found in rows.items())
+    families = tuple(_family(name, found, found[-1][0].task) for name, found in rows.items())
     everything = [row for found in rows.values() for row in found]
-    return Ledger(tuple(sorted(families, key=_savings, reverse=True)), _family(ALL, everything), bool(prices))
+    return Ledger(
+        tuple(sorted(families, key=_savings, reverse=True)), _family(ALL, everything, ""), bool(prices)
+    )
 
 
 def _savings(family: Family) -> tuple[float, int, float]:
@@ -167,7 +174,8 @@ def _savings(family: Family) -> tuple[float, int, float]:
     return family.saved.money, family.saved.tokens, family.saved.seconds
 
 
-def _family(name: str, rows: Sequence[tuple[Event, Spent, Spent, set[str]]]) -> Family:
+def _family(name: str, rows: Sequence[tuple[Event, Spent, Spent, set[str]]], task: str) -> Family:
+    """A family's figures from its rows: each event, what it spent and saved, its unpriced models."""
     hits = sum(event.hit for event, *_ in rows)
     misses = [event for event, *_ in rows if not event.hit]
     reasons = Counter(e.miss_reason or "unclassified" for e in misses)
@@ -179,7 +187,7 @@ def _family(name: str, rows: Sequence[tuple[Event, Spent, Spent, set[str]]]) -> 
         unpriced |= models
     return Family(
         family=name,
-        task=rows[-1][0].task if rows else "",
+        task=task,
         calls=len(rows),
         hits=hits,
         partial_replays=sum(1 for e in misses if e.steps_replayed),
