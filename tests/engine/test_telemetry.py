@@ -152,3 +152,22 @@ def test_calls_tokens_and_hit_durations_are_counted_through_the_metrics_api(trac
     assert [p.value for p in points["muscle_mem.tokens.saved"]] == [230]
     assert [p.value for p in points["muscle_mem.tokens.spent"]] == [230]
     assert [p.count for p in points["muscle_mem.replay.duration"]] == [1]
+
+
+def test_with_no_sdk_set_up_the_global_providers_take_the_calls_and_nothing_breaks() -> None:
+    """``telemetry=True`` reports to the global providers: the API's no-op ones until an SDK is set."""
+    engine = Engine(telemetry=True)
+
+    @engine.tool()
+    def lookup(email: str) -> str:
+        return email
+
+    engine.set_agent(lambda task: lookup(task.split()[-1]))
+    assert not engine("find ada@x.io", params={"email": "ada@x.io"}).hit
+    assert engine("find bob@x.io", params={"email": "bob@x.io"}).hit
+
+
+def test_telemetry_must_be_a_bool_or_a_telemetry() -> None:
+    """Any other value is refused when the engine is made."""
+    with pytest.raises(TypeError, match="telemetry must be a bool"):
+        Engine(telemetry="yes")  # type: ignore[arg-type]
