@@ -18,6 +18,8 @@ steps in ``agent.memory``.
   earlier steps (a follow-up), unless ``cache_followups=True``.
 - A tool that raises stays an error: the engine does not record the call, and smolagents shows the
   model its usual error text.
+- On a miss the agent's own token counts for the run (its monitor's) go into the engine's run, named
+  by the model's ``model_id``; a hit's ``RunResult`` reports 0 tokens.
 """
 
 from __future__ import annotations
