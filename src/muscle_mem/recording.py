@@ -105,6 +105,8 @@ class RunView:
         They add to :attr:`tokens`, and to the run's usage by model, which prices it in the ledger.
         """
         run = self._run
+        if run.usage is None:
+            run.usage = {}
         add_usage(run.usage, model, input_tokens, output_tokens, requests)
         run.tokens += input_tokens + output_tokens
 
@@ -203,8 +205,9 @@ class Run:
         self.recording = False
         self.tokens = 0
         """LLM tokens the agent spent on this run; an agent adds them: ``current_run().tokens += n``."""
-        self.usage: dict[str, list[int]] = {}
-        """Per model name: the input tokens, output tokens and requests reported (:meth:`RunView.add_usage`)."""
+        self.usage: dict[str, list[int]] | None = None
+        """Per model name: the input tokens, output tokens and requests reported (:meth:`RunView.add_usage`);
+        None before the first report (a hit makes no dict)."""
         self.relevance = 1.0
         """How relevant the task is to the recent task stream (for eviction policies), in [0, 1]."""
         self.problems: list[str] = []

@@ -91,11 +91,10 @@ class Telemetry:
             attributes["muscle_mem.reason"] = ending.reason
         if raised:
             attributes["error.type"] = "agent_raised"
-        input_tokens = sum(counts[0] for counts in run.usage.values())
-        output_tokens = sum(counts[1] for counts in run.usage.values())
-        attributes["gen_ai.usage.input_tokens"] = input_tokens
-        attributes["gen_ai.usage.output_tokens"] = output_tokens
-        models = [model for model in run.usage if model]
+        usage = run.usage or {}
+        attributes["gen_ai.usage.input_tokens"] = sum(counts[0] for counts in usage.values())
+        attributes["gen_ai.usage.output_tokens"] = sum(counts[1] for counts in usage.values())
+        models = [model for model in usage if model]
         if len(models) == 1:
             attributes["gen_ai.request.model"] = models[0]
         self._span(run, time.perf_counter() - started, attributes, ending)
