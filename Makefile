@@ -4,13 +4,15 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench phoenix clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,postgres,cli,embeddings,bench,field,integrations]'
+	$(BIN)/pip install --quiet -e '.[dev,postgres,cli,embeddings,bench,field,integrations,otel]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -27,5 +29,14 @@ test: lint
 bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
 
+# End to end with Arize Phoenix (about 850 MiB, so apart from .venv): spans sent over OTLP, read back.
+$(PHOENIX_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install --quiet -e '.[otel]' arize-phoenix opentelemetry-sdk opentelemetry-exporter-otlp-proto-http
+	touch $(PHOENIX_STAMP)
+
+phoenix: $(PHOENIX_STAMP)
+	$(PHOENIX_VENV)/bin/python tests/e2e/phoenix_spans.py
+
 clean:
-	rm -rf $(VENV) .muscle-mem .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) .muscle-mem .pytest_cache .mypy_cache .ruff_cache

@@ -24,8 +24,10 @@ stored) for 5 tool calls (target <= 100 µs, or off the caller's path), and the 
 
 ``--baseline SRC`` runs the same measurements on other code (the ``src`` of a ``git worktree`` at the
 branch point, say) in a subprocess, alternating with this code's batches, and prints both side by side.
+``--telemetry`` adds this code with ``Engine(telemetry=True)`` reporting to the OpenTelemetry SDK (a
+batch span processor whose exporter drops the spans, and a metric reader), a third column.
 
-Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--rounds 5] [--baseline ../base/src]
+Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--rounds 5] [--baseline ../base/src] [--telemetry]
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ STEPS = 5
 BATCH = 100
 """Hits timed together; each figure is per hit."""
 TASK = "process the queue"
+ENGINE_OPTIONS: dict[str, Any] = {}
+"""Options every engine of this process is made with (``telemetry`` in a ``--telemetry`` worker)."""
 
 
 def build_engine(
@@ -65,7 +69,7 @@ def build_engine(
 ) -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
     """An engine with 5 tools, each pre-checked by equality on the environment's state."""
     env = {"state": 0}
-    engine = Engine(store, **options)
+    engine = Engine(store, **(ENGINE_OPTIONS | options))
     check = Check.equal(lambda item: env["state"])
     raw: list[Callable[[int], int]] = []
     tools = []
@@ -304,8 +308,29 @@ def reference_loop() -> float:
     return best / 2_000 * 1e6
 
 
-def worker(sizes: list[int]) -> None:
+def trace_to_the_sdk() -> None:
+    """Set the OpenTelemetry SDK as the global providers: spans batched to an exporter that drops them."""
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    class Dropped(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Dropped()))
+    trace.set_tracer_provider(provider)
+    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+    ENGINE_OPTIONS["telemetry"] = True
+
+
+def worker(sizes: list[int], telemetry: bool) -> None:
     """Answer measurement requests read from stdin, one JSON line each (the side-by-side protocol)."""
+    if telemetry:
+        trace_to_the_sdk()
     bench = Bench(sizes)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
@@ -328,10 +353,17 @@ def worker(sizes: list[int]) -> None:
 class Worker:
     """A measuring subprocess running this file with ``src`` first on its path."""
 
-    def __init__(self, src: str, sizes: list[int]) -> None:
+    def __init__(self, src: str, sizes: list[int], *, telemetry: bool = False) -> None:
         env = {**os.environ, "PYTHONPATH": src}
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker", "--sizes", *map(str, sizes)],
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                "--sizes",
+                *map(str, sizes),
+                *(["--telemetry"] if telemetry else []),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -410,6 +442,13 @@ def report(figures: dict[str, Figures], profile: str) -> None:
             print(
                 f"{int(size):>9,} | {_bm(ours)} | {base:>15} | {_bm(floor)} | {ratio:>9.1f}x | {vs_base:>6}"
             )
+    traced = figures.get("telemetry on")
+    if traced is not None:
+        print("hit overhead with telemetry on (the OpenTelemetry SDK, spans batched and dropped), µs, wall:")
+        for size in new.hits:
+            ours, on = new.hits[size]["wall"], traced.hits[size]["wall"]
+            ratio = statistics.median(on) / statistics.median(ours)
+            print(f"  {int(size):>9,} stored: {_bm(on)} ({ratio:.2f}x this code without it)")
     largest = max(new.hits, key=int)
     met = "met" if statistics.median(new.hits[largest]["wall"]) <= 25 else "NOT met"
     print(f"target <= 25 µs at the largest size (median batch): {met}")
@@ -442,10 +481,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds alternating the code bases")
     parser.add_argument("--batches", type=int, default=10, help="batches of 100 hits per size and round")
     parser.add_argument("--baseline", help="the src directory of the code to compare with (a git worktree's)")
+    parser.add_argument("--telemetry", action="store_true", help="also measure this code with telemetry on")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.sizes)
+        worker(args.sizes, args.telemetry)
         return
     print(f"machine reference: sum(range(1000)) takes {reference_loop():.1f} µs here")
     import muscle_mem
@@ -454,6 +494,8 @@ def main() -> None:
     sources = {"this code": here} | ({"baseline": args.baseline} if args.baseline else {})
     started = time.perf_counter()
     workers = {name: Worker(src, args.sizes) for name, src in sources.items()}
+    if args.telemetry:
+        workers["telemetry on"] = Worker(here, args.sizes, telemetry=True)
     try:
         for w in workers.values():
             w.ask("ready")

@@ -4,7 +4,8 @@ The agent looks a user up, opens a ticket and resets the password under it. The 
 solved by the model and recorded; the second, for another user, replays the three calls without
 the model: the email is a param, and the user id and the new ticket id flow from one call to the
 next. When the mailer changes, the check on ``reset_password`` fails: the model takes over after
-the replayed steps, which it sees as its own history.
+the replayed steps, which it sees as its own history. Each call says the LLM tokens it spent or
+saved, as the engine read them from the run's ``RunUsage`` (FunctionModel estimates them).
 
 Run: python examples/pydantic_ai_agent.py  (needs pip install 'muscle-mem[pydantic-ai]')
 """
@@ -17,7 +18,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from muscle_mem import Check, Engine
+from muscle_mem import Check, Engine, Result
 from muscle_mem.integrations.pydantic_ai import MuscleMem
 
 USERS = {"ada@example.com": "usr_41", "bob@example.com": "usr_42", "eve@example.com": "usr_43"}
@@ -39,6 +40,14 @@ def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         args = {"user_id": done["find_user"], "ticket": done["open_ticket"]}
         return ModelResponse(parts=[ToolCallPart("reset_password", args)])
     return ModelResponse(parts=[TextPart(f"Done: {done['reset_password']}.")])
+
+
+def said(result: Result, model_calls: int) -> str:
+    """What an engine call did, and the tokens it spent or saved."""
+    if result.hit:
+        return f"hit: {result.steps_replayed} steps replayed, {model_calls} model calls, {result.tokens_saved:,} tokens saved"
+    kind = "partial replay" if result.steps_replayed else "miss"
+    return f"{kind}: {result.steps_replayed} steps replayed, {model_calls} model calls, {result.tokens_spent:,} tokens spent"
 
 
 engine = Engine()
@@ -76,7 +85,9 @@ if __name__ == "__main__":
         result = agent.run_sync(f"reset the password of {email}", metadata={"email": email})
         last = memory.last_result
         assert last is not None
-        print(f"{email}: hit={last.hit} replayed={last.steps_replayed} model calls={asked['model'] - before}")
-        print(f"  {result.output}")
+        print(f"{email}: {said(last, asked['model'] - before)}")
+        print(f"  {result.output} (the run's RunUsage: {result.usage.total_tokens:,} tokens)")
         if not last.hit:
             print(f"  why: {last.reason}")
+    total = engine.ledger().total
+    print(f"ledger: {total.spent.tokens:,} tokens spent, {total.saved.tokens:,} saved")

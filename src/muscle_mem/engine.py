@@ -9,7 +9,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import Token
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from muscle_mem import codec
 from muscle_mem.breaker import Breaker, check_seconds
@@ -23,6 +23,7 @@ from muscle_mem.index import TaskSteps
 from muscle_mem.journal import Journal
 from muscle_mem.keys import Match, TaskIdentity, check_matching, check_params, checked_tags, task_text
 from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE
+from muscle_mem.ledger import Ledger, ledger
 from muscle_mem.metrics import Metrics
 from muscle_mem.outcome import Call, Outcomes
 from muscle_mem.reasons import MissReason, NotStoredReason, Problem
@@ -31,10 +32,15 @@ from muscle_mem.replay import ActiveReplays, Ending, Replayer, drive, drive_asyn
 from muscle_mem.result import Result
 from muscle_mem.secrecy import plain_params, redact, secret_values
 from muscle_mem.session import Session
+from muscle_mem.spend import Prices, check_prices
 from muscle_mem.stores import CoreStore, MemoryStore, StoreUnavailable, budget, open_store
+from muscle_mem.stores.base import EventLog
 from muscle_mem.stores.signing import Keys, signer_from
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 from muscle_mem.writer import Writer
+
+if TYPE_CHECKING:
+    from muscle_mem.telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +91,11 @@ class Engine:
     what the agent's own runs of that step saw, and the replay goes on only as far as they show the
     agent would (see the README, "How a replay stays sound"); ``"ignored"`` leaves that to the checks
     alone, as before 0.3.0 (for measuring what the comparison costs and saves; not for production).
+    ``prices``: per model name, what a million input and a million output tokens cost
+    (``{"gpt-4.1": (2.0, 8.0)}``), for :meth:`ledger`; there is no built-in price list.
+    ``telemetry=True`` reports each call to OpenTelemetry (spans and metrics, through the API of the
+    ``otel`` extra; the application's SDK decides where they go), or pass a
+    :class:`muscle_mem.telemetry.Telemetry` made with other providers.
     """
 
     def __init__(
@@ -108,8 +119,12 @@ class Engine:
         write_behind: bool = False,
         sync_interval: float = SYNC_INTERVAL,
         observations: Literal["compared", "ignored"] = "compared",
+        prices: Prices | None = None,
+        telemetry: bool | Telemetry = False,
     ) -> None:
         check_matching(match, similarity, namespace)
+        self.prices = check_prices(prices)
+        """Per model name, the price of a million input and of a million output tokens (for :meth:`ledger`)."""
         if isinstance(sync_interval, bool) or not (
             isinstance(sync_interval, int | float) and 0 <= sync_interval < math.inf
         ):
@@ -164,6 +179,8 @@ class Engine:
             raise TypeError(f"write_behind must be a bool, not {write_behind!r}")
         self._writer = Writer() if write_behind else None
         self._outcomes = Outcomes(self._cache, self.metrics, self.journal, self._writer)
+        if telemetry is not False:
+            self._outcomes.telemetry = _telemetry(telemetry)
         self.namespace = namespace
         self._identify = TaskIdentity(match, namespace=namespace)
         self._registry = ToolRegistry()
@@ -494,6 +511,15 @@ class Engine:
         """False while the store is unavailable (an outage): calls are then served by the agent, uncached."""
         return self._breaker.available
 
+    def ledger(self, since: float = 0.0) -> Ledger:
+        """What every task family spent and saved, from the store's events (every worker's), at ``prices``.
+
+        ``since``: count the calls at or after this time (``time.time()``); events are written first.
+        """
+        self.journal.flush()
+        events = self.store.events() if isinstance(self.store, EventLog) else []
+        return ledger(events, self.prices, since)
+
     def flush(self) -> None:
         """Write what is kept behind now: the trajectories of past misses (``write_behind``), use
         statistics and events (durable, and visible to other processes)."""
@@ -522,6 +548,17 @@ _GOING_ON = Ending()
 
 
 _NO_SECRETS: frozenset[str] = frozenset()
+
+
+def _telemetry(given: object) -> Telemetry:
+    """The engine's OpenTelemetry reporter: ``True`` for the global providers, or the one given."""
+    from muscle_mem.telemetry import Telemetry  # the otel extra, imported only when asked for
+
+    if given is True:
+        return Telemetry()
+    if not isinstance(given, Telemetry):
+        raise TypeError(f"telemetry must be a bool or a muscle_mem.telemetry.Telemetry, not {given!r}")
+    return given
 
 
 def _async_in_sync(name: str) -> TypeError:

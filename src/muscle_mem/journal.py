@@ -14,6 +14,7 @@ from muscle_mem.reasons import Problem
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending
 from muscle_mem.secret_patterns import scrub
+from muscle_mem.spend import usage_rows
 from muscle_mem.stores import budget
 from muscle_mem.stores.base import CoreStore, Event, EventLog, StoreUnavailable
 
@@ -167,4 +168,5 @@ def miss_event(
         miss_reason=ending.kind.value if ending.kind else None,
         not_stored=scrub(str(refused)) if refused is not None else None,
         not_stored_reason=refused.kind.value if refused is not None else None,
+        usage=usage_rows(run.usage),
     )

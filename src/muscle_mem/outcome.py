@@ -6,7 +6,7 @@ import functools
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from muscle_mem.cache import TrajectoryCache
 from muscle_mem.dataflow import trajectory_of
@@ -21,6 +21,9 @@ from muscle_mem.result import Result
 from muscle_mem.stores import StoreUnavailable
 from muscle_mem.trajectory import Trajectory
 from muscle_mem.writer import Writer
+
+if TYPE_CHECKING:
+    from muscle_mem.telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +52,8 @@ class Outcomes:
         self.journal = journal
         self.writer = writer
         """Where store writes go when they are made behind the caller (``Engine(write_behind=True)``)."""
+        self.telemetry: Telemetry | None = None
+        """Where calls are reported to OpenTelemetry (``Engine(telemetry=True)``), else None."""
 
     def hit(self, call: Call, ending: Ending) -> Result:
         """The result of a full hit, its event and its use statistics written."""
@@ -69,6 +74,8 @@ class Outcomes:
             logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
         if logger.isEnabledFor(logging.DEBUG):  # one call instead of two when it is not
             logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
+        if self.telemetry is not None:
+            self.telemetry.hit(run, call.started, trajectory.tokens, trajectory.id)
         return fast_instance(
             Result,
             hit=True,
@@ -76,6 +83,7 @@ class Outcomes:
             steps_replayed=steps,
             trajectory_id=trajectory.id,
             elapsed=elapsed,
+            tokens_saved=trajectory.tokens,
             steps=tuple(run.calls),
         )
 
@@ -89,6 +97,8 @@ class Outcomes:
         self.metrics.not_stored(refused.kind)
         self.journal.add(miss_event(run, ending, replayed, agent_seconds, agent_seconds, None, refused))
         logger.info("the agent raised; nothing is stored for task %r", run.task)
+        if self.telemetry is not None:
+            self.telemetry.miss(run, call.started, ending, replayed, raised=True)
 
     def miss(self, call: Call, ending: Ending, output: Any) -> Result:
         """The result of a miss, the agent's run stored (or why not) and journaled."""
@@ -115,6 +125,8 @@ class Outcomes:
         elapsed = time.perf_counter() - started
         self.journal.add(miss_event(run, ending, replayed, elapsed, now - agent_started, stored_id, refused))
         logger.info("miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
+        if self.telemetry is not None:
+            self.telemetry.miss(run, started, ending, replayed)
         return fast_instance(
             Result,
             hit=False,
@@ -130,6 +142,7 @@ class Outcomes:
             not_stored_reason=refused.kind if refused is not None else None,
             miss_reason=ending.kind,
             miss_tool=ending.tool,
+            tokens_spent=run.tokens,
             steps=tuple(run.calls),
         )
 

@@ -27,6 +27,7 @@ from muscle_mem.codec import Secret
 from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.result import StepView, step_views
 from muscle_mem.secrecy import output_secrets, redact, secret_values
+from muscle_mem.spend import add_usage
 from muscle_mem.tools import Tool
 from muscle_mem.trajectory import Step
 
@@ -54,7 +55,8 @@ def current_run() -> RunView | None:
 class RunView:
     """A read-only view of a run: the task, its tags and params, the steps done so far.
 
-    The agent may add the LLM tokens it spends (``current_run().tokens += n``).
+    The agent reports what its model calls spent with :meth:`add_usage` (the framework
+    integrations do it for their agents), or adds bare token counts (``current_run().tokens += n``).
     """
 
     __slots__ = ("_run",)
@@ -94,6 +96,19 @@ class RunView:
     @tokens.setter
     def tokens(self, value: int) -> None:
         self._run.tokens = value
+
+    def add_usage(
+        self, input_tokens: int, output_tokens: int, *, requests: int = 1, model: str | None = None
+    ) -> None:
+        """Report model calls the agent made for this run: tokens in and out, requests, the model's name.
+
+        They add to :attr:`tokens`, and to the run's usage by model, which prices it in the ledger.
+        """
+        run = self._run
+        if run.usage is None:
+            run.usage = {}
+        add_usage(run.usage, model, input_tokens, output_tokens, requests)
+        run.tokens += input_tokens + output_tokens
 
     def refuse(self, why: str) -> None:
         """Keep this run out of the store, saying why (a step it made cannot be replayed, say).
@@ -174,6 +189,7 @@ class Run:
         "task",
         "task_key",
         "tokens",
+        "usage",
     )
 
     def __init__(
@@ -189,6 +205,9 @@ class Run:
         self.recording = False
         self.tokens = 0
         """LLM tokens the agent spent on this run; an agent adds them: ``current_run().tokens += n``."""
+        self.usage: dict[str, list[int]] | None = None
+        """Per model name: the input tokens, output tokens and requests reported (:meth:`RunView.add_usage`);
+        None before the first report (a hit makes no dict)."""
         self.relevance = 1.0
         """How relevant the task is to the recent task stream (for eviction policies), in [0, 1]."""
         self.problems: list[str] = []

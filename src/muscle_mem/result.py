@@ -73,6 +73,10 @@ class Result:
     """The kind of ``reason`` (the first cause, if there were several); None on a hit."""
     miss_tool: str | None = None
     """On a miss, the tool to blame: the first whose step was not safe, failed its post-check or raised."""
+    tokens_saved: int = 0
+    """On a full hit: the LLM tokens the replayed trajectory's run spent when it was recorded."""
+    tokens_spent: int = 0
+    """On a miss: the LLM tokens the agent reported spending on this run (the integrations read them)."""
     steps: Sequence[Any] = field(default=(), repr=False, compare=False)
     """The run's calls as the engine keeps them; read :attr:`calls`."""
 

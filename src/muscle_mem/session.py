@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from muscle_mem.errors import MuscleMemError
-from muscle_mem.recording import CURRENT_RUN
+from muscle_mem.recording import CURRENT_RUN, RunView
 from muscle_mem.result import Result, StepView
 
 if TYPE_CHECKING:
@@ -92,6 +92,17 @@ class Session:
         if inspect.iscoroutinefunction(tool):
             return await context.run(asyncio.ensure_future, tool(*args, **kwargs))
         return context.run(tool, *args, **kwargs)
+
+    def add_usage(
+        self, input_tokens: int, output_tokens: int, *, requests: int = 1, model: str | None = None
+    ) -> None:
+        """Report model calls the agent made for the session's run (see :meth:`RunView.add_usage`)."""
+        run = self._context.get(CURRENT_RUN) if self._context is not None else None
+        if run is None or run.ended or not run.recording:
+            raise RuntimeError(
+                "this session has no run in progress to add usage to (not begun, a hit, or ended)"
+            )
+        RunView(run).add_usage(input_tokens, output_tokens, requests=requests, model=model)
 
     def end(self, answer: Any = None) -> None:
         """The agent solved the task: ``answer`` is its output; :meth:`wait` gives the result."""

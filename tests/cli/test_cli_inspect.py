@@ -226,7 +226,8 @@ def test_stats_json_adds_up_the_events(
     calls = figures["calls"]
     assert (calls["calls"], calls["hits"], calls["misses"], calls["partial_replays"]) == (42, 32, 10, 9)
     assert calls["hit_rate"] == pytest.approx(32 / 42)
-    assert calls["saved_seconds"] == 128.0 and calls["tokens_saved"] == 32 * 3200
+    # each hit saves the median of the family's runs made by the agent from the start: the one of 3,000
+    assert calls["saved_seconds"] == 128.0 and calls["tokens_saved"] == 32 * 3000
     assert calls["tokens_spent"] == 3000 + 900 + 8 * 700 and calls["agent_seconds"] == 15.0
     assert calls["first"] == NOW - 7200 and calls["last"] == NOW - 6000 + 39 * 100
     assert figures["miss_reasons"] == [
@@ -246,7 +247,7 @@ def test_stats_text_and_since(cache: dict[str, Trajectory], capsys: pytest.Captu
         "32 (76.2% hit rate)",
         "10, of which 9 partial replays",
         "15.0 s spent, 2 min 08 s saved",
-        "9,500 spent, 102.4k saved",
+        "9,500 spent, 96.0k saved",  # each hit saves the median full run: 3,000
         "Top miss reasons",
         "Misses by tool",
         "8 stored, 1 not stored",

@@ -113,6 +113,7 @@ def test_a_small_stream_hits_and_catches_changes_safely(small_stream: Any) -> No
     assert all(o.alone is not None for o in replayed)
     assert tally.unsafe == []
     assert tally.llm_avoided.calls > 0
+    assert tally.spent_tokens_counted == tally.llm_spent.tokens > 0  # the engine counts what the LLM spent
     assert tally.seconds_without_cache > 0
     assert sum(tally.reasons().values()) == tally.count("partial") + tally.count("miss")
 

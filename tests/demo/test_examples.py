@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -150,16 +151,41 @@ def test_mcp_example_runs_offline(tmp_path: Path) -> None:
     ]
 
 
+def spent_and_saved_match_the_frameworks_usage(lines: list[str]) -> None:
+    """Each call's tokens, as the engine counted them, are the framework's own figure printed under it;
+    a hit saves what the first run spent; the ledger's last line adds them up."""
+    calls = [(i, line) for i, line in enumerate(lines) if re.search(r": (hit|miss|partial replay): ", line)]
+    spent = saved = 0
+    first = None
+    for i, line in calls:
+        engine = int(re.findall(r"([\d,]+) tokens (?:spent|saved)", line)[0].replace(",", ""))
+        framework = int(re.findall(r"([\d,]+) tokens\)?$", lines[i + 1])[0].replace(",", ""))
+        if ": hit: " in line:
+            assert framework == 0 and engine == first, line
+            saved += engine
+        else:
+            assert engine == framework, line
+            first = engine if first is None else first
+            spent += engine
+    assert lines[-1] == f"ledger: {spent:,} tokens spent, {saved:,} saved"
+
+
 def test_langchain_agent_example_runs(tmp_path: Path) -> None:
     """The LangChain example records ada's request, replays bob's, and hands cy's over after two calls."""
     pytest.importorskip("langchain")
     done = run_python([str(ROOT / "examples" / "langchain_agent.py")], tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "ada@example.com: hit=False replayed=0 answer='Ticket T1 for usr_ada is assigned.'",
-        "bob@example.com: hit=True replayed=3 answer='Ticket T2 for usr_bob is assigned.'",
-        "cy@example.com: hit=False replayed=2 answer='The queue is closed: ticket T3 for usr_cy is escalated.'",
+    lines = done.stdout.splitlines()
+    assert lines == [
+        "ada@example.com: miss: 0 steps replayed, 4 model calls, 2,035 tokens spent",
+        "  answer 'Ticket T1 for usr_ada is assigned.'; usage_metadata: 2,035 tokens",
+        "bob@example.com: hit: 3 steps replayed, 0 model calls, 2,035 tokens saved",
+        "  answer 'Ticket T2 for usr_bob is assigned.'; usage_metadata: 0 tokens",
+        "cy@example.com: partial replay: 2 steps replayed, 2 model calls, 1,377 tokens spent",
+        "  answer 'The queue is closed: ticket T3 for usr_cy is escalated.'; usage_metadata: 1,377 tokens",
+        "ledger: 3,412 tokens spent, 2,035 saved",
     ]
+    spent_and_saved_match_the_frameworks_usage(lines)
 
 
 def test_the_readme_quick_start_runs_as_written() -> None:
@@ -174,10 +200,15 @@ def test_smolagents_example_runs_offline(tmp_path: Path) -> None:
     pytest.importorskip("smolagents")
     done = run_python([str(ROOT / "examples" / "smolagents_agent.py")], tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "ada@example.com: hit=False replayed=0 model calls=4 -> reset sent to usr_ada (T-100)",
-        "bob@example.com: hit=True replayed=3 model calls=4 -> reset sent to usr_bob (T-101)",
+    lines = done.stdout.splitlines()
+    assert lines == [
+        "ada@example.com: miss: 0 steps replayed, 4 model calls, 2,018 tokens spent -> reset sent to usr_ada (T-100)",
+        "  (the run's token_usage: 2,018 tokens)",
+        "bob@example.com: hit: 3 steps replayed, 0 model calls, 2,018 tokens saved -> reset sent to usr_bob (T-101)",
+        "  (the run's token_usage: 0 tokens)",
+        "ledger: 2,018 tokens spent, 2,018 saved",
     ]
+    spent_and_saved_match_the_frameworks_usage(lines)
 
 
 def test_playwright_example_runs_offline(tmp_path: Path) -> None:
@@ -200,11 +231,12 @@ def test_openai_agents_example_misses_then_replays_without_the_model(tmp_path: P
     done = run_python([str(ROOT / "examples" / "openai_agents_agent.py")], tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "ada@example.com: hit=False replayed=0 model_calls=4"
-    assert lines[1] == "  Reset link sent to ada@example.com (ticket T-1)."
-    assert lines[5] == "bob@example.com: hit=True replayed=3 model_calls=4"
-    assert lines[6] == "  Reset link sent to bob@example.com (ticket T-2)."
+    assert lines[0] == "ada@example.com: miss: 0 steps replayed, 4 model calls, 1,917 tokens spent"
+    assert lines[1] == "  Reset link sent to ada@example.com (ticket T-1). (the run's Usage: 1,917 tokens)"
+    assert lines[5] == "bob@example.com: hit: 3 steps replayed, 0 model calls, 1,917 tokens saved"
+    assert lines[6] == "  Reset link sent to bob@example.com (ticket T-2). (the run's Usage: 0 tokens)"
     assert all(line.startswith("  mm_") for line in lines[7:10])
+    spent_and_saved_match_the_frameworks_usage(lines)
 
 
 def test_pydantic_ai_example_runs(tmp_path: Path) -> None:
@@ -213,8 +245,11 @@ def test_pydantic_ai_example_runs(tmp_path: Path) -> None:
     done = run_python([str(ROOT / "examples" / "pydantic_ai_agent.py")], tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "ada@example.com: hit=False replayed=0 model calls=4"
-    assert lines[3] == "bob@example.com: hit=True replayed=3 model calls=0"
-    assert lines[4] == "  Done: password of usr_42 reset under T-1002 (via smtp)."
-    assert lines[5] == "eve@example.com: hit=False replayed=2 model calls=2"
+    assert lines[0] == "ada@example.com: miss: 0 steps replayed, 4 model calls, 300 tokens spent"
+    assert lines[3] == "bob@example.com: hit: 3 steps replayed, 0 model calls, 300 tokens saved"
+    assert (
+        lines[4] == "  Done: password of usr_42 reset under T-1002 (via smtp). (the run's RunUsage: 0 tokens)"
+    )
+    assert lines[5] == "eve@example.com: partial replay: 2 steps replayed, 2 model calls, 170 tokens spent"
     assert "pre-check of tool 'reset_password' failed" in lines[7]
+    spent_and_saved_match_the_frameworks_usage(lines)

@@ -32,6 +32,7 @@ FULL = Event(
     saved_seconds=0.0,
     tokens_spent=4321,
     tokens_saved=0,
+    usage=(("gpt-4.1", 4000, 300, 2), ("", 20, 1, 1)),
 )
 
 
@@ -112,7 +113,15 @@ def _raw(spec: StoreSpec, sql: str, args: tuple[object, ...]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("steps_replayed", "x"), ("tokens_spent", None), ("hit", "yes")]
+    ("field", "value"),
+    [
+        ("steps_replayed", "x"),
+        ("tokens_spent", None),
+        ("hit", "yes"),
+        ("usage", "gpt-4.1"),
+        ("usage", [["gpt-4.1", -1, 0, 1]]),
+        ("usage", [["gpt-4.1", 1, 2]]),
+    ],
 )
 def test_an_event_row_with_a_wrong_typed_field_is_skipped_with_a_warning(
     tmp_path: Path, field: str, value: Any, capsys: pytest.CaptureFixture[str], logs: pytest.LogCaptureFixture

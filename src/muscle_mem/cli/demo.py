@@ -178,8 +178,10 @@ def _summary(out: Output, t: Tally, store: str) -> None:
     )
     out.line(
         f"Avoided is measured: the agent alone on copies of the desk for the {plural(verified, 'replayed task')}, "
-        f"minus what those tasks still spent. The engine's own estimate, from the recorded runs: "
-        f"{_seconds(t.saved_seconds_estimate)} and {_tokens(t.saved_tokens_estimate)} tokens saved."
+        f"minus what those tasks still spent. The engine counted the {_tokens(t.spent_tokens_counted)} tokens "
+        f"spent as the agent reported them; its own estimate of what was saved, from the recorded runs: "
+        f"{_seconds(t.saved_seconds_estimate)} and {_tokens(t.saved_tokens_estimate)} tokens "
+        "(`muscle-mem stats` adds up the store's events)."
     )
     out.line()
     with_cache, without = t.seconds_with_cache, t.seconds_without_cache

@@ -17,12 +17,18 @@ from muscle_mem.cli import analysis, cache, svg, untrusted
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
+from muscle_mem.cli.prices import add_price_argument
 from muscle_mem.cli.untrusted import shown
+from muscle_mem.ledger import Ledger, Spent, ledger, savings, spent_by
+from muscle_mem.spend import Prices
 from muscle_mem.stores import Store
 from muscle_mem.stores.base import Event, Summary
 
 NAME = "report"
-HELP = "Write an HTML report: hit rate, agent time and tokens saved over time, misses by reason and tool."
+HELP = (
+    "Write an HTML report: hit rate, agent time, tokens and money spent and saved over time, task families, "
+    "misses by reason and tool."
+)
 DEFAULT_OUT = "muscle-mem-report.html"
 TOP = 10
 GREEN, BLUE, ORANGE, RED, GREY = "#16a34a", "#2563eb", "#ea580c", "#dc2626", "#6b7280"
@@ -36,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="AGE",
         help="only engine calls in the last AGE (30m, 24h, 7d)",
     )
+    add_price_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {out} is a directory")
     where = cache.display_url(store_url(args))
     with cache.opened(args) as store:
-        page = render(store, where, since=args.since or 0.0)
+        page = render(store, where, since=args.since or 0.0, prices=dict(args.price))
     try:
         out.write_text(page, encoding="utf-8")
     except OSError as exc:
@@ -53,28 +60,43 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(store: Store, where: str, *, since: float = 0.0, now: float | None = None) -> str:
-    """The report page for ``store`` (``where`` names it on the page)."""
+def render(
+    store: Store, where: str, *, since: float = 0.0, now: float | None = None, prices: Prices | None = None
+) -> str:
+    """The report page for ``store`` (``where`` names it on the page); money at ``prices``."""
     now = time.time() if now is None else now
-    events = untrusted.events(store.events(since))
+    every = untrusted.events(
+        store.events()
+    )  # a hit's savings are the median of its family's runs: all of them
+    saved = [
+        save
+        for event, (save, _) in zip(every, savings(every, prices or {}), strict=True)
+        if event.at >= since
+    ]
+    events = [e for e in every if e.at >= since]
+    spent = [Spent() if e.hit else spent_by(e, prices or {})[0] for e in events]
+    book = ledger(every, prices or {}, since)
     summaries = untrusted.summaries(store.summaries())
     t = analysis.totals(events)
     body = [
         "<header><h1>muscle-mem cache report</h1>",
         f"<p>Store <code>{escape(where)}</code>, generated {escape(cache.zoned_timestamp(now))}. {_period(t)}</p></header>",
-        _cards(store, summaries, t),
+        _cards(store, summaries, t, book),
     ]
     if not events:
         body.append(
             '<p class="note">No engine calls are recorded in this store yet: run your agent through an '
             "<code>Engine</code> using it, or <code>muscle-mem demo</code>, then write the report again.</p>"
         )
-    body += _charts(events, t)
+    body += _charts(events, t, spent, saved, book.priced)
+    body.append(_families_table(book))
     body.append(_top_table(summaries))
     body.append(
         "<footer>Events are written by the engine (one per call) and the newest 100,000 are kept. "
-        "Saved figures are estimates: the agent time and LLM tokens the replayed trajectories cost when they "
-        "were recorded, less the time the replay took.</footer>"
+        "Saved figures are estimates: a hit saves the LLM tokens, requests and money of the median of its "
+        "family's runs that the agent made from the start, and the agent time the replayed trajectory cost "
+        "when it was recorded, less the time the replay took. Money is at the prices given to the report "
+        "(<code>--price MODEL=IN,OUT</code>).</footer>"
     )
     return _PAGE.format(style=_STYLE, body="\n".join(body))
 
@@ -85,11 +107,14 @@ def _period(t: analysis.Totals) -> str:
     return f"Engine calls from {escape(cache.zoned_timestamp(t.first))} to {escape(cache.zoned_timestamp(t.last))}."
 
 
-def _cards(store: Store, summaries: Sequence[Summary], t: analysis.Totals) -> str:
+def _cards(store: Store, summaries: Sequence[Summary], t: analysis.Totals, book: Ledger) -> str:
+    spent, saved = book.total.spent, book.total.saved
+    money = [("money saved", _money(saved.money), f"{_money(spent.money)} spent")] if book.priced else []
     cards = [
         ("hit rate", cache.share(t.hits, t.calls), f"{plural(t.hits, 'hit')} of {plural(t.calls, 'call')}"),
         ("agent time saved", cache.seconds(t.saved_seconds), f"{cache.seconds(t.agent_seconds)} spent"),
-        ("LLM tokens saved", cache.count(t.tokens_saved), f"{cache.count(t.tokens_spent)} spent"),
+        ("LLM tokens saved", cache.count(saved.tokens), f"{cache.count(spent.tokens)} spent"),
+        *money,
         ("misses", f"{t.misses:,}", f"{plural(t.partial, 'partial replay')}"),
         ("trajectories", f"{len(summaries):,}", f"{cache.size(store.nbytes())} stored"),
     ]
@@ -101,7 +126,14 @@ def _cards(store: Store, summaries: Sequence[Summary], t: analysis.Totals) -> st
     return f'<section class="cards">{items}</section>'
 
 
-def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
+def _money(amount: float) -> str:
+    return f"{amount:,.2f}" if amount >= 1 or amount == 0 else f"{amount:.4g}"
+
+
+def _charts(
+    events: Sequence[Event], t: analysis.Totals, spent: Sequence[Spent], saved: Sequence[Spent], priced: bool
+) -> list[str]:
+    """The charts: hit rate, agent time, tokens and (when priced) money over time, misses by reason and tool."""
     span = (t.last or 0.0) - (t.first or 0.0)
     when = _time_format(span)
     percent: svg.Format = lambda v: f"{v:.0%}"  # noqa: E731
@@ -145,7 +177,7 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
         [
             svg.Series(
                 "tokens saved",
-                analysis.cumulative(events, [float(e.tokens_saved) for e in events]),
+                analysis.cumulative(events, [float(s.tokens) for s in saved]),
                 GREEN,
                 steps=True,
             ),
@@ -160,6 +192,19 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
         x_format=when,
         y_format=cache.count,
     )
+    money = svg.line_chart(
+        [
+            svg.Series(
+                "money saved", analysis.cumulative(events, [s.money for s in saved]), GREEN, steps=True
+            ),
+            svg.Series(
+                "money spent", analysis.cumulative(events, [s.money for s in spent]), ORANGE, steps=True
+            ),
+        ],
+        label="Money saved and spent, cumulative",
+        x_format=when,
+        y_format=_money,
+    )
     whole: svg.Format = lambda v: f"{v:,.0f}"  # noqa: E731
     reasons = [(shown(r), n) for r, n in analysis.miss_reasons(events).most_common(TOP)]
     tools = [(shown(r), n) for r, n in analysis.miss_tools(events).most_common(TOP)]
@@ -172,6 +217,11 @@ def _charts(events: Sequence[Event], t: analysis.Totals) -> list[str]:
         ),
         _section("Agent time saved", seconds, "Running totals over the period."),
         _section("LLM tokens saved", tokens, "Running totals; tokens as the agent reports them."),
+        *(
+            [_section("Money saved", money, "Running totals, at the prices given to the report.")]
+            if priced
+            else []
+        ),
         _section(
             "Misses by reason",
             svg.bar_chart(
@@ -214,6 +264,33 @@ def _time_format(span: float) -> svg.Format:
         else "%Y-%m-%d"
     )
     return lambda x: time.strftime(pattern, time.localtime(x))
+
+
+def _families_table(book: Ledger) -> str:
+    """The task families that saved the most, with what they spent and how often they missed."""
+    top = book.top_savings(TOP) or list(book.families[:TOP])
+    if not top:
+        return ""
+    money = book.priced
+    rows = "".join(
+        "<tr>"
+        f"<td>{escape(cache.clip(shown(f.task), 80))}</td><td class=n>{f.hits:,}</td>"
+        f"<td class=n>{f.partial_replays:,}</td><td class=n>{f.misses:,}</td>"
+        f"<td class=n>{escape(cache.count(f.saved.tokens))}</td><td class=n>{escape(cache.count(f.spent.tokens))}</td>"
+        + (
+            f"<td class=n>{escape(_money(f.saved.money))}</td><td class=n>{escape(_money(f.spent.money))}</td>"
+            if money
+            else ""
+        )
+        + "</tr>"
+        for f in top
+    )
+    heads = "<th class=n>money saved</th><th class=n>money spent</th>" if money else ""
+    return (
+        "<section><h2>Task families by savings</h2><table><thead><tr><th>task</th><th class=n>hits</th>"
+        "<th class=n>partial</th><th class=n>misses</th><th class=n>tokens saved</th><th class=n>tokens spent</th>"
+        f"{heads}</tr></thead><tbody>{rows}</tbody></table></section>"
+    )
 
 
 def _top_table(summaries: Sequence[Summary]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -11,11 +12,17 @@ from muscle_mem.cli import analysis, cache, untrusted
 from muscle_mem.cli.common import store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
+from muscle_mem.cli.prices import add_price_argument
 from muscle_mem.cli.untrusted import shown
+from muscle_mem.ledger import Family, ledger
+from muscle_mem.spend import Prices
 from muscle_mem.stores import Store
 
 NAME = "stats"
-HELP = "Counts, size, hit rate, agent time and tokens saved, why calls missed and runs were not stored."
+HELP = (
+    "Counts, size, hit rate, agent time, tokens and money spent and saved (by task family), "
+    "why calls missed and runs were not stored."
+)
 TOP = 8
 
 
@@ -26,12 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="AGE",
         help="only engine calls in the last AGE (30m, 24h, 7d)",
     )
+    add_price_argument(parser)
     parser.add_argument("--json", action="store_true", help="the figures as a JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
     with cache.opened(args) as store:
-        figures = gather(store, args.since or 0.0)
+        figures = gather(store, args.since or 0.0, dict(args.price))
     if args.json:
         json.dump(figures, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -40,11 +48,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def gather(store: Store, since: float) -> dict[str, Any]:
-    """Every figure ``stats`` shows, JSON-compatible."""
+def gather(store: Store, since: float, prices: Prices | None = None) -> dict[str, Any]:
+    """Every figure ``stats`` shows, JSON-compatible; money at ``prices`` (per million tokens in and out)."""
     summaries = untrusted.summaries(store.summaries())
-    events = untrusted.events(store.events(since))
+    every = untrusted.events(
+        store.events()
+    )  # a hit's savings are the median of its family's runs: all of them
+    events = [e for e in every if e.at >= since]
     t = analysis.totals(events)
+    book = ledger(every, prices or {}, since)
     not_stored = analysis.not_stored_reasons(events)
     return {
         "cache": {
@@ -67,14 +79,33 @@ def gather(store: Store, since: float) -> dict[str, Any]:
             "steps_replayed": t.steps_replayed,
             "saved_seconds": t.saved_seconds,
             "agent_seconds": t.agent_seconds,
-            "tokens_saved": t.tokens_saved,
-            "tokens_spent": t.tokens_spent,
+            "tokens_saved": book.total.saved.tokens,
+            "tokens_spent": book.total.spent.tokens,
             "stored": sum(1 for e in events if not e.hit and e.trajectory_id),
             "not_stored": sum(not_stored.values()),
+        },
+        "ledger": {
+            "priced": book.priced,
+            "spent": dataclasses.asdict(book.total.spent),
+            "saved": dataclasses.asdict(book.total.saved),
+            "unpriced": list(book.total.unpriced),
+            "top_savings": [_family(f) for f in book.top_savings(TOP)],
+            "top_misses": [_family(f) for f in book.top_misses(TOP)],
         },
         "miss_reasons": [(shown(r), n) for r, n in analysis.miss_reasons(events).most_common(TOP)],
         "miss_tools": [(shown(t), n) for t, n in analysis.miss_tools(events).most_common(TOP)],
         "not_stored_reasons": [(shown(r), n) for r, n in not_stored.most_common()],
+    }
+
+
+def _family(family: Family) -> dict[str, Any]:
+    """A family's row of the ledger, its texts escaped."""
+    figures = family.as_dict()
+    return figures | {
+        "family": shown(family.family),
+        "task": shown(family.task),
+        "misses_by_reason": {shown(r): n for r, n in family.misses_by_reason.items()},
+        "unpriced": [shown(m) for m in family.unpriced],
     }
 
 
@@ -111,9 +142,15 @@ def _print(out: Output, f: dict[str, Any], where: str) -> None:
                 "agent time",
                 f"{cache.seconds(e['agent_seconds'])} spent, {cache.seconds(e['saved_seconds'])} saved",
             ],
-            ["LLM tokens", f"{cache.count(e['tokens_spent'])} spent, {cache.count(e['tokens_saved'])} saved"],
+            ["LLM tokens", _tokens(f["ledger"]["spent"]) + ", " + _tokens(f["ledger"]["saved"], "saved")],
+            [
+                "model requests",
+                f"{f['ledger']['spent']['requests']:,} made, {f['ledger']['saved']['requests']:,} saved",
+            ],
+            *_money(f["ledger"]),
         ],
     )
+    _families(out, f["ledger"])
     for title, what, counted, rows in (
         ("Top miss reasons", "reason", "misses", f["miss_reasons"]),
         ("Misses by tool", "tool", "misses", f["miss_tools"]),
@@ -122,6 +159,64 @@ def _print(out: Output, f: dict[str, Any], where: str) -> None:
         if rows:
             out.line()
             out.table(title, [what, counted], [[name, f"{n:,}"] for name, n in rows])
+
+
+def _tokens(spent: dict[str, Any], verb: str = "spent") -> str:
+    """Tokens spent or saved, with their split in and out when the agent reported one."""
+    split = spent["input_tokens"] + spent["output_tokens"]
+    detail = (
+        f" ({cache.count(spent['input_tokens'])} in, {cache.count(spent['output_tokens'])} out)"
+        if split
+        else ""
+    )
+    return f"{cache.count(spent['tokens'])} {verb}{detail}"
+
+
+def _money(book: dict[str, Any]) -> list[list[str]]:
+    """The money row: spent and saved at the prices given, and the models without one."""
+    if not book["priced"]:
+        return []
+    row = f"{_dollars(book['spent']['money'])} spent, {_dollars(book['saved']['money'])} saved"
+    if book["unpriced"]:
+        row += f" (no price for {', '.join(book['unpriced'])})"
+    return [["money", row]]
+
+
+def _dollars(amount: float) -> str:
+    return f"{amount:,.2f}" if amount >= 1 or amount == 0 else f"{amount:.4g}"
+
+
+def _families(out: Output, book: dict[str, Any]) -> None:
+    """The task families that saved the most, and those that missed the most."""
+    priced = book["priced"]
+    if book["top_savings"]:
+        out.line()
+        headers = ["task family<", "hits", "tokens saved", *(["money saved"] if priced else []), "time saved"]
+        rows = [
+            [
+                cache.clip(f["task"], 48),
+                f"{f['hits']:,}",
+                cache.count(f["saved"]["tokens"]),
+                *([_dollars(f["saved"]["money"])] if priced else []),
+                cache.seconds(f["saved"]["seconds"]),
+            ]
+            for f in book["top_savings"]
+        ]
+        out.table("Top task families by savings", headers, rows)
+    if book["top_misses"]:
+        out.line()
+        rows = [
+            [
+                cache.clip(f["task"], 48),
+                f"{f['misses']:,}",
+                next(iter(f["misses_by_reason"]), ""),
+                cache.count(f["spent"]["tokens"]),
+            ]
+            for f in book["top_misses"]
+        ]
+        out.table(
+            "Top task families by misses", ["task family<", "misses", "first reason<", "tokens spent"], rows
+        )
 
 
 def _pairs(out: Output, title: str, rows: list[list[str]]) -> None:

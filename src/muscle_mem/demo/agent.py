@@ -110,7 +110,7 @@ class SupportAgent:
 
     Inside an engine run it starts from the run's steps (replayed ones included), so after a
     partial replay it resumes instead of starting over, and it reports the LLM tokens it spends
-    (``current_run().tokens``) so the engine can count the tokens its hits avoid.
+    (``current_run().add_usage``) so the engine can count the tokens its hits avoid.
     """
 
     def __init__(self, desk: Desk, llm: ScriptedLLM, *, max_steps: int = 20) -> None:
@@ -124,7 +124,7 @@ class SupportAgent:
         for _ in range(self.max_steps):
             decision = self.llm.decide(request, transcript)
             if run is not None:
-                run.tokens += decision.usage.tokens
+                run.add_usage(decision.usage.prompt_tokens, decision.usage.completion_tokens)
             action = decision.action
             if isinstance(action, Answer):
                 return action.value

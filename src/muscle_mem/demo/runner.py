@@ -73,7 +73,9 @@ class Tally:
     saved_seconds_estimate: float = 0.0
     """The engine's own estimate of agent time avoided (from the recorded runs)."""
     saved_tokens_estimate: int = 0
-    """The engine's own estimate of LLM tokens avoided (from the tokens the recorded runs reported)."""
+    """The engine's own estimate of LLM tokens avoided: its ledger's (the median of each task's recorded runs)."""
+    spent_tokens_counted: int = 0
+    """The LLM tokens the engine's ledger counts spent: what the agent reported on its runs."""
 
     def count(self, kind: str) -> int:
         return sum(o.kind == kind for o in self.outcomes)
@@ -172,6 +174,7 @@ class DemoRunner:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agent-alone")
         self._pending: dict[Future[None], Outcome] = {}
         self._elapsed = 0.0
+        self._started = time.time()
         self.tally = Tally()
 
     def stream(self, tasks: int, on_task: Callable[[Outcome], None] = lambda _: None) -> None:
@@ -214,8 +217,10 @@ class DemoRunner:
             on_verified(self._pending[future])
         self._pending.clear()
         self.tally.wall_seconds = self._elapsed + time.perf_counter() - started
-        self.tally.saved_seconds_estimate = self.engine.metrics.saved_seconds
-        self.tally.saved_tokens_estimate = self.engine.metrics.saved_tokens
+        book = self.engine.ledger(since=self._started).total  # the figures ``muscle-mem stats`` shows
+        self.tally.saved_seconds_estimate = book.saved.seconds
+        self.tally.saved_tokens_estimate = book.saved.tokens
+        self.tally.spent_tokens_counted = book.spent.tokens
         return self.tally
 
     def _verify(self, outcome: Outcome, copy: Path, live: State) -> None:

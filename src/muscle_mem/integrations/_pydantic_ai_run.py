@@ -135,6 +135,7 @@ class RunState:
         await self.leave()  # the framework enters the toolset itself
         self.script_steps([s for s in run.steps if s.replayed] if run is not None else [])
         self.result = await self.handler()
+        report_usage(self.result)
         return answer_of(self.result, set(self.tools))
 
 
@@ -163,6 +164,17 @@ def shim(name: str) -> Callable[..., Any]:
         return await state.replay(name, kwargs)
 
     return call
+
+
+def report_usage(result: AgentRunResult[Any]) -> None:
+    """Add what the run's model responses spent to the engine's run (the scripted turns spent nothing)."""
+    run = current_run()
+    if run is None:
+        return
+    for message in result.new_messages():
+        if isinstance(message, ModelResponse) and message.model_name != SCRIPTED_MODEL:
+            usage = message.usage
+            run.add_usage(usage.input_tokens, usage.output_tokens, model=message.model_name or None)
 
 
 def jsonable(value: Any) -> Any:

@@ -19,7 +19,8 @@ and ``tags=`` are values, or callables over the run's ``RunContext`` (``lambda c
   is one without a text prompt, and one that ends on deferred tool calls is not stored.
 
 Scripted turns count in ``usage.requests`` (with no tokens) and against ``request_limit``, as
-pydantic-ai counts every turn a capability answers. Tools the provider runs (native tools) are not
+pydantic-ai counts every turn a capability answers. On a miss, what the model's responses spent
+(tokens in and out, by model name) goes into the engine's run; the scripted turns spent nothing. Tools the provider runs (native tools) are not
 calls the engine sees.
 """
 

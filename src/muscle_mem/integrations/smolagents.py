@@ -18,6 +18,8 @@ steps in ``agent.memory``.
   earlier steps (a follow-up), unless ``cache_followups=True``.
 - A tool that raises stays an error: the engine does not record the call, and smolagents shows the
   model its usual error text.
+- On a miss the agent's own token counts for the run (its monitor's) go into the engine's run, named
+  by the model's ``model_id``; a hit's ``RunResult`` reports 0 tokens.
 """
 
 from __future__ import annotations
@@ -272,5 +274,29 @@ def _solve(task: str) -> Any:
     run = current_run()
     replayed = [s for s in run.steps if s.replayed] if run is not None else []
     front = call.front
-    call.returned = front._resume(call, replayed) if replayed else front.agent.run(task, **call.run_kwargs)
+    try:
+        call.returned = (
+            front._resume(call, replayed) if replayed else front.agent.run(task, **call.run_kwargs)
+        )
+    finally:
+        _report_usage(front.agent)
     return call.returned.output if isinstance(call.returned, RunResult) else call.returned
+
+
+def _report_usage(agent: MultiStepAgent) -> None:
+    """Add what the agent's model spent on its run (its monitor's token counts) to the engine's run.
+
+    Each memory step that holds a token count was one model request.
+    """
+    run = current_run()
+    if run is None:
+        return
+    counts = agent.monitor.get_total_token_counts()
+    requests = sum(getattr(step, "token_usage", None) is not None for step in agent.memory.steps)
+    model = getattr(agent.model, "model_id", None)
+    run.add_usage(
+        counts.input_tokens,
+        counts.output_tokens,
+        requests=requests,
+        model=model if isinstance(model, str) else None,
+    )

@@ -51,6 +51,7 @@ _EVENT_KINDS: dict[str, tuple[type, ...]] = {
     "miss_reason": (str, type(None)),
     "not_stored": (str, type(None)),
     "not_stored_reason": (str, type(None)),
+    "usage": (list,),
 }
 assert _EVENT_KINDS.keys() == _EVENT_FIELDS
 
@@ -219,4 +220,19 @@ def _event(data: Any) -> Event:
         kinds = _EVENT_KINDS[name]
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             raise ValueError(f"field {name!r} is {value!r}, not a {' or '.join(k.__name__ for k in kinds)}")
+    if "usage" in fields:
+        fields["usage"] = _usage(fields["usage"])
     return Event(**fields)
+
+
+def _usage(rows: list[Any]) -> tuple[tuple[str, int, int, int], ...]:
+    """An event's usage rows: each ``[model, input tokens, output tokens, requests]`` (ValueError if not)."""
+    for row in rows:
+        if not (
+            isinstance(row, list)
+            and len(row) == 4
+            and isinstance(row[0], str)
+            and all(type(n) is int and n >= 0 for n in row[1:])
+        ):
+            raise ValueError(f"a usage row is {row!r}, not [model, input tokens, output tokens, requests]")
+    return tuple((row[0], row[1], row[2], row[3]) for row in rows)

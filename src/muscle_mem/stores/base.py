@@ -79,6 +79,22 @@ class Event:
     """On a miss whose run was not stored: why."""
     not_stored_reason: str | None = None
     """The :class:`~muscle_mem.reasons.NotStoredReason` value of ``not_stored``."""
+    usage: tuple[tuple[str, int, int, int], ...] = ()
+    """On a miss: what the agent's model calls spent, per model ``(model, input tokens, output tokens,
+    requests)`` (empty when the agent reported tokens without a split, or none)."""
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(row[1] for row in self.usage)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(row[2] for row in self.usage)
+
+    @property
+    def requests(self) -> int:
+        """Model requests the agent made (on a miss)."""
+        return sum(row[3] for row in self.usage)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 The graph is ``langchain.agents.create_agent(...)`` or a ``StateGraph`` with a ``ToolNode``. A new task (the input's last user message, with ``params`` and ``tags``) is replayed without the
 graph when the engine can; the caller gets the state a run would have returned, and with a
 checkpointer the thread holds what a run would have left. Otherwise the graph runs, from where the
-replay stopped, and its run is recorded.
+replay stopped, and its run is recorded, with what its chat models spent (the ``usage_metadata``
+of each response, by model name).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from muscle_mem.integrations.langchain.tools import (
     wrap_tool,
     wrapping_of,
 )
+from muscle_mem.integrations.langchain.usage import UsageCounter
 from muscle_mem.recording import current_run
 from muscle_mem.result import Result
 
@@ -254,14 +256,21 @@ def _run_graph(*_args: Any, **_kwargs: Any) -> Any:
     history = replayed_messages(done, CallIds(call.replayed)) if done else []
     graph_in = graph_input(call.task, history)
     engine = call.agent.engine
+    usage = UsageCounter()
     if call.is_async:
-        return _finish_async(call, engine, graph_in)
-    call.state = call.agent.graph.invoke(graph_in, call.config, **call.kwargs)
+        return _finish_async(call, engine, graph_in, usage)
+    try:
+        call.state = call.agent.graph.invoke(graph_in, usage.config(call.config), **call.kwargs)
+    finally:
+        usage.report()
     return _answer(engine, call.state)
 
 
-async def _finish_async(call: _Call, engine: Engine, graph_in: dict[str, Any]) -> Any:
-    call.state = await call.agent.graph.ainvoke(graph_in, call.config, **call.kwargs)
+async def _finish_async(call: _Call, engine: Engine, graph_in: dict[str, Any], usage: UsageCounter) -> Any:
+    try:
+        call.state = await call.agent.graph.ainvoke(graph_in, usage.config(call.config), **call.kwargs)
+    finally:
+        usage.report()
     return _answer(engine, call.state)
 
 

@@ -25,6 +25,7 @@ from muscle_mem import Engine, Result
 from muscle_mem.integrations._common import Checks, note_followup_bypass
 from muscle_mem.integrations.openai_agents._items import answer, history, hit_result, unrecordable
 from muscle_mem.integrations.openai_agents._tools import CALL, AgentGraph, CallState
+from muscle_mem.integrations.openai_agents._usage import report_usage
 
 logger = logging.getLogger(__name__)
 
@@ -247,6 +248,7 @@ async def _finish(
     """End the session with the run's answer; a run a replay could not repeat is not stored (None)."""
     session = state.session
     assert session is not None
+    report_usage(session, result, graph.start)
     why = unrecordable(graph, result, sum(not step.replayed for step in session.steps))
     if why is not None:
         logger.warning("the agent's run is not stored: %s", why)

@@ -1,0 +1,60 @@
+"""What the chat models of a LangGraph run spent: the ``usage_metadata`` of each response, by model."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
+from langchain_core.runnables.config import merge_configs
+
+from muscle_mem.recording import current_run
+
+
+class UsageCounter(BaseCallbackHandler):
+    """A LangChain callback that adds up the usage of every chat model call of a run, by model name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self.by_model: dict[str, list[int]] = {}
+        """Per model name (``""`` when the response names none): input tokens, output tokens, requests."""
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        """Count one model request and the tokens its response reports."""
+        message = _message(response)
+        usage = message.usage_metadata if message is not None else None
+        metadata = message.response_metadata if message is not None else {}
+        model = (
+            metadata.get("model_name")
+            or metadata.get("model")
+            or (response.llm_output or {}).get("model_name")
+        )
+        with self._lock:
+            counts = self.by_model.setdefault(str(model or ""), [0, 0, 0])
+            counts[0] += usage["input_tokens"] if usage else 0
+            counts[1] += usage["output_tokens"] if usage else 0
+            counts[2] += 1
+
+    def config(self, config: Any) -> Any:
+        """The run's config with this counter among its callbacks."""
+        return merge_configs(config, {"callbacks": [self]})
+
+    def report(self) -> None:
+        """Add what was counted to the engine's run in progress."""
+        run = current_run()
+        if run is None:
+            return
+        for model, (input_tokens, output_tokens, requests) in self.by_model.items():
+            run.add_usage(input_tokens, output_tokens, requests=requests, model=model or None)
+
+
+def _message(response: LLMResult) -> AIMessage | None:
+    """The chat message of a model response (None for a completion model's text)."""
+    for generations in response.generations:
+        for generation in generations:
+            if isinstance(generation, ChatGeneration) and isinstance(generation.message, AIMessage):
+                return generation.message
+    return None
