@@ -3,7 +3,8 @@
 The agent looks a customer up, creates an invoice and sends it. The second task, for another
 customer and amount, replays the same three calls without the agent: the email and the amount are
 params, and the invoice id returned by ``create_invoice`` flows into ``send_invoice``. When the
-customer's account is suspended, the pre-check on ``create_invoice`` fails and the agent takes over.
+customer's account is suspended, the lookup shows it: the replay stops right after it (the recorded
+run saw an active account), before the pre-check on ``create_invoice`` would, and the agent takes over.
 
 Run: python examples/multistep.py
 """

@@ -1,4 +1,4 @@
-"""A support agent with muscle memory, on a real SQLite CRM: a guided tour in seven requests.
+"""A support agent with muscle memory, on a real SQLite CRM: a guided tour in eight requests.
 
 The agent's "LLM" is scripted (no network, no API key) but takes a hosted model's time per call.
 Its tools are methods of the CRM client, registered with ``engine.method`` and equality Checks on
@@ -52,14 +52,14 @@ def main() -> None:
 
         refund(ada, "12.50", "the parcel arrived damaged", "a new task: the agent works, the engine records")
         refund(
-            bob, "31.99", "I was charged twice", "same task, other customer and amount: replayed, ids flow"
+            bob, "19.99", "I was charged twice", "same task, other customer and amount: replayed, ids flow"
         )
         desk.set_status(cy["id"], "suspended")
         refund(
             cy,
             "18.00",
             "the order never arrived",
-            "the account was just suspended: a pre-check stops the replay",
+            "the account was just suspended: the lookup shows it, the replay stops right after it",
         )
         desk.set_refund_limit("Growth", 2_000)
         refund(bob, "24.00", "the order never arrived", "finance lowered the limit below the amount")
@@ -71,7 +71,13 @@ def main() -> None:
             "I was charged twice",
             "the processor now holds her refunds: only the post-check can see it",
         )
-        refund(bob, "44.00", "the item is not as described", "back to normal: a full hit again")
+        refund(
+            bob,
+            "44.00",
+            "the item is not as described",
+            "above the Starter limit, which no run crossed: the agent decides once, the family learns",
+        )
+        refund(bob, "61.00", "I was charged twice", "back to normal: a full hit again")
         refund(ada, "7.25", "the parcel arrived damaged", "held again: the engine learned that branch too")
         desk.close()
     m = engine.metrics

@@ -24,10 +24,11 @@ def test_support_desk_example_runs(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     kinds = [line.split()[0] for line in done.stdout.splitlines() if line[:4] in ("MISS", "HIT ", "PART")]
-    assert kinds == ["MISS", "HIT", "PART", "PART", "PART", "HIT", "HIT"]
+    assert kinds == ["MISS", "HIT", "PART", "PART", "PART", "PART", "HIT", "HIT"]
     out = done.stdout
-    assert "pre-check of tool 'create_ticket' failed" in out
-    assert "pre-check of tool 'issue_refund' failed" in out
+    assert "step 0 lookup_customer output['status']: 'suspended', recorded 'active'" in out
+    assert "step 1 refund_policy output['Growth']: 20, recorded 100" in out
     assert "post-check of tool 'issue_refund' failed" in out
-    assert out.splitlines()[-1] == "hits 3, misses 4 (3 partial), steps replayed 27"
+    assert "step 1 refund_policy output['Starter'] against param 'amount': below, recorded above" in out
+    assert out.splitlines()[-1] == "hits 3, misses 5 (4 partial), steps replayed 27"
     assert not list(tmp_path.iterdir())  # nothing left behind

@@ -57,7 +57,7 @@ def test_replays_are_safe_flow_data_and_resume(tmp_path: Path) -> None:
     assert first.steps_replayed == 0
 
     calls = s.llm.usage.calls
-    second, _ = s.refund(bob["email"], "31.99")
+    second, _ = s.refund(bob["email"], "19.99")  # below every limit, as the first: the same decisions
     assert second.hit
     assert second.steps_replayed == 6
     assert s.llm.usage.calls == calls  # no LLM call on a full hit
@@ -66,14 +66,14 @@ def test_replays_are_safe_flow_data_and_resume(tmp_path: Path) -> None:
     s.desk.set_status(cy["id"], "suspended")
     third, _ = s.refund(cy["email"], "18.00")
     assert not third.hit
-    assert third.steps_replayed == 2
-    assert "create_ticket" in (third.reason or "")
+    assert third.steps_replayed == 1  # the lookup shows the suspended account
+    assert third.reason == "step 0 lookup_customer output['status']: 'suspended', recorded 'active'"
     assert third.output["team"] == "trust-and-safety"
 
     s.desk.set_refund_limit("Growth", 2_000)
     fourth, _ = s.refund(bob["email"], "24.00")
-    assert fourth.steps_replayed == 3
-    assert "pre-check of tool 'issue_refund'" in (fourth.reason or "")
+    assert fourth.steps_replayed == 2  # the policy shows the lowered limit
+    assert fourth.reason == "step 1 refund_policy output['Growth']: 20, recorded 100"
     assert [n for n in s.desk.get_ticket(fourth.output["ticket"])["notes"]] == [  # type: ignore[index]
         "Requested $24.00 is above the plan's refund limit."
     ]

@@ -135,7 +135,7 @@ def test_multistep_example_runs(tmp_path: Path) -> None:
     assert lines[0] == "ada@example.com: hit=False invoice=1001 replayed=0"
     assert lines[2] == "bob@example.com: hit=True invoice=1002 replayed=3"
     assert lines[3] == "eve@example.com: hit=False invoice=None replayed=1"
-    assert "pre-check of tool 'Billing.create_invoice' failed" in lines[4]
+    assert lines[4] == "  why: step 0 Billing.find_customer output['status']: 'suspended', recorded 'active'"
 
 
 def test_mcp_example_runs_offline(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.untrusted import figures_of, shown
 from muscle_mem.forms import SAME
+from muscle_mem.observations import Observation
 from muscle_mem.provenance import Agree, Arg, Const, Guarded, Param, Struct, Template, nested
 from muscle_mem.provenance import describe as describe_arg
 from muscle_mem.secrecy import looks_secret
@@ -92,7 +93,32 @@ def _step(number: int, step: Step, value: Callable[[str], str]) -> list[str]:
         lines.append(f"  {name.ljust(label_width)}  {value(describe_arg(arg))}  [{shown(arg_kind(arg))}]")
     lines.append(f"  {'pre-check'.ljust(label_width)}  {_snapshot(step.pre, value)}")
     lines.append(f"  {'post-check'.ljust(label_width)}  {_snapshot(step.post, value)}")
+    if step.given is not None:
+        lines.append(f"  {'params'.ljust(label_width)}  {value(_observation(step.given))}")
+    lines.append(f"  {'saw'.ljust(label_width)}  {value(_observation(step.observed))}")
     return lines
+
+
+def _observation(seen: Observation | None) -> str:
+    """What a step's output showed the run: its leaves, identities as ``<name>``, digests as ``#``."""
+    if seen is None:
+        return "not kept (recorded before 0.3.0: a replay stops after this step)"
+    shown_leaves = []
+    for path, kind, leaf, _ in seen.leaves:
+        if kind == "r":
+            continue
+        where = shown(path) or "output"
+        if kind == "#":
+            shown_leaves.append(f"{where}=<name>")
+        elif kind in ("i", "p", "x"):
+            shown_leaves.append(f"{where}=#")
+        elif kind == "l":
+            shown_leaves.append(f"{where}=[{leaf} items]")
+        elif kind == "e":
+            shown_leaves.append(f"{where}={{}}")
+        else:
+            shown_leaves.append(f"{where}={shown(repr(leaf))}")
+    return ", ".join(shown_leaves) or "nothing"
 
 
 def _snapshot(snapshot: Snapshot | None, value: Callable[[str], str]) -> str:

@@ -1,0 +1,227 @@
+"""What a step's output showed: its leaves, the key they are compared by, and the record that keeps them."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from muscle_mem.evidence import uncovered
+from muscle_mem.observations import (
+    MAX_LEAVES,
+    Observation,
+    Observer,
+    key_of,
+    kept_leaves,
+    observe_run,
+    text_kind,
+)
+from muscle_mem.provenance import Const, Output, Param
+from muscle_mem.trajectory import Step, Trajectory, from_record, to_record
+
+NONE: frozenset[str] = frozenset()
+
+
+def key(output: Any, identities: frozenset[str] = NONE, params: dict[str, Any] | None = None) -> str:
+    observer = Observer(params or {})
+    if params:
+        observer.flatten_params()
+    return key_of(observer.flatten(0, output), identities)
+
+
+@dataclasses.dataclass
+class Parcel:
+    weight: float
+    label: str
+
+
+OUTPUTS: list[Any] = [
+    7,
+    -2.5,
+    "delivered",
+    "usr_41",
+    "The parcel arrived damaged.",
+    "2026-12-04",
+    "2026-12-04T10:01:11Z",
+    "13.38",
+    True,
+    None,
+    b"\x00raw",
+    uuid.UUID(int=7),
+    dt.date(2024, 5, 5),
+    [],
+    {},
+    {"id": 1001, "status": "refunded", "amount": 50, "items": [{"sku": "A-1"}, {"sku": "B-2"}]},
+    Parcel(1.5, "fragile"),
+    [float("inf"), float("nan")],
+]
+
+
+@pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: type(o).__name__)
+def test_every_kind_of_output_is_kept_in_a_record_that_reads_back(output: Any) -> None:
+    given, observed = observe_run({"qty": 3}, [output], [Param("qty")], Const("done"), [], [])
+    step = Step("t", "1", (Param("qty"),), observed=observed[0], given=given)
+    trajectory = Trajectory(task_key="k", steps=(step,))
+    assert from_record(json.loads(json.dumps(to_record(trajectory)))) == trajectory
+
+
+def test_key_order_is_not_an_observation() -> None:
+    assert key({"a": 1, "b": 2}) == key({"b": 2, "a": 1})
+
+
+def test_float_noise_is_equal_and_nothing_wider_is() -> None:
+    assert key({"rate": 0.1 + 0.2}) == key({"rate": 0.3})
+    assert key({"rate": 0.3}) != key({"rate": 0.3000001})
+
+
+def test_a_value_a_list_length_or_a_new_key_changes_the_key() -> None:
+    recorded = key({"status": "delivered", "items": [1, 2]})
+    assert key({"status": "refunded", "items": [1, 2]}) != recorded
+    assert key({"status": "delivered", "items": [1, 2, 3]}) != recorded
+    assert key({"status": "delivered", "items": [1, 2], "hold": True}) != recorded
+
+
+def test_an_identity_is_masked_by_what_it_equals() -> None:
+    ids = frozenset({"['owner']", "['author']"})
+    same = key({"owner": "u-1", "author": "u-1"}, ids)
+    assert key({"owner": "u-2", "author": "u-2"}, ids) == same  # another user, the same relation
+    assert key({"owner": "u-2", "author": "u-3"}, ids) != same  # the author is no longer the owner
+
+
+def test_an_identifiers_prefix_is_part_of_what_it_names() -> None:
+    ids = frozenset({"['id']"})
+    assert key({"id": "usr_41"}, ids) == key({"id": "usr_52"}, ids)
+    assert key({"id": "usr_41"}, ids) != key({"id": "svc_9"}, ids)
+
+
+def test_an_output_repeating_a_bound_param_is_masked() -> None:
+    def seen(order: int) -> str:
+        observer = Observer({"order": order})
+        observer.flatten_params()
+        observer.free_params(["order"])
+        return key_of(observer.flatten(0, {"order_id": order, "note": f"refund of order {order}"}), NONE)
+
+    assert seen(1001) == seen(1003)
+
+
+def test_a_copied_identity_is_masked_and_an_unbound_param_is_not() -> None:
+    given, observed = observe_run(
+        {"qty": 2}, [{"id": "TCK-1", "amount": 80}], [Output(0, (("key", "id"),)), Const(80)], Const(None), [], []
+    )
+    assert given is not None and given.identities == NONE  # qty is bound to nothing: compared by value
+    assert observed[0].identities == {"['id']"}  # the ticket id flows on: free
+    assert ("['amount']", "n", 80, "") in observed[0].leaves
+
+
+def test_a_number_param_copied_beside_a_constant_is_not_free() -> None:
+    given, _ = observe_run({"nights": 2}, ["booked"], [Param("nights"), Const(2)], Const(None), [], [])
+    assert given is not None and given.identities == NONE
+
+
+def test_secrets_are_masked_and_never_kept() -> None:
+    _, observed = observe_run({}, [{"token": "hunter22"}], [], Const(None), ["hunter22"], [])
+    assert observed[0].leaves == (("['token']", "#", None, "secret"),)
+
+
+def test_texts_that_may_name_a_person_or_hold_prose_are_kept_as_digests() -> None:
+    _, observed = observe_run({}, [{"body": "Dear Maria, your refund", "ref": "c-9"}], [], Const(None), [], [])
+    kept = {path: (kind, value) for path, kind, value, _ in observed[0].leaves}
+    assert kept["['body']"][0] == "p" and "Maria" not in str(kept["['body']"][1])
+    assert kept["['ref']"][0] == "i" and "c-9" not in str(kept["['ref']"][1])
+
+
+def test_a_value_under_a_key_that_names_it_is_an_identity_and_nothing_of_it_is_kept() -> None:
+    _, observed = observe_run({}, [{"customer_id": "c-9", "name": "Maria Lopez"}], [], Const(None), [], [])
+    assert observed[0].identities == {"['customer_id']", "['name']"}
+    assert all(value is None for _, _, value, _ in observed[0].leaves)
+
+
+def test_past_the_bound_leaves_are_folded_into_one_digest() -> None:
+    flat = Observer({}).flatten(0, list(range(MAX_LEAVES + 10)))
+    leaves = kept_leaves(flat, NONE)
+    assert len(leaves) == MAX_LEAVES + 1 and leaves[-1][1] == "x"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("usr_41", "i"),
+        ('W/"1b7e1a01"', "i"),
+        ("/srv/home/ada-01", "i"),
+        ("ada@x.io", "i"),
+        ("delivered", "w"),
+        ("in_progress", "p"),
+        ("2026-12-04", "d"),
+        ("2026-12-04T10:01:11Z", "s"),
+        ("13.38", "q"),
+        ("Resolved, thanks!", "p"),
+    ],
+)
+def test_texts_are_told_apart_by_their_shape(text: str, kind: str) -> None:
+    assert text_kind(text) == kind
+
+
+def _history(*outputs: dict[str, Any]) -> tuple[Observation | None, ...]:
+    _, observed = observe_run({}, list(outputs), [], Const(None), [], [])
+    return (None, *observed)
+
+
+def _live(*outputs: dict[str, Any]) -> list[tuple[Any, ...]]:
+    observer = Observer({})
+    return [(), *(kept_leaves(observer.flatten(i, o), NONE) for i, o in enumerate(outputs))]
+
+
+NAMES = ["the params", "step 0 lookup", "step 1 balance"]
+
+
+def test_one_run_covers_only_what_it_saw() -> None:
+    runs = [_history({"amount": 50, "status": "delivered"})]
+    assert uncovered(_live({"amount": 50, "status": "delivered"}), runs, NAMES) is None
+    assert uncovered(_live({"amount": 55, "status": "delivered"}), runs, NAMES) == (
+        "step 0 lookup output['amount']: 55, recorded 50"
+    )
+
+
+def test_runs_that_went_on_alike_cover_the_range_and_the_values_they_saw() -> None:
+    runs = [_history({"amount": 50, "tier": "gold"}), _history({"amount": 80, "tier": "silver"})]
+    assert uncovered(_live({"amount": 65, "tier": "silver"}), runs, NAMES) is None
+    assert "5000" in str(uncovered(_live({"amount": 5000, "tier": "gold"}), runs, NAMES))
+    assert "'bronze'" in str(uncovered(_live({"amount": 60, "tier": "bronze"}), runs, NAMES))
+
+
+def test_a_timestamp_or_an_identifier_that_varied_is_free() -> None:
+    runs = [_history({"at": "2026-12-04T10:01:11Z"}), _history({"at": "2026-12-04T10:02:12Z"})]
+    assert uncovered(_live({"at": "2026-12-05T08:00:00Z"}), runs, NAMES) is None
+
+
+def test_an_order_that_held_in_every_run_must_hold() -> None:
+    runs = [
+        _history({"amount": 50}, {"balance": 100}),
+        _history({"amount": 80}, {"balance": 200}),
+        _history({"amount": 30}, {"balance": 60}),
+    ]
+    assert uncovered(_live({"amount": 60}, {"balance": 150}), runs, NAMES) is None
+    why = uncovered(_live({"amount": 70}, {"balance": 65}), runs, NAMES)  # each in range; the order flipped
+    assert why is not None and "their order changed" in why
+
+
+def test_an_equality_that_held_in_every_run_must_hold() -> None:
+    runs = [_history({"a": "x1", "b": "x1"}, {}), _history({"a": "y2", "b": "y2"}, {})]
+    assert uncovered(_live({"a": "z3", "b": "z3"}, {}), runs, NAMES) is None
+    assert "no longer equal" in str(uncovered(_live({"a": "z3", "b": "w4"}, {}), runs, NAMES))
+
+
+def test_a_path_no_run_had_or_one_every_run_had_gone_is_not_covered() -> None:
+    runs = [_history({"status": "paid", "hold": False})]
+    assert "in no recorded run" in str(uncovered(_live({"status": "paid", "hold": False, "x": 1}), runs, NAMES))
+    assert uncovered(_live({"status": "paid"}), runs, NAMES) == (
+        "step 0 lookup output['hold']: gone, recorded in every run"
+    )
+
+
+def test_a_run_recorded_before_observations_covers_nothing() -> None:
+    assert uncovered(_live({"a": 1}), [(None, None)], NAMES) is not None
