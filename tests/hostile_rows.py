@@ -23,7 +23,9 @@ import pytest
 
 from conftest import StoreSpec, open_spec
 from muscle_mem import Check, Engine
+from muscle_mem.observations import Observation, Observer, kept_leaves, key_of
 from muscle_mem.stores import Store
+from muscle_mem.trajectory import observation_record
 
 TASK = "say hello"
 UNMATCHED_KEY = "0" * 32
@@ -126,6 +128,15 @@ def twin_record(record: dict[str, Any], new_id: str, created_at: float, matching
         if step.get("pre") and not matching:
             step["pre"]["key"] = UNMATCHED_KEY
     return record
+
+
+def passing(record: dict[str, Any], encoded: Any, output: Any) -> None:
+    """Make the record's first step pass ``encoded`` (a codec encoding), and have seen ``output`` as its tool's
+    result: what a worker that recorded that call would have written."""
+    record["steps"][0]["args"][0] = {"static": encoded}
+    flat = Observer({}).flatten(0, output)
+    seen = Observation(key_of(flat, frozenset()), frozenset(), kept_leaves(flat, frozenset()))
+    record["steps"][0]["observed"] = observation_record(seen)
 
 
 def execute(spec: StoreSpec, sql: str, args: tuple[Any, ...] = ()) -> None:

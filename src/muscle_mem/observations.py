@@ -214,9 +214,16 @@ class Observer:
                 value = value.isoformat()
             if (type(value) is int or type(value) is str) and len(str(value)) >= MIN_ECHO:
                 self._free.setdefault(str(value), place)
-            if type(value) is str:  # the words of a free text (the local part of an email) are free too
-                for word in _WORDS.findall(value):
-                    self._free.setdefault(word, place)
+            if (
+                type(value) is str
+            ):  # its other cases, and the words of it (an email's local part), are free too
+                for form in (value.upper(), value.lower(), value.title(), value.capitalize()):
+                    self._free.setdefault(form, place)
+                local, at, _ = value.partition("@")
+                words = _WORDS.findall(value) + ([local] if at and local else [])
+                for word in words:
+                    for form in (word, word.upper(), word.lower(), word.capitalize()):
+                        self._free.setdefault(form, place)
         if self._free:
             words = sorted(self._free, key=len, reverse=True)
             self._pattern = re.compile(

@@ -14,11 +14,9 @@ from typing import Any
 
 import pytest
 
-from hostile_rows import TASK, build_engine, execute, good_record, record_good
+from hostile_rows import TASK, build_engine, execute, good_record, passing, record_good
 from muscle_mem import Engine, MissReason, codec
-from muscle_mem.observations import Observation, Observer, kept_leaves, key_of
 from muscle_mem.stores import SQLiteStore, _records, steps
-from muscle_mem.trajectory import observation_record
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,11 +43,7 @@ def _store_with_an_argument_of(cls: type, tmp_path: Path) -> tuple[str, str]:
     store.close()
     record = good_record(spec, good)
     value = {"$t": "dataclass", "type": f"{__name__}:{cls.__name__}", "v": {"weight": 3, "label": "fragile"}}
-    record["steps"][0]["args"][0] = {"static": value}
-    # as the writing process would have recorded what its tool returned for that argument
-    flat = Observer({}).flatten(0, str(cls(3, "fragile")).upper())
-    seen = Observation(key_of(flat, frozenset()), frozenset(), kept_leaves(flat, frozenset()))
-    record["steps"][0]["observed"] = observation_record(seen)
+    passing(record, value, str(cls(3, "fragile")).upper())
     execute(spec, "UPDATE {s}.trajectories SET record = %s WHERE id = %s", (json.dumps(record), good))
     # as the writing process would have: the step index rows of the record as it now is
     written = _records.loads(json.dumps(record), good, record["task_key"], "test")

@@ -28,7 +28,7 @@ from row_strategies import VALUES, mutated
 
 from cli_support import run_cli
 from conftest import StoreSpec, open_spec
-from hostile_rows import ROWS, TASK, audited, build_engine, execute, record_good, twin_record
+from hostile_rows import ROWS, TASK, audited, build_engine, execute, passing, record_good, twin_record
 from muscle_mem import codec
 from muscle_mem.stores import PostgresStore, SQLiteStore, Store, _records
 from muscle_mem.trajectory import to_record
@@ -75,7 +75,7 @@ class Rows:
             text = ROWS[data.draw(st.sampled_from(sorted(ROWS)), label="kind")][0](record)
         else:
             value = data.draw(VALUES, label="value")
-            record["steps"][0]["args"][0] = {"static": codec.encode(value)}
+            passing(record, codec.encode(value), str(value).upper())  # what the tool returns for it
             text = json.dumps(record if how == "value" else mutated(record, data))
         if isinstance(text, bytes) and self.spec is not None and self.spec[0] != "sqlite":
             text = text.decode("utf-8", "replace")  # PostgreSQL takes only UTF-8

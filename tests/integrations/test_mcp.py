@@ -204,7 +204,7 @@ async def test_an_error_result_at_replay_hands_over_to_the_agent(log: Path) -> N
         engine.set_agent(agent)
         ada = _id(await session.call_tool("create_user", {"name": "Ada"}))  # outside a run: not recorded
         assert (await engine.arun(f"welcome {ada}", ada, params={"user_id": ada})).stored
-        gone = await engine.arun("welcome usr_gone", "usr_gone", params={"user_id": "usr_gone"})
+        gone = await engine.arun("welcome usr_9999", "usr_9999", params={"user_id": "usr_9999"})
         assert not gone.hit and gone.miss_reason is MissReason.TOOL_RAISED and gone.miss_tool == "tag_user"
         assert agent_saw == [(), ()] and gone.output == "no such user"
         assert gone.calls == () and not gone.stored  # neither the replayed error nor the agent's is a step

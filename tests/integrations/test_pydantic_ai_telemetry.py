@@ -44,7 +44,7 @@ def test_the_run_span_of_a_miss_and_of_a_hit_is_a_child_of_the_agents_own_span()
         ],
     )
     agent.run_sync("who is ada@x.io", metadata={"email": "ada@x.io"})
-    agent.run_sync("who is bob@x.io", metadata={"email": "bob@x.io"})
+    agent.run_sync("who is ada@x.io", metadata={"email": "ada@x.io"})  # TestModel passes no param on
     spans = list(exporter.get_finished_spans())
     runs = [s for s in spans if s.name == "muscle_mem.run"]
     assert [dict(s.attributes or {})["muscle_mem.outcome"] for s in runs] == ["miss", "hit"]

@@ -44,7 +44,8 @@ def test_a_hit_saves_the_recorded_runs_usage_and_spends_none() -> None:
     engine = Engine()
     cached = agent(engine)
     recorded = cached.run_sync("who is ada@x.io", metadata={"email": "ada@x.io"}).usage
-    hit = cached.run_sync("who is bob@x.io", metadata={"email": "bob@x.io"})
+    # TestModel calls the tool with made-up arguments: the param flows nowhere, so it counts by its value
+    hit = cached.run_sync("who is ada@x.io", metadata={"email": "ada@x.io"})
     assert hit.usage.input_tokens == hit.usage.output_tokens == 0
     total = recorded.input_tokens + recorded.output_tokens
     assert engine.metrics.agent_tokens == engine.metrics.saved_tokens == total

@@ -15,8 +15,8 @@ from muscle_mem.observations import (
     MAX_LEAVES,
     Observation,
     Observer,
-    key_of,
     kept_leaves,
+    key_of,
     observe_run,
     text_kind,
 )
@@ -110,7 +110,12 @@ def test_an_output_repeating_a_bound_param_is_masked() -> None:
 
 def test_a_copied_identity_is_masked_and_an_unbound_param_is_not() -> None:
     given, observed = observe_run(
-        {"qty": 2}, [{"id": "TCK-1", "amount": 80}], [Output(0, (("key", "id"),)), Const(80)], Const(None), [], []
+        {"qty": 2},
+        [{"id": "TCK-1", "amount": 80}],
+        [Output(0, (("key", "id"),)), Const(80)],
+        Const(None),
+        [],
+        [],
     )
     assert given is not None and given.identities == NONE  # qty is bound to nothing: compared by value
     assert observed[0].identities == {"['id']"}  # the ticket id flows on: free
@@ -128,7 +133,9 @@ def test_secrets_are_masked_and_never_kept() -> None:
 
 
 def test_texts_that_may_name_a_person_or_hold_prose_are_kept_as_digests() -> None:
-    _, observed = observe_run({}, [{"body": "Dear Maria, your refund", "ref": "c-9"}], [], Const(None), [], [])
+    _, observed = observe_run(
+        {}, [{"body": "Dear Maria, your refund", "ref": "c-9"}], [], Const(None), [], []
+    )
     kept = {path: (kind, value) for path, kind, value, _ in observed[0].leaves}
     assert kept["['body']"][0] == "p" and "Maria" not in str(kept["['body']"][1])
     assert kept["['ref']"][0] == "i" and "c-9" not in str(kept["['ref']"][1])
@@ -217,7 +224,9 @@ def test_an_equality_that_held_in_every_run_must_hold() -> None:
 
 def test_a_path_no_run_had_or_one_every_run_had_gone_is_not_covered() -> None:
     runs = [_history({"status": "paid", "hold": False})]
-    assert "in no recorded run" in str(uncovered(_live({"status": "paid", "hold": False, "x": 1}), runs, NAMES))
+    assert "in no recorded run" in str(
+        uncovered(_live({"status": "paid", "hold": False, "x": 1}), runs, NAMES)
+    )
     assert uncovered(_live({"status": "paid"}), runs, NAMES) == (
         "step 0 lookup output['hold']: gone, recorded in every run"
     )

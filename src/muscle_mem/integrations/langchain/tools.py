@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, Tool
 from langgraph.types import Command
 
@@ -118,6 +119,32 @@ def refuse_run(engine: Engine, reason: str) -> None:
         run.refuse(reason)
 
 
+def seen(output: Any) -> Any:
+    """What data flow and the replay see of a tool's output: a ``ToolMessage`` without the call's own id.
+
+    The id names this call (the model's at recording, a fresh one at replay): it is no observation
+    of the environment, so it is left out, and written as ``{tool_call_id}`` where the message holds it.
+    """
+    if not isinstance(output, ToolMessage):
+        return output
+    call_id = output.tool_call_id
+    return {
+        "content": _without(output.content, call_id),
+        "artifact": _without(output.artifact, call_id),
+        "status": output.status,
+    }
+
+
+def _without(value: Any, call_id: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(call_id, "{tool_call_id}") if call_id else value
+    if isinstance(value, dict):
+        return {k: _without(v, call_id) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_without(v, call_id) for v in value)
+    return value
+
+
 def _wrap_function(
     engine: Engine,
     original: StructuredTool | Tool,
@@ -143,7 +170,12 @@ def _wrap_function(
     if original.func is not None:
         shim = spec.shim(original.func)
         instrumented = engine.register(
-            shim, name=spec.name, version=version, pre_check=pre_check, post_check=post_check
+            shim,
+            name=spec.name,
+            version=version,
+            pre_check=pre_check,
+            post_check=post_check,
+            output_view=seen,
         )
         facing = spec.facing(original.func, instrumented, shim)
         update: dict[str, Any] = {"func": facing, "coroutine": None}
@@ -151,7 +183,12 @@ def _wrap_function(
         assert original.coroutine is not None
         ashim = spec.ashim(original.coroutine)
         instrumented = engine.register(
-            ashim, name=spec.name, version=version, pre_check=pre_check, post_check=post_check
+            ashim,
+            name=spec.name,
+            version=version,
+            pre_check=pre_check,
+            post_check=post_check,
+            output_view=seen,
         )
         facing = spec.afacing(original.coroutine, instrumented, ashim)
         update = {"func": None, "coroutine": facing}
@@ -198,7 +235,7 @@ def _wrap_class(
     )
     shim = spec.shim(run_tool)
     instrumented = engine.register(
-        shim, name=spec.name, version=version, pre_check=pre_check, post_check=post_check
+        shim, name=spec.name, version=version, pre_check=pre_check, post_check=post_check, output_view=seen
     )
     facing = spec.facing(run_tool, instrumented, shim)
     setattr(facing, _MARK, _Wrapping(engine, original))
