@@ -188,7 +188,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="name every scenario and what it probes")
     parser.add_argument("--verbose", action="store_true", help="print every unsafe run")
     args = parser.parse_args(argv)
-    logging.getLogger("muscle_mem").setLevel(logging.ERROR)
 
     scenarios = list(SCENARIOS)
     if args.only:
@@ -240,4 +239,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    logging.getLogger("muscle_mem").setLevel(logging.ERROR)  # each stop is logged at INFO: thousands
     sys.exit(main())

@@ -22,7 +22,6 @@ at word and number boundaries. A run a replay could not repeat faithfully is ref
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import uuid
@@ -666,8 +665,8 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         params, builder.outputs.outputs, recorded, answer, run.hidden().values(), run.secrets
     )
     steps = [
-        dataclasses.replace(step, observed=seen, given=given if index == 0 else None)
-        for index, (step, seen) in enumerate(zip(steps, observed, strict=True))
+        Step(s.tool, s.version, s.args, s.kwargs, s.pre, s.post, s.seconds, seen, given if index == 0 else None)
+        for index, (s, seen) in enumerate(zip(steps, observed, strict=True))
     ]
     return Trajectory(
         task_key=run.task_key,

@@ -449,6 +449,24 @@ def _scalar_key(written: str) -> str:
     return found
 
 
+def scalar_key(value: Any) -> str:
+    """The key of an output that is one scalar, with nothing masked and no bound number to compare it to."""
+    memo = (type(value), value)
+    try:
+        found = _SCALAR_OUTPUTS.get(memo)
+    except TypeError:  # unhashable: not a plain scalar after all
+        found = None
+    if found is None:
+        found = key_of(Observer({}).flatten(0, value), frozenset())
+        if len(_SCALAR_OUTPUTS) >= _SCALAR_KEYS_KEPT:
+            _SCALAR_OUTPUTS.clear()
+        _SCALAR_OUTPUTS[memo] = found
+    return found
+
+
+_SCALAR_OUTPUTS: dict[tuple[type, Any], str] = {}
+
+
 def _has_children(value: Any) -> bool:
     if isinstance(value, Mapping | list | tuple):
         return True

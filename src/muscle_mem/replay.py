@@ -18,7 +18,7 @@ import dataclasses
 import inspect
 import itertools
 import logging
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import CoroutineType
 from typing import Any
@@ -38,6 +38,7 @@ from muscle_mem.observations import (
     kept_leaves,
     key_of,
     params_key,
+    scalar_key,
 )
 from muscle_mem.provenance import SCALAR_TYPES, Broken, Disagreement, Unresolved, evaluate
 from muscle_mem.reasons import MissReason
@@ -135,9 +136,11 @@ class Replayer:
             new_call = tuple.__new__  # a Call in one C call, its fields in order
             context = self.context
             compare = self.compare
-            observer = self.observer = Observer(self.params, run.hidden().values())
+            observer: Observer | None = None
+            """Made at the first output that is not a plain scalar (before it, each key is a memo lookup)."""
             given: dict[frozenset[str], str] | None = None
             if compare and self.params:
+                observer = self.observer = Observer(self.params, run.hidden().values())
                 params_flat = observer.flatten_params()
                 given = {}
             history: list[Observation | None] = []
@@ -279,6 +282,22 @@ class Replayer:
                     )
                 )
                 if compare:
+                    seen = first.step.observed
+                    if (
+                        observer is None
+                        and edge is not None
+                        and seen is not None
+                        and not seen.identities
+                        and type(output) in SCALAR_TYPES
+                        and not tool.secret_outputs
+                        and scalar_key(output) == seen.key
+                    ):  # the common case: a plain scalar the recorded run saw too
+                        history += _seen_at(edge, step_no)
+                        self.edge = edge
+                        node = edge.node
+                        continue
+                    if observer is None:
+                        observer = self.observer = self._observer_before(step_no, history)
                     if tool.secret_outputs:
                         observer.hide(run.hidden().values())
                     if step_no == 0 and given is not None:
@@ -286,7 +305,6 @@ class Replayer:
                         observer.bound_numbers = bound_numbers(self.params, bound)
                         observer.free_params(bound)
                     flat = observer.flatten(step_no, output)
-                    seen = first.step.observed
                     if (
                         edge is None
                         or seen is None
@@ -580,6 +598,16 @@ class Replayer:
                 tool=blame,
                 kind=kind,
             )
+
+    def _observer_before(self, step_no: int, history: Sequence[Observation | None]) -> Observer:
+        """An observer that has seen this replay's outputs before ``step_no`` (a replay without params)."""
+        observer = Observer(self.params, self.run.hidden().values())
+        for step in range(step_no):
+            flat = observer.flatten(step, self.outputs[step])
+            seen = history[step + 1] if step + 1 < len(history) else None
+            if seen is not None and seen.identities:
+                observer.free_leaves(step, flat, seen.identities)
+        return observer
 
     def _live(self, like: History) -> tuple[list[tuple[Leaf, ...]], list[str]]:
         """What this replay saw so far (its params, then each output) as the evidence compares it, and their names.
