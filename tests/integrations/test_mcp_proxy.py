@@ -223,8 +223,10 @@ async def test_the_proxy_command_takes_checks_that_hand_a_changed_task_back_to_t
     log, errors = tmp_path / "served.jsonl", tmp_path / "proxy.err"
     proxy_command = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "muscle_mem.cli", "mcp-proxy", "--store", "sqlite:///cache.db", "--checks"]
-        + ["desk_checks:CHECKS", "--", sys.executable, str(UPSTREAM), str(log)],
+        args=[
+            *("-m", "muscle_mem.cli", "mcp-proxy", "--store", "sqlite:///cache.db"),
+            *("--checks", "desk_checks:CHECKS", "--", sys.executable, str(UPSTREAM), str(log)),
+        ],
         env={"PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])},
         cwd=tmp_path,
     )
