@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
-import re
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
