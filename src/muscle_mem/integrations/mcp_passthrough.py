@@ -123,11 +123,15 @@ class Passthrough:
             found["on_set_logging_level"] = self._forwarder(types.SetLevelRequest, types.EmptyResult)
         return found
 
+    def seen(self, ctx: ServerRequestContext[Any]) -> None:
+        """Note the client a request came from: the upstream's notifications reach it from now on."""
+        self._clients.add(ctx.session)
+
     @asynccontextmanager
     async def serving(self, ctx: ServerRequestContext[Any]) -> AsyncIterator[ProgressFnT | None]:
         """A client request in progress: log messages go to it; yields its progress relay, if it asked."""
         session = ctx.session
-        self._clients.add(session)
+        self.seen(ctx)
         self._serving.append(session)
         try:
             yield _progress_relay(ctx)

@@ -160,8 +160,9 @@ class CachingProxy:
                 await _abandoned(open_task.session, "the client connection closed")
 
     async def _list_tools(
-        self, _ctx: ServerRequestContext[_Connection], _params: PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[_Connection], _params: PaginatedRequestParams | None
     ) -> ListToolsResult:
+        self.passthrough.seen(ctx)
         await self.refresh_tools()
         return ListToolsResult(tools=[_begin_tool(), _end_tool(), *self.upstream.tools])
 
