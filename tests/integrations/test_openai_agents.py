@@ -670,3 +670,36 @@ async def test_a_run_without_a_handoff_ends_with_the_users_own_agent() -> None:
     hit = await runner.run(task("bob@x.io"), params={"email": "bob@x.io"})
     assert missed.last_agent is desk.agent and hit.last_agent is desk.agent
     assert all(item.agent is desk.agent for item in [*missed.new_items, *hit.new_items])
+
+
+async def test_a_handoff_stays_in_place_when_a_param_equals_how_many_calls_came_before_it() -> None:
+    """The handoffs are stored by name, so no number in them is bound to a param (count=0, then 2)."""
+
+    @function_tool
+    def ship(count: int) -> str:
+        """Ship some items."""
+        return f"shipped {count}"
+
+    billing = Agent(
+        name="billing",
+        model=ScriptedModel(
+            [[function_call("ship", {"count": 0}, call_id="c1")], [assistant_message("Shipped 0")]]
+        ),
+        tools=[ship],
+    )
+    triage = Agent(
+        name="triage",
+        model=ScriptedModel([[function_call("transfer_to_billing", {}, call_id="h1")]]),
+        handoffs=[billing],
+    )
+    runner = CachedRunner(Engine(), triage)
+    await runner.run("ship 0 items", params={"count": 0})
+    hit = await runner.run("ship 2 items", params={"count": 2})
+    assert runner.last_result is not None and runner.last_result.hit and hit.final_output == "Shipped 2"
+    assert [type(item) for item in hit.new_items] == [
+        HandoffCallItem,
+        HandoffOutputItem,
+        ToolCallItem,
+        ToolCallOutputItem,
+        MessageOutputItem,
+    ]

@@ -71,9 +71,9 @@ def history(
     return ItemHelpers.input_to_new_input_list(given) + replayed
 
 
-def answer(result: RunResultBase, replayed: int = 0) -> dict[str, Any]:
+def answer(result: RunResultBase) -> dict[str, Any]:
     """What the engine stores of a run's answer: the final output as JSON data, the agent that gave it,
-    and the run's handoffs (each after the tool calls made before it, ``replayed`` of them before the run)."""
+    and the run's handoffs in order (by name only: no number that data flow could bind to a param)."""
     agent, output = result.last_agent, result.final_output
     adapter = _adapter(agent)
     typed = adapter is not None
@@ -83,26 +83,19 @@ def answer(result: RunResultBase, replayed: int = 0) -> dict[str, Any]:
         except ValueError:
             typed = False  # not of the output type (a tool's output that ended the run): stored as is
     stored: dict[str, Any] = {"final_output": output, "last_agent": agent.name, "typed": typed}
-    handed = _handoffs(result.new_items, replayed)
+    handed = _handoffs(result.new_items)
     if handed:
         stored["handoffs"] = handed
     return stored
 
 
-def _handoffs(items: Sequence[RunItem], before: int) -> list[dict[str, Any]]:
-    """Each handoff that took place: the tool calls before it, its tool and arguments, from and to."""
-    made, asked, done = before, dict[str, dict[str, Any]](), list[dict[str, Any]]()
+def _handoffs(items: Sequence[RunItem]) -> list[dict[str, Any]]:
+    """Each handoff that took place: its tool and arguments, the agent it left and the one it reached."""
+    asked, done = dict[str, dict[str, Any]](), list[dict[str, Any]]()
     for item in items:
-        if isinstance(item, ToolCallItem):
-            made += 1
-        elif isinstance(item, HandoffCallItem):
+        if isinstance(item, HandoffCallItem):
             call = item.raw_item
-            asked[call.call_id] = {
-                "at": made,
-                "tool": call.name,
-                "arguments": call.arguments,
-                "from": item.agent.name,
-            }
+            asked[call.call_id] = {"tool": call.name, "arguments": call.arguments, "from": item.agent.name}
         elif isinstance(item, HandoffOutputItem):
             raw = item.raw_item
             call_id = raw.get("call_id") if isinstance(raw, Mapping) else getattr(raw, "call_id", None)
@@ -110,6 +103,17 @@ def _handoffs(items: Sequence[RunItem], before: int) -> list[dict[str, Any]]:
             if entry is not None:
                 done.append(entry | {"to": item.target_agent.name})
     return done
+
+
+def _placed(graph: AgentGraph, steps: Sequence[StepView], handoffs: Sequence[Any]) -> list[int]:
+    """Where each handoff goes among the steps: before the first later call of the agent it reached."""
+    places, at = [], 0
+    for handed in handoffs:
+        target = str(handed.get("to")) if isinstance(handed, Mapping) else ""
+        owned = [getattr(graph.owners.get(step.tool), "name", None) == target for step in steps]
+        at = next((i for i in range(at, len(steps)) if owned[i]), at)
+        places.append(at)
+    return places
 
 
 def hit_result(
@@ -134,9 +138,9 @@ def hit_result(
         type="message",
     )
     items = tool_items(graph, steps, call_ids)
-    for handed in reversed(record.get("handoffs") or []):
-        at = 2 * min(max(int(handed.get("at", 0)), 0), len(steps))
-        items[at:at] = _handoff_items(graph, handed)
+    handoffs = [h for h in record.get("handoffs") or [] if isinstance(h, Mapping)]
+    for handed, at in reversed(list(zip(handoffs, _placed(graph, steps, handoffs), strict=True))):
+        items[2 * at : 2 * at] = _handoff_items(graph, handed)
     return RunResult(
         input=given,
         new_items=[*items, MessageOutputItem(agent=agent, raw_item=message)],

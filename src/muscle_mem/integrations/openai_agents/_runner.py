@@ -270,7 +270,7 @@ async def _finish(
         logger.warning("the agent's run is not stored: %s", why)
         await _abandon(state, why)
         return None
-    session.end(answer(result, replayed=sum(step.replayed for step in session.steps)))
+    session.end(answer(result))
     return await session.wait()
 
 
