@@ -60,11 +60,13 @@ def proxy_command(log: Path, store: Path, *extra: str) -> list[str]:
 
 
 @asynccontextmanager
-async def connected(command: list[str], errlog: Path, **kw: Any) -> AsyncIterator[Client]:
-    """An mcp 2.x client over stdio, with the initialize handshake (the era a proxy relays everything in)."""
+async def connected(
+    command: list[str], errlog: Path, mode: Any = "legacy", **kw: Any
+) -> AsyncIterator[Client]:
+    """An mcp 2.x client over stdio; by default with the initialize handshake (the era everything is relayed in)."""
     params = StdioServerParameters(command=command[0], args=command[1:], env=ENV)
     with errlog.open("a") as errors:
-        async with Client(stdio_client(params, errlog=errors), mode="legacy", **kw) as client:
+        async with Client(stdio_client(params, errlog=errors), mode=mode, **kw) as client:
             yield client
 
 
@@ -74,7 +76,9 @@ def text(result: Any) -> str:
     return block.text
 
 
-async def session_seen(command: list[str], errlog: Path, *, in_task: bool) -> dict[str, Any]:
+async def session_seen(
+    command: list[str], errlog: Path, *, in_task: bool, mode: Any = "legacy"
+) -> dict[str, Any]:
     """What one client session sees of every feature, with ids that vary from run to run masked."""
     notes: list[Any] = []
 
@@ -86,7 +90,7 @@ async def session_seen(command: list[str], errlog: Path, *, in_task: bool) -> di
             dumped.pop("progress_token", None)  # the request's id: one more request inside a task
         notes.append([kind, dumped])
 
-    async with connected(command, errlog, message_handler=on_message) as client:
+    async with connected(command, errlog, mode, message_handler=on_message) as client:
         info = client.server_info
         seen: dict[str, Any] = {
             "server": info.model_dump(mode="json") if info is not None else None,
@@ -176,6 +180,22 @@ async def test_an_mcp2_client_sees_the_same_server_through_the_proxy_as_directly
     ]
     assert served_calls(direct_log)[-1] == served_calls(proxied_log)[-1] == ("cancelled", {})
     assert "Traceback" not in errlog.read_text()
+
+
+@pytest.mark.slow
+async def test_an_mcp2_client_of_the_2026_protocol_sees_the_same_but_no_list_change_flags(
+    tmp_path: Path,
+) -> None:
+    """The proxy serves no ``subscriptions/listen``, so it announces no list changes in that protocol."""
+    errlog = tmp_path / "err"
+    direct = await session_seen(upstream_command(tmp_path / "d.jsonl"), errlog, in_task=False, mode="auto")
+    proxied = await session_seen(
+        proxy_command(tmp_path / "p.jsonl", tmp_path / "c.db"), errlog, in_task=False, mode="auto"
+    )
+    flags = {"prompts": {"list_changed": False}, "tools": {"list_changed": False}, "completions": {}}
+    assert proxied["capabilities"] == flags | {"resources": {"subscribe": False, "list_changed": False}}
+    assert direct["capabilities"]["tools"] == {"list_changed": True}
+    assert _through_proxy(proxied) | {"capabilities": None} == direct | {"capabilities": None}
 
 
 @pytest.mark.slow
