@@ -678,7 +678,7 @@ async def test_a_handoff_stays_in_place_when_a_param_equals_how_many_calls_came_
     @function_tool
     def ship(count: int) -> str:
         """Ship some items."""
-        return f"shipped {count}"
+        return "shipment booked"  # the same observation whatever the count
 
     billing = Agent(
         name="billing",
