@@ -12,6 +12,10 @@ Format (codec version 1). :func:`encode` turns a value into JSON-compatible data
   ``decimal``, ``uuid``, ``path``, ``ndarray`` and ``npscalar`` (numpy dtype descr, shape,
   base64 data), and the classes ``dataclass``, ``pydantic``, ``enum`` and ``namedtuple``,
   which also carry ``"type": "module:qualname"``.
+* A :class:`Captured` Check snapshot (an object the codec has no form for, such as a tensor or an
+  image) is ``{"$t": "captured", "v": <its stored form>}``, or, with no stored form, a reference to
+  the object kept in this process (``"local"``): a store that writes records elsewhere refuses
+  that (:func:`portable`).
 
 Sets and pair-form dicts are sorted by the canonical JSON of their encoded elements, so equal
 values encode identically whatever their order; :func:`dumps` writes that canonical JSON with
@@ -37,6 +41,8 @@ from __future__ import annotations
 
 import base64
 import collections
+import contextlib
+import contextvars
 import dataclasses
 import datetime as dt
 import enum
@@ -53,7 +59,7 @@ import threading
 import types
 import typing
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any, Generic, TypeVar
 
@@ -134,6 +140,59 @@ class Opaque:
 
     def __hash__(self) -> int:
         return hash(fingerprint(self))
+
+
+class Captured:
+    """A Check's snapshot of a kind the codec has no form for (a tensor, an image): the object itself,
+    and the data stored for it (None: it has none, and is kept only in this process).
+
+    It is not copied when recorded (the captured object is kept as it is); decoded from a store, its
+    ``value`` is None and ``data`` is the stored form.
+    """
+
+    __slots__ = ("data", "token", "value")
+
+    def __init__(self, value: Any, data: Any) -> None:
+        self.value = value
+        self.data = data
+        self.token = uuid.uuid4().hex
+        """What names the object among this process's snapshots when it has no stored form."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Captured:
+        return self
+
+    def __repr__(self) -> str:
+        kind = type(self.value).__name__ if self.value is not None else "stored"
+        return f"Captured({kind}, stored={self.data is not None})"
+
+
+_PORTABLE: contextvars.ContextVar[bool] = contextvars.ContextVar("muscle_mem_codec_portable", default=False)
+
+
+@contextlib.contextmanager
+def portable() -> Iterator[None]:
+    """Encode for a record that leaves this process: a :class:`Captured` without a stored form is refused."""
+    token = _PORTABLE.set(True)
+    try:
+        yield
+    finally:
+        _PORTABLE.reset(token)
+
+
+def _enc_captured(v: Captured, depth: int) -> Any:
+    if v.data is not None:
+        return {TAG: "captured", "v": _step(v.data, _deeper(depth, 1), ".data")}
+    if _PORTABLE.get():
+        raise _Fail(
+            f"a Check snapshot of type {_type_name(type(v.value))} has no stored form, so only a memory "
+            "store keeps it: give the Check encode= and decode= (or capture data, an array or an image)"
+        )
+    return {TAG: "captured", "local": v.token}
+
+
+def _dec_captured(d: dict[str, Any], depth: int, key: bool) -> Captured:
+    """A stored snapshot's data; one kept by another process only decodes to nothing to compare."""
+    return Captured(None, _at(_dec, d["v"], _deeper(depth, 1), key, ".data") if "v" in d else None)
 
 
 def holds_opaque(value: Any, depth: int = 0) -> bool:
@@ -355,6 +414,7 @@ _ENCODERS: dict[type, Callable[[Any, int], Any]] = {
     Decimal: lambda v, depth: {TAG: "decimal", "v": str(v)},
     uuid.UUID: lambda v, depth: {TAG: "uuid", "v": str(v)},
     **{c: lambda v, depth: {TAG: "path", "cls": type(v).__name__, "v": str(v)} for c in _PATHS.values()},
+    Captured: _enc_captured,
 }
 
 
@@ -750,6 +810,7 @@ _DECODERS: dict[str, Callable[[dict[str, Any], int, bool], Any]] = {
     "path": lambda d, depth, key: _DECODED_PATHS[d["cls"]](_text(d["v"])),
     "ndarray": _dec_numpy,
     "npscalar": _dec_numpy,
+    "captured": _dec_captured,
     **{kind: _dec_class for kind in _KINDS},
 }
 

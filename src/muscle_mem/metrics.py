@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from muscle_mem.reasons import MissReason, NotStoredReason
 
@@ -85,3 +86,20 @@ class Metrics:
         """Hits as a share of calls, 0.0 before any call; a property: ``metrics.hit_rate``, no ``()``."""
         total = self.hits + self.misses
         return self.hits / total if total else 0.0
+
+    def enable(self) -> None:
+        """Nothing to switch on: an engine always counts (kept for code written for muscle-mem 0.1)."""
+
+    def disable(self) -> None:
+        """Nothing to switch off: counting costs a hit next to nothing (kept for muscle-mem 0.1 code)."""
+
+    def report(self) -> str:
+        """Every counter, the hit rate and the miss and not-stored reasons, as indented JSON text."""
+        with self._lock:
+            figures: dict[str, object] = {
+                f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")
+            }
+            figures["misses_by_reason"] = {k.value: n for k, n in self.misses_by_reason.items()}
+            figures["not_stored_by_reason"] = {k.value: n for k, n in self.not_stored_by_reason.items()}
+        figures["hit_rate"] = self.hit_rate
+        return json.dumps(figures, indent=4)

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from muscle_mem import codec
 from muscle_mem.cache import TrajectoryCache
 from muscle_mem.dataflow import trajectory_of
 from muscle_mem.fast_init import fast_instance
@@ -163,6 +164,11 @@ class Outcomes:
             self.cache.add(trajectory, run.relevance)
         except StoreUnavailable as exc:
             return Problem(NotStoredReason.STORE_UNAVAILABLE, run.redact(f"the store is unavailable: {exc}"))
+        except codec.CodecError as exc:  # what only a store in this process keeps (a Check's object)
+            logger.warning(
+                "the store cannot keep the trajectory of task %r: %s", run.task, run.redact(str(exc))
+            )
+            return Problem(NotStoredReason.UNSTORABLE_VALUE, run.redact(f"the store cannot keep it: {exc}"))
         except Exception as exc:
             self.metrics.add("store_errors")
             logger.exception("could not write the trajectory of task %r to the store", run.task)

@@ -32,3 +32,36 @@ def test_mcp_proxy_says_when_the_upstream_cannot_start_or_answer(
     assert "No such file" in missing.err and "Traceback" not in missing.err
     silent = run_cli(capsys, "mcp-proxy", "--store", "memory://", "--", sys.executable, "-c", "pass")
     assert silent.status == 1 and "cannot use the upstream MCP server" in silent.err and silent.out == ""
+
+
+def test_mcp_proxy_checks_must_name_a_mapping_of_checks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "proxy_checks.py").write_text(
+        "from muscle_mem import Check\n"
+        "GOOD = {'send_welcome': Check.equal(lambda user_id: 'up')}\n"
+        "NOT_A_MAP = [1]\n"
+        "BAD_VALUE = {'send_welcome': 'up'}\n"
+        "TYPO = {'send_welcom': Check.equal(lambda user_id: 'up')}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    upstream = ["--", sys.executable, "-c", "pass"]
+    cases = {
+        "proxy_checks": "--checks takes MODULE:ATTR",
+        "no_such_module:CHECKS": "cannot import 'no_such_module'",
+        "proxy_checks:MISSING": "must be a mapping of tool names to checks, found nothing",
+        "proxy_checks:NOT_A_MAP": "found list",
+        "proxy_checks:BAD_VALUE": "['send_welcome'] must be a Check or a (pre_check, post_check) pair",
+    }
+    for spec, said in cases.items():
+        ran = run_cli(capsys, "mcp-proxy", "--store", "memory://", "--checks", spec, *upstream)
+        assert ran.status == 2 and said in ran.err and ran.out == "", (spec, ran.err)
+    good = run_cli(capsys, "mcp-proxy", "--store", "memory://", "--checks", "proxy_checks:GOOD", *upstream)
+    assert good.status == 1 and "cannot use the upstream MCP server" in good.err  # the checks loaded
+    desk = Path(__file__).resolve().parents[1] / "integrations" / "mcp_upstream_server.py"
+    typo = run_cli(
+        capsys, "mcp-proxy", "--store", "memory://", "--checks", "proxy_checks:TYPO", "--", sys.executable,
+        str(desk), str(tmp_path / "log"),
+    )  # fmt: skip
+    assert typo.status == 1 and "checks name tools" in typo.err and "'send_welcom'" in typo.err

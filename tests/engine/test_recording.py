@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Check, Engine, Secret, codec, current_run
+from muscle_mem import Check, Engine, NotStoredReason, Secret, codec, current_run
 from muscle_mem.provenance import Agree, Const, Output, Param, Pick, Template, all_args, element_identity
 from muscle_mem.trajectory import Trajectory, to_record
 
@@ -771,18 +771,41 @@ def test_an_unserializable_argument_is_logged_naming_tool_and_argument(
     assert engine("select 1").hit
 
 
-def test_an_unserializable_snapshot_is_logged_and_nothing_is_stored(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.ERROR, logger="muscle_mem")
-    engine = Engine()
+def test_a_snapshot_the_codec_cannot_encode_is_kept_as_itself_by_a_memory_store() -> None:
+    """The compare gets the captured objects themselves, and the run replays."""
+    engine, compared = Engine(), []
+
+    def same(current: Connection, candidate: Connection) -> bool:
+        compared.append((current, candidate))
+        return isinstance(candidate, Connection)
+
+    @engine.tool(name="click", pre_check=Check(lambda: Connection(), same))
+    def click() -> None:
+        pass
+
+    engine.set_agent(lambda: click() or "done")
+    assert engine().stored and len(engine.store) == 1
+    assert engine().hit and len(compared) == 1
+
+
+def test_a_durable_store_refuses_a_snapshot_it_cannot_keep_and_says_how(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="muscle_mem")
+    engine = Engine(f"sqlite:///{tmp_path / 'cache.db'}")
 
     @engine.tool(name="click", pre_check=Check(lambda: Connection(), lambda a, b: True))
     def click() -> None:
         pass
 
     engine.set_agent(lambda: click() or "done")
-    assert engine().output == "done"
-    assert len(engine.store) == 0
-    assert "'click'" in caplog.records[-1].getMessage() and "pre-check" in caplog.records[-1].getMessage()
+    result = engine()
+    assert result.output == "done" and not result.stored and len(engine.store) == 0
+    assert result.not_stored_reason is NotStoredReason.UNSTORABLE_VALUE
+    assert (
+        result.not_stored is not None and "Connection" in result.not_stored and "encode=" in result.not_stored
+    )
+    assert "cannot keep" in caplog.records[-1].getMessage()
 
 
 SECRET = "hunter2-Sup3r"

@@ -3,7 +3,9 @@
 ``build(log)`` makes the server (in-process tests connect to it with ``mcp.Client``); run as
 ``python mcp_upstream_server.py LOG`` it serves over stdio. Each call appends one JSON line
 ``[tool, arguments]`` to LOG, so a test sees what reached the server. Ids are random: a replay
-must pass on the one created in its own run.
+must pass on the one created in its own run. Besides tools it uses every other feature a proxy
+must pass through: a version and instructions, resources and a resource template, a prompt,
+completions, log messages, progress, a call that waits to be cancelled, and a tool list change.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import Completion, PromptReference, ResourceTemplateReference
+
+INSTRUCTIONS = "Always look a user up before you welcome them."
 
 
 def build(log: Path | str, *, welcome_text: str = "Send the welcome mail to a user.") -> MCPServer:
     """The desk: create_user (JSON text), send_welcome (async), tag_user (structured), export_user (progress)."""
-    server = MCPServer("desk", log_level="WARNING")
+    server = MCPServer("desk", version="3.1.4", instructions=INSTRUCTIONS, log_level="WARNING")
     users: set[str] = set()
 
     def served(tool: str, arguments: dict[str, Any]) -> None:
@@ -59,6 +64,58 @@ def build(log: Path | str, *, welcome_text: str = "Send the welcome mail to a us
         served("export_user", {"user_id": user_id})
         await ctx.report_progress(1, 1, "exported")
         return f"export of {known(user_id)} ready"
+
+    @server.tool()
+    async def audit(user_id: str, ctx: Context) -> str:
+        """Audit a user, logging as it goes."""
+        served("audit", {"user_id": user_id})
+        await ctx.info(f"auditing {user_id}", logger_name="desk.audit")
+        await ctx.warning({"user": user_id, "findings": 0})
+        return f"{user_id} audited"
+
+    @server.tool()
+    async def wait_forever(ctx: Context) -> str:
+        """Wait until cancelled."""
+        served("wait_forever", {})
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            served("cancelled", {})
+            raise
+        return "never"
+
+    @server.tool()
+    async def open_archive(ctx: Context) -> str:
+        """Add the archive tool, and say the tool list changed."""
+        served("open_archive", {})
+        server.add_tool(
+            lambda user_id: f"{user_id} archived", name="archive_user", description="Archive a user."
+        )
+        await ctx.session.send_tool_list_changed()
+        return "archive open"
+
+    @server.resource("desk://policy", name="policy", mime_type="text/plain")
+    def policy() -> str:
+        """The desk's welcome policy."""
+        return "Welcome every user within a day."
+
+    @server.resource("desk://users/{user_id}", name="user", mime_type="application/json")
+    def user(user_id: str) -> str:
+        """A user's record."""
+        return json.dumps({"id": user_id, "known": user_id in users})
+
+    @server.prompt()
+    def welcome_mail(name: str, tone: str = "warm") -> str:
+        """Draft a welcome mail."""
+        return f"Write a {tone} welcome mail to {name}."
+
+    @server.completion()
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference, argument: Any, context: Any
+    ) -> Completion | None:
+        if argument.name == "tone":
+            return Completion(values=[t for t in ("warm", "formal", "brief") if t.startswith(argument.value)])
+        return None
 
     return server
 

@@ -640,3 +640,56 @@ def test_concurrent_ainvoke_calls_keep_their_state_apart(desk: Desk) -> None:
     ids = tool_call_ids(bob["messages"]) + tool_call_ids(cy["messages"])
     assert len(set(ids)) == 6
     assert sorted(desk.assigned) == ["T1", "T2", "T3"]
+
+
+def message_shape(messages: list[BaseMessage]) -> list[tuple[Any, ...]]:
+    """Each message field by field, its ids only checked: present, and unique in the list."""
+    ids = [m.id for m in messages]
+    assert all(isinstance(i, str) and i for i in ids) and len(set(ids)) == len(ids), ids
+    return [
+        (
+            type(m).__name__,
+            [(c["name"], sorted(c["args"])) for c in getattr(m, "tool_calls", [])],
+            getattr(m, "name", None),
+            getattr(m, "status", None),
+            m.response_metadata,
+            m.additional_kwargs,
+        )
+        for m in messages
+    ]
+
+
+def test_a_plain_run_a_miss_and_a_hit_give_messages_of_the_same_shape_each_with_an_id() -> None:
+    """No checkpointer: a hit's messages get ids as the graph's reducer gives a run's, unique ones."""
+    plain_model = scripted(*ticket_script("bob@x.io", "usr_bob", "T1"))
+    plain = create_agent(plain_model, Desk().tools()).invoke(request("bob@x.io"))
+    model = scripted(*ticket_script("ada@x.io", "usr_ada", "T1"))
+    fresh = CachedAgent(Engine(), create_agent(model, Desk().tools()))
+    miss = fresh.invoke(request("ada@x.io"), params={"email": "ada@x.io"})
+    hit = fresh.invoke(request("bob@x.io"), params={"email": "bob@x.io"})
+    again = fresh.invoke(request("cy@x.io"), params={"email": "cy@x.io"})
+    assert fresh.last_result is not None and fresh.last_result.hit
+    shapes = [message_shape(s["messages"]) for s in (plain, miss, hit)]
+    assert shapes[0] == shapes[1] == shapes[2]
+    assert not {m.id for m in hit["messages"]} & {m.id for m in again["messages"]}
+
+
+def test_wrap_tool_keeps_a_tool_classs_args_schema(desk: Desk) -> None:
+    class LookupArgs(BaseModel):
+        """Who to look up."""
+
+        email: str = Field(description="the user's email")
+
+    class LookupUser(BaseTool):
+        name: str = "lookup_user"
+        description: str = "Find a user by email."
+        args_schema: type[BaseModel] = LookupArgs
+
+        def _run(self, email: str) -> dict[str, str]:
+            return {"id": desk.users[email]}
+
+    original = LookupUser()
+    wrapped = wrap_tool(Engine(), original)
+    assert wrapped.args_schema is LookupArgs
+    assert wrapped.tool_call_schema.model_json_schema() == original.tool_call_schema.model_json_schema()
+    assert wrapped.args == original.args

@@ -202,3 +202,48 @@ async def test_begin_tags_keep_tasks_apart(tmp_path: Path) -> None:
         bad_tags = await call(client, BEGIN, task="onboard Di", params={"name": "Di"}, tags="eu")
     assert text(other_tags).startswith("no recording") and text(same_tags).startswith("done by replay")
     assert bad_tags.is_error and "tags must be a sequence of strings" in text(bad_tags)
+
+
+CHECKS_MODULE = """
+from pathlib import Path
+
+from muscle_mem import Check
+
+CHECKS = {"send_welcome": Check.equal(lambda user_id: Path("mailer").read_text())}
+"""
+
+
+async def test_the_proxy_command_takes_checks_that_hand_a_changed_task_back_to_the_client(
+    tmp_path: Path,
+) -> None:
+    """``--checks module:attr`` over real stdio: the check passes for Bob, and stops the replay for Cy."""
+    (tmp_path / "desk_checks.py").write_text(CHECKS_MODULE, encoding="utf-8")
+    mailer = tmp_path / "mailer"
+    mailer.write_text("up", encoding="utf-8")
+    log, errors = tmp_path / "served.jsonl", tmp_path / "proxy.err"
+    proxy_command = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            *("-m", "muscle_mem.cli", "mcp-proxy", "--store", "sqlite:///cache.db"),
+            *("--checks", "desk_checks:CHECKS", "--", sys.executable, str(UPSTREAM), str(log)),
+        ],
+        env={"PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])},
+        cwd=tmp_path,
+    )
+    with errors.open("w") as errlog:
+        async with Client(stdio_client(proxy_command, errlog=errlog)) as client:
+            await call(client, BEGIN, task="onboard Ada", params={"name": "Ada"})
+            await onboard(client, "Ada")
+            bob = await call(client, BEGIN, task="onboard Bob", params={"name": "Bob"})
+            mailer.write_text("queued", encoding="utf-8")
+            cy = await call(client, BEGIN, task="onboard Cy", params={"name": "Cy"})
+    assert text(bob).startswith("done by replay: welcome sent to usr_"), text(bob)
+    assert text(cy).startswith("replayed 1 step, then the recording stopped fitting"), text(cy)
+    assert [tool for tool, _ in served_calls(log)] == [
+        "create_user",
+        "send_welcome",
+        "create_user",
+        "send_welcome",
+        "create_user",
+    ]
+    assert "Traceback" not in errors.read_text()

@@ -14,8 +14,12 @@ pytest.importorskip("agents")
 
 from agents import (
     Agent,
+    HandoffCallItem,
+    HandoffOutputItem,
+    ItemHelpers,
     MessageOutputItem,
     RunContextWrapper,
+    Runner,
     RunResult,
     RunResultStreaming,
     SQLiteSession,
@@ -48,6 +52,8 @@ class Desk:
         self.call_ids: list[str] = []
         self.queue = "support"
         self.failures = 0
+        self.agent: Any = None
+        """The user's agent the desk runner was given."""
 
     def tools(self) -> list[Any]:
         desk = self
@@ -104,8 +110,8 @@ def task(email: str) -> str:
 def desk_runner(**kwargs: Any) -> tuple[Desk, ScriptedModel, CachedRunner]:
     desk = Desk()
     model = ScriptedModel(script("ada@x.io"))
-    agent = Agent(name="desk", instructions="Help users.", model=model, tools=desk.tools())
-    return desk, model, CachedRunner(Engine(), agent, **kwargs)
+    desk.agent = Agent(name="desk", instructions="Help users.", model=model, tools=desk.tools())
+    return desk, model, CachedRunner(Engine(), desk.agent, **kwargs)
 
 
 async def recorded(**kwargs: Any) -> tuple[Desk, ScriptedModel, CachedRunner]:
@@ -146,7 +152,7 @@ async def test_a_second_task_with_other_params_is_a_full_hit_without_the_model()
 async def test_a_hit_returns_a_run_result_whose_items_and_input_list_work() -> None:
     desk, _, runner = await recorded()
     result = await runner.run(task("bob@x.io"), params={"email": "bob@x.io"})
-    assert isinstance(result, RunResult) and result.last_agent is runner.agent
+    assert isinstance(result, RunResult) and result.last_agent is desk.agent
     assert [type(item) for item in result.new_items] == [ToolCallItem, ToolCallOutputItem] * 4 + [
         MessageOutputItem
     ]
@@ -412,7 +418,7 @@ async def test_handoff_agents_tools_are_recorded_and_a_hit_ends_with_the_agent_t
     hit = await runner.run("refund order A2", params={"order": "A2"})
     assert runner.last_result is not None and runner.last_result.hit
     assert hit.final_output == "Refunded A2" and hit.last_agent.name == "billing"
-    assert hit.new_items[1].output == "refunded A2" and len(billing_model.calls) == 2
+    assert hit.new_items[3].output == "refunded A2" and len(billing_model.calls) == 2
     assert handed == (["billing"] if as_handoff else [])  # a handoff callback does not run on a hit
 
 
@@ -572,3 +578,131 @@ async def test_an_agent_wrapped_twice_records_each_call_once_in_the_runners_engi
         await runner.run(task("bob@x.io"), params={"email": "bob@x.io"})
     ).final_output == "Opened T-2 for usr_bob"
     assert runner.last_result is not None and runner.last_result.hit and len(model.calls) == 4
+
+
+def triage_desk() -> tuple[Agent[Any], Agent[Any]]:
+    """A triage agent that hands off to billing, which refunds and answers (fresh scripted models)."""
+
+    @function_tool
+    def refund(order: str) -> str:
+        """Refund an order."""
+        return f"refunded {order}"
+
+    billing = Agent(
+        name="billing",
+        model=ScriptedModel(
+            [[function_call("refund", {"order": "A1"}, call_id="c1")], [assistant_message("Refunded A1")]]
+        ),
+        tools=[refund],
+    )
+    triage = Agent(
+        name="triage",
+        model=ScriptedModel([[function_call("transfer_to_billing", {}, call_id="h1")]]),
+        handoffs=[billing],
+    )
+    return triage, billing
+
+
+def shape(result: Any, users: dict[str, Agent[Any]]) -> list[tuple[Any, ...]]:
+    """A result's items field by field, the ids left out, each agent checked to be the user's own."""
+    assert result.last_agent is users[result.last_agent.name]
+    rows: list[tuple[Any, ...]] = [("last_agent", result.last_agent.name)]
+    for item in result.new_items:
+        for name in ("agent", "source_agent", "target_agent"):
+            agent = getattr(item, name, None)
+            assert agent is None or agent is users[agent.name], (item.type, name)
+        raw = item.raw_item
+        fields = raw if isinstance(raw, dict) else raw.model_dump(exclude_none=True)
+        kept = {k: v for k, v in fields.items() if k not in ("id", "call_id")}
+        if item.type == "message_output_item":
+            kept = {"text": ItemHelpers.text_message_output(item)}
+        rows.append((type(item).__name__, item.agent.name, kept, getattr(item, "output", None)))
+    rows.append(("input", [(i.get("type"), i.get("name"), i.get("role")) for i in result.to_input_list()]))
+    return rows
+
+
+async def events(streamed: Any) -> list[tuple[str, str | None]]:
+    return [
+        (e.type, getattr(e, "name", None) or getattr(getattr(e, "new_agent", None), "name", None))
+        async for e in streamed.stream_events()
+        if e.type != "raw_response_event"
+    ]
+
+
+async def test_a_plain_run_a_miss_and_a_hit_have_the_same_items_agents_and_handoff() -> None:
+    """Handoff items included, every agent in the result the user's own object, on a miss as on a hit."""
+    triage, billing = triage_desk()
+    plain = shape(await Runner.run(triage, "refund order A1"), {"triage": triage, "billing": billing})
+    triage, billing = triage_desk()
+    users = {"triage": triage, "billing": billing}
+    runner = CachedRunner(Engine(), triage)
+    miss = shape(await runner.run("refund order A1", params={"order": "A1"}), users)
+    hit = await runner.run("refund order A1", params={"order": "A1"})
+    assert runner.last_result is not None and runner.last_result.hit
+    assert plain == miss == shape(hit, users)
+    assert [type(item) for item in hit.new_items][:2] == [HandoffCallItem, HandoffOutputItem]
+    assert hit.new_items[0].raw_item.call_id == hit.new_items[1].raw_item["call_id"]
+    assert hit.new_items[0].raw_item.call_id.startswith("mm_")
+
+
+async def test_a_streamed_plain_run_miss_and_hit_send_the_same_events() -> None:
+    triage, _ = triage_desk()
+    plain = await events(Runner.run_streamed(triage, "refund order A1"))
+    triage, billing = triage_desk()
+    runner = CachedRunner(Engine(), triage)
+    missed = await runner.run_streamed("refund order A1", params={"order": "A1"})
+    miss = await events(missed)
+    assert missed.last_agent is billing
+    hit = await runner.run_streamed("refund order A1", params={"order": "A1"})
+    assert isinstance(hit, CachedStreamingResult) and hit.last_agent is billing
+    assert plain == miss == await events(hit)
+    assert plain[:4] == [
+        ("agent_updated_stream_event", "triage"),
+        ("run_item_stream_event", "handoff_requested"),
+        ("run_item_stream_event", "handoff_occured"),
+        ("agent_updated_stream_event", "billing"),
+    ]
+
+
+async def test_a_run_without_a_handoff_ends_with_the_users_own_agent() -> None:
+    desk, _, runner = desk_runner()
+    missed = await runner.run(task("ada@x.io"), params={"email": "ada@x.io"})
+    hit = await runner.run(task("bob@x.io"), params={"email": "bob@x.io"})
+    assert missed.last_agent is desk.agent and hit.last_agent is desk.agent
+    assert all(item.agent is desk.agent for item in [*missed.new_items, *hit.new_items])
+
+
+async def test_a_handoff_stays_in_place_when_a_param_equals_how_many_calls_came_before_it() -> None:
+    """The handoffs are stored by name, so no number in them is bound to a param (count=0, then others).
+
+    Every run either misses (the agent records it) or hits; each hit has the handoff first.
+    """
+
+    @function_tool
+    def ship(count: int) -> str:
+        """Ship some items."""
+        return "shipment booked"  # the same observation whatever the count
+
+    billing = Agent(
+        name="billing",
+        model=ScriptedModel(
+            [[function_call("ship", {"count": 0}, call_id="c1")], [assistant_message("Shipped")]] * 3
+        ),
+        tools=[ship],
+    )
+    triage = Agent(
+        name="triage",
+        model=ScriptedModel([[function_call("transfer_to_billing", {}, call_id="h1")]] * 3),
+        handoffs=[billing],
+    )
+    runner = CachedRunner(Engine(), triage)
+    hits = []
+    for count in (0, 2, 1):
+        result = await runner.run(f"ship {count} items", params={"count": count})
+        assert runner.last_result is not None
+        if runner.last_result.hit:
+            hits.append([type(item) for item in result.new_items])
+    assert hits and all(
+        kinds == [HandoffCallItem, HandoffOutputItem, ToolCallItem, ToolCallOutputItem, MessageOutputItem]
+        for kinds in hits
+    )

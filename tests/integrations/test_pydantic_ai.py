@@ -668,3 +668,37 @@ def test_a_stored_answer_that_calls_a_function_tool_is_not_scripted() -> None:
     assert answer_parts([{"tool": "final_result", "args": {"ticket": "T-1"}}], tools) is not None
     assert answer_parts([{"tool": "reset_password", "args": {"user_id": "usr_41"}}], tools) is None
     assert answer_parts([{"text": "done", "extra": 1}], tools) is None and answer_parts("done", tools) is None
+
+
+def run_shape(result: AgentRunResult[Any]) -> list[Any]:
+    """A run's messages part by part, field by field; ids, times and the model's name left out."""
+    rows: list[Any] = []
+    for message in result.all_messages():
+        parts = []
+        for part in message.parts:
+            fields = {k: v for k, v in vars(part).items() if k not in ("tool_call_id", "timestamp", "id")}
+            if isinstance(part, ToolReturnPart):
+                fields["content"] = type(part.content).__name__
+            elif isinstance(part, ToolCallPart):
+                fields["args"] = sorted(part.args_as_dict())
+            elif isinstance(part, TextPart | UserPromptPart):
+                fields["content"] = type(part.content).__name__
+            parts.append((type(part).__name__, fields))
+        rows.append((type(message).__name__, message.kind, parts))
+    return rows
+
+
+def test_a_plain_run_a_miss_and_a_hit_have_the_same_messages_and_parts() -> None:
+    """Parallel calls of one turn come back one turn each on a hit (the page says so): the same parts."""
+    plain = support_agent(Desk(), Support()).run_sync(task("ada@x.io"))
+    engine = Engine()
+    agent = support_agent(Desk(), Support(), MuscleMem(engine, params=lambda ctx: ctx.metadata))
+    miss = agent.run_sync(task("ada@x.io"), metadata=meta("ada@x.io"))
+    hit = agent.run_sync(task("bob@x.io"), metadata=meta("bob@x.io"))
+    assert run_shape(plain) == run_shape(miss)
+
+    def flat(shape: list[Any]) -> list[Any]:
+        return [(kind, part) for _, kind, parts in shape for part in parts]
+
+    assert sorted(map(repr, flat(run_shape(hit)))) == sorted(map(repr, flat(run_shape(plain))))
+    assert hit.output == "Reset usr_42 under T-1002."

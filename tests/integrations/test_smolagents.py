@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +14,7 @@ pytest.importorskip("smolagents")
 
 from smolagents import CodeAgent, ToolCallingAgent, tool
 from smolagents.agents import RunResult
-from smolagents.memory import ActionStep, FinalAnswerStep
+from smolagents.memory import ActionStep
 from smolagents.models import (
     ChatMessage,
     ChatMessageToolCall,
@@ -154,9 +155,13 @@ def test_a_hit_returns_a_run_result_and_leaves_the_replayed_steps_in_memory() ->
         "lookup_user",
         "open_ticket",
         "send_reset",
+        "final_answer",
     ]
-    assert len(set(ids)) == 3 and all(i.startswith("mm_") for i in ids)
-    assert isinstance(agent.agent.memory.steps[-1], FinalAnswerStep)
+    assert len(set(ids)) == 4 and all(i.startswith("mm_") for i in ids)
+    final = agent.agent.memory.steps[-1]
+    assert (
+        isinstance(final, ActionStep) and final.is_final_answer and final.observations == "done for usr_bob"
+    )
     assert agent.run(
         "reset the password of cy@x.io", params={"email": "cy@x.io"}, return_full_result=False
     ) == ("done for usr_cy")
@@ -290,3 +295,34 @@ def test_tool_versions_come_from_each_tools_own_forward_and_checks_must_name_rea
             ToolCallingAgent(tools=desk.tools(), model=ScriptedModel([])),
             checks={"lookup_usr": Check.equal(lambda email: 1)},
         )
+
+
+def memory_shape(agent: Any) -> list[tuple[Any, ...]]:
+    """The agent's memory step by step: kinds, tool calls, observations (ids, times, tickets left out)."""
+    return [
+        (
+            type(step).__name__,
+            [(c.name, c.arguments) for c in getattr(step, "tool_calls", None) or []],
+            re.sub(r"T-1\d\d", "T-?", str(getattr(step, "observations", None))),
+            getattr(step, "is_final_answer", None),
+            getattr(step, "action_output", None),
+        )
+        for step in agent.memory.steps
+    ]
+
+
+def test_a_plain_run_a_miss_and_a_hit_leave_memories_of_the_same_shape() -> None:
+    """The steps, their calls and observations; the answer is a final_answer step, as in a run."""
+    plain = ToolCallingAgent(tools=Desk().tools(), model=ScriptedModel(tool_calling_script("bob@x.io")))
+    plain.run("reset the password of bob@x.io")
+    cached = CachedAgent(
+        Engine(), ToolCallingAgent(tools=Desk().tools(), model=ScriptedModel(tool_calling_script("ada@x.io")))
+    )
+    cached.run("reset the password of ada@x.io", params={"email": "ada@x.io"})
+    miss = memory_shape(cached.agent)
+    cached.run("reset the password of bob@x.io", params={"email": "bob@x.io"})
+    assert cached.last_result is not None and cached.last_result.hit
+    hit = memory_shape(cached.agent)
+    assert [row[0] for row in miss] == [row[0] for row in hit]
+    assert [row[2:] for row in hit] == [row[2:] for row in memory_shape(plain)]
+    assert [[name for name, _ in row[1]] for row in hit] == [[name for name, _ in row[1]] for row in miss]

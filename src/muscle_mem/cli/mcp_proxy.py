@@ -1,20 +1,31 @@
-"""``muscle-mem mcp-proxy -- COMMAND...``: an MCP server's tools over stdio, tasks recorded and replayed."""
+"""``muscle-mem mcp-proxy [--checks MODULE:ATTR] -- COMMAND...``: an MCP server over stdio, tasks recorded and replayed."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
+import sys
+from collections.abc import Mapping
+from typing import Any
 
 from muscle_mem.cli.common import UsageError, store_url
 
 NAME = "mcp-proxy"
 HELP = (
-    "Serve an MCP server's tools over stdio, with muscle_mem_begin/muscle_mem_end to record a task "
-    "and replay it the next time: muscle-mem mcp-proxy [--store URL] -- <upstream server command...>"
+    "Serve an MCP server over stdio as it is, with muscle_mem_begin/muscle_mem_end to record a task "
+    "and replay it the next time: muscle-mem mcp-proxy [--store URL] [--checks MODULE:ATTR] "
+    "-- <upstream server command...>"
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--checks",
+        metavar="MODULE:ATTR",
+        help="a mapping of the upstream's tool names to a Check or a (pre_check, post_check) pair, "
+        "imported from MODULE (the working directory is on the path)",
+    )
     parser.add_argument(
         "upstream",
         nargs=argparse.REMAINDER,
@@ -29,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise UsageError("name the upstream MCP server after --: muscle-mem mcp-proxy -- python server.py")
+    checks = load_checks(args.checks) if args.checks else None
     try:
         from muscle_mem.integrations import mcp_proxy
     except ImportError as exc:
@@ -36,5 +48,35 @@ def run(args: argparse.Namespace) -> int:
     from muscle_mem import Engine
 
     with Engine(store_url(args)) as engine:
-        asyncio.run(mcp_proxy.serve_stdio(engine, command))
+        asyncio.run(mcp_proxy.serve_stdio(engine, command, checks=checks))
     return 0
+
+
+def load_checks(spec: str) -> Mapping[str, Any]:
+    """The checks map ``MODULE:ATTR`` names: each value a ``Check`` or a ``(pre_check, post_check)`` pair."""
+    from muscle_mem import Check
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise UsageError(f"--checks takes MODULE:ATTR (a module and a mapping in it), got {spec!r}")
+    if "" not in sys.path:
+        sys.path.insert(0, "")  # as `python -m` does: the working directory's modules
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"--checks: cannot import {module_name!r}: {exc}") from None
+    checks = getattr(module, attr, None)
+    if not isinstance(checks, Mapping):
+        found = "nothing" if checks is None else type(checks).__name__
+        raise UsageError(f"--checks: {spec} must be a mapping of tool names to checks, found {found}")
+    for name, given in checks.items():
+        pair = (
+            isinstance(given, tuple)
+            and len(given) == 2
+            and all(c is None or isinstance(c, Check) for c in given)
+        )
+        if not isinstance(name, str) or not (isinstance(given, Check) or pair):
+            raise UsageError(
+                f"--checks: {spec}[{name!r}] must be a Check or a (pre_check, post_check) pair, got {given!r}"
+            )
+    return checks

@@ -148,12 +148,20 @@ class CachedSession:
         return result
 
     async def call_tool_in(
-        self, session: Session, name: str, arguments: Mapping[str, Any] | None
+        self, session: Session, name: str, arguments: Mapping[str, Any] | None, **kw: Any
     ) -> CallToolResult:
         """``call_tool`` inside ``session``'s run, from whichever asyncio task (the MCP proxy's way)."""
         shim = await self._shim(name)
+
+        async def with_options(**recorded: Any) -> Any:
+            token = _CALL_OPTIONS.set(kw)  # set inside the run's context, where the shim runs
+            try:
+                return await shim(**recorded)
+            finally:
+                _CALL_OPTIONS.reset(token)
+
         try:
-            result: CallToolResult = await session.call(shim, **_arguments(arguments))
+            result: CallToolResult = await session.call(with_options, **_arguments(arguments))
         except _ToolFailed as failed:
             result = failed.result
         return result

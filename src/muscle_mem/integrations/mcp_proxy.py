@@ -1,7 +1,10 @@
-"""The MCP caching proxy: an upstream server's tools, plus tasks recorded whole and replayed in one call.
+"""The MCP caching proxy: an upstream server as it is, plus tasks recorded whole and replayed in one call.
 
-Any MCP client (Claude Desktop, Cursor, an agent) talks to the proxy as to the upstream server: the
-same tools, forwarded unchanged. Two tools more frame a task:
+Any MCP client (Claude Desktop, Cursor, an agent) talks to the proxy as to the upstream server: its
+name, version and instructions (the proxy adds one paragraph of its own), its tools forwarded
+unchanged, and everything else it serves passed through (:mod:`~muscle_mem.integrations.mcp_passthrough`:
+resources, prompts, completions, progress, log messages, cancellation, list changes). Two tools
+more frame a task:
 
 - ``muscle_mem_begin(task, params, tags)``: the task in words, the values that vary between such
   tasks, and optional tags (a task replays only for the same tags). A task seen before is replayed
@@ -10,12 +13,18 @@ same tools, forwarded unchanged. Two tools more frame a task:
 - ``muscle_mem_end(answer)``: the client's final answer; its calls since begin are stored as the
   task's trajectory.
 
-Built on :meth:`Engine.session`: the calls forwarded between begin and end arrive in request tasks
-of their own and are recorded into the task's run through :meth:`Session.call`. One task is open at
-a time per client connection; a call outside a task is forwarded unrecorded. The proxy sees no
-conversation, so it cannot tell a follow-up from a new task: the model frames each task itself. It
-cannot skip the model either (it never sees it): a hit saves the task's tool-call turns. The server
-runs on mcp 2.x (``mcp.server.lowlevel.Server``); the command
+Only ``tools/call`` inside a task is recorded and replayed. Built on :meth:`Engine.session`: the
+calls forwarded between begin and end arrive in request tasks of their own and are recorded into
+the task's run through :meth:`Session.call`. One task is open at a time per client connection; a
+call outside a task is forwarded unrecorded. The proxy sees no conversation, so it cannot tell a
+follow-up from a new task: the model frames each task itself. It cannot skip the model either (it
+never sees it): a hit saves the task's tool-call turns.
+
+What keeps a replay safe: ``checks`` (a tool name to a ``Check`` or a ``(pre, post)`` pair; the
+command takes them as ``--checks module:attr``), and, with no checks at all, the engine itself,
+which compares each replayed call's fresh result with what the recorded runs saw and hands the
+task back to the model (the steps done listed) when it changed. The server runs on mcp 2.x
+(``mcp.server.lowlevel.Server``) and talks to the upstream with the initialize handshake;
 ``muscle-mem mcp-proxy -- <upstream command…>`` serves it over stdio (:func:`serve_stdio`).
 """
 
@@ -25,11 +34,14 @@ import json
 import logging
 import os
 import shlex
+import warnings
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from muscle_mem.errors import MuscleMemError
 from muscle_mem.integrations._common import Checks, missing_extra
@@ -46,11 +58,12 @@ def _import_error() -> ImportError:
 
 
 try:
-    import anyio
     from mcp import Client, StdioServerParameters
     from mcp.server.context import ServerRequestContext
-    from mcp.server.lowlevel import Server
+    from mcp.server.lowlevel import NotificationOptions, Server
+    from mcp.server.models import InitializationOptions
     from mcp.server.stdio import stdio_server
+    from mcp.shared.exceptions import MCPDeprecationWarning
     from mcp.types import (
         CallToolRequestParams,
         CallToolResult,
@@ -59,20 +72,22 @@ try:
         TextContent,
         Tool,
     )
+
+    from muscle_mem.integrations.mcp_passthrough import Passthrough, forwarded_meta, unstamped
 except ImportError as exc:  # pragma: no cover - mcp 2.x is installed where the tests run
     raise _import_error() from exc
 
 if TYPE_CHECKING:
     from muscle_mem import Engine, Result, Session
 
-__all__ = ["BEGIN", "END", "INSTRUCTIONS", "CachingProxy", "UpstreamError", "serve_stdio"]
+__all__ = ["BEGIN", "END", "INSTRUCTIONS", "CachingProxy", "UpstreamError", "proxy_for", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
 BEGIN = "muscle_mem_begin"
 END = "muscle_mem_end"
 INSTRUCTIONS = (
-    f"This server remembers tasks. Before you start a task, call {BEGIN}(task, params): the task in "
+    f"This server also remembers tasks. Before you start a task, call {BEGIN}(task, params): the task in "
     "words, and as params the values that change from one such task to the next (each written in the "
     f"task exactly as in params). If it answers 'done by replay', the task is done: give that answer and "
     f"call no other tool for it. Otherwise do the task with the other tools (skipping the steps it says "
@@ -97,27 +112,32 @@ class _OpenTask:
 
 
 class CachingProxy:
-    """An MCP server forwarding to ``upstream`` that records tasks framed by begin/end and replays them.
+    """An MCP server in front of ``upstream`` that records tasks framed by begin/end and replays them.
 
     ``server`` is the ``mcp.server.lowlevel.Server`` to run (each connection has its own open
-    task); ``checks`` maps an upstream tool's name to a ``Check`` or a ``(pre, post)`` pair;
+    task), named and described as the upstream; ``checks`` maps an upstream tool's name to a
+    ``Check`` or a ``(pre, post)`` pair; ``passthrough`` relays the upstream's notifications (give
+    its ``on_message`` to the upstream client as ``message_handler``, as :func:`proxy_for` does);
     ``last_result`` is the engine's ``Result`` of the last task that ended.
     """
 
-    def __init__(
-        self, engine: Engine, upstream: ToolSession, *, checks: Checks | None = None, name: str = "muscle-mem"
-    ) -> None:
+    def __init__(self, engine: Engine, upstream: ToolSession, *, checks: Checks | None = None) -> None:
         self._engine = engine
         self.upstream = CachedSession(engine, upstream, checks=checks)
         """The upstream session, its calls recorded inside a task."""
+        self.passthrough = Passthrough(upstream)
         self.last_result: Result | None = None
-        self.server: Server[_Connection] = Server(
-            name,
-            instructions=INSTRUCTIONS,
-            lifespan=self._connection,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-        )
+        with warnings.catch_warnings():  # the upstream's logging capability is deprecated in new protocols
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server: Server[_Connection] = _ProxyServer(
+                self.passthrough,
+                **self.passthrough.identity(),
+                instructions=self.passthrough.instructions(INSTRUCTIONS),
+                lifespan=self._connection,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                **self.passthrough.handlers(),
+            )
 
     async def refresh_tools(self) -> None:
         """List the upstream's tools again (the proxy lists them at every ``tools/list``)."""
@@ -140,8 +160,9 @@ class CachingProxy:
                 await _abandoned(open_task.session, "the client connection closed")
 
     async def _list_tools(
-        self, _ctx: ServerRequestContext[_Connection], _params: PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[_Connection], _params: PaginatedRequestParams | None
     ) -> ListToolsResult:
+        self.passthrough.seen(ctx)
         await self.refresh_tools()
         return ListToolsResult(tools=[_begin_tool(), _end_tool(), *self.upstream.tools])
 
@@ -154,7 +175,8 @@ class CachingProxy:
             return await self._begin(state, arguments)
         if params.name == END:
             return await self._end(state, arguments)
-        return await self._forward(state, params.name, arguments)
+        async with self.passthrough.serving(ctx) as progress:
+            return await self._forward(state, params, progress)
 
     async def _begin(self, state: _Connection, arguments: Mapping[str, Any]) -> CallToolResult:
         task, task_params = arguments.get("task"), arguments.get("params") or {}
@@ -213,14 +235,64 @@ class CachingProxy:
         why = result.not_stored if result is not None else "the session was abandoned"
         return _text(f"not stored: {why}")
 
-    async def _forward(self, state: _Connection, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+    async def _forward(
+        self, state: _Connection, params: CallToolRequestParams, progress: Any
+    ) -> CallToolResult:
         open_task = state.task
         if open_task is not None:
             await open_task.begun.wait()
+        options: dict[str, Any] = {"progress_callback": progress, "meta": forwarded_meta(params).meta}
+        name, arguments = params.name, params.arguments or {}
         if open_task is None or state.task is not open_task:
-            result: CallToolResult = await self.upstream.session.call_tool(name, dict(arguments))
-            return result
-        return await self.upstream.call_tool_in(open_task.session, name, arguments)
+            result: CallToolResult = await self.upstream.session.call_tool(name, dict(arguments), **options)
+        else:
+            result = await self.upstream.call_tool_in(open_task.session, name, arguments, **options)
+        return unstamped(result)
+
+
+class _ProxyServer(Server[_Connection]):
+    """The lowlevel server, announcing the list changes and experimental capabilities the upstream does."""
+
+    def __init__(self, passthrough: Passthrough, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self._passthrough = passthrough
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """The options of ``Server``, the upstream's list changes and experimental capabilities by default."""
+        return super().create_initialization_options(
+            notification_options or self._passthrough.notification_options(),
+            experimental_capabilities
+            if experimental_capabilities is not None
+            else self._passthrough.capabilities.experimental,
+            extensions,
+        )
+
+
+@asynccontextmanager
+async def proxy_for(
+    engine: Engine, upstream: Any, *, checks: Checks | None = None
+) -> AsyncIterator[CachingProxy]:
+    """A :class:`CachingProxy` connected to ``upstream`` (an in-process server, a transport, stdio params).
+
+    The upstream is spoken to with the initialize handshake, and its notifications reach the
+    proxy's clients.
+    """
+    proxies: list[CachingProxy] = []
+
+    async def relay(message: Any) -> None:
+        for proxy in proxies:
+            await proxy.passthrough.on_message(message)
+
+    async with Client(upstream, mode="legacy", message_handler=relay) as client:
+        proxy = CachingProxy(engine, client, checks=checks)
+        proxies.append(proxy)
+        await proxy.refresh_tools()
+        yield proxy
 
 
 async def serve_stdio(
@@ -233,14 +305,10 @@ async def serve_stdio(
     """
     if not command:
         raise ValueError("the upstream server's command is empty")
-    upstream = Client(
-        StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ), cwd=cwd)
-    )
+    params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ), cwd=cwd)
     async with AsyncExitStack() as stack:
         try:
-            client = await stack.enter_async_context(upstream)
-            proxy = CachingProxy(engine, client, checks=checks)
-            await proxy.refresh_tools()
+            proxy = await stack.enter_async_context(proxy_for(engine, params, checks=checks))
         except Exception as exc:
             raise UpstreamError(
                 f"cannot use the upstream MCP server `{shlex.join(command)}`: {_cause(exc)}"

@@ -50,7 +50,7 @@ from muscle_mem.tools import source_version
 try:
     from smolagents.agents import MultiStepAgent, RunResult
     from smolagents.local_python_executor import ExecutionTimeoutError, LocalPythonExecutor
-    from smolagents.memory import ActionStep, FinalAnswerStep, TaskStep, ToolCall
+    from smolagents.memory import ActionStep, TaskStep, ToolCall
     from smolagents.monitoring import Timing, TokenUsage
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("smolagents", "smolagents") from exc
@@ -235,8 +235,9 @@ class CachedAgent:
         self.agent.task = task
         self.agent.memory.reset()
         self.agent.memory.steps.append(TaskStep(task=task))
-        self.agent.memory.steps.extend(_action_steps(calls, started))
-        self.agent.memory.steps.append(FinalAnswerStep(output=output))
+        steps = _action_steps(calls, started)
+        self.agent.memory.steps.extend(steps)
+        self.agent.memory.steps.append(_final_step(len(steps) + 1, output, started))
 
     def _resume(self, call: _Call, replayed: list[StepView]) -> Any:
         """Run the agent after a replay that stopped: the replayed steps are its history."""
@@ -260,10 +261,20 @@ def _action_steps(calls: Sequence[StepView], started: float) -> list[ActionStep]
             timing=Timing(start_time=started, end_time=now),
             tool_calls=[ToolCall(name=c.tool, arguments=dict(c.kwargs) or list(c.args), id=fresh_call_id())],
             observations=str(c.output),
-            action_output=c.output,
         )
         for number, c in enumerate(calls, 1)
     ]
+
+
+def _final_step(number: int, output: Any, started: float) -> ActionStep:
+    """The memory step of the answer, as a run leaves it: a ``final_answer`` call that ends the run."""
+    return ActionStep(
+        step_number=number,
+        timing=Timing(start_time=started, end_time=time.time()),
+        tool_calls=[ToolCall(name="final_answer", arguments={"answer": output}, id=fresh_call_id())],
+        observations=str(output),
+        is_final_answer=True,
+    )
 
 
 def _solve(task: str) -> Any:

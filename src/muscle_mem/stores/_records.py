@@ -6,6 +6,7 @@ signed for where it is filed is refused before it is decoded.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -148,15 +149,19 @@ class Prepared:
         return (self.trajectory.id, rev, u.hits, u.last_used, u.saved_seconds, u.priority, u.attention)
 
 
-def prepare(items: Iterable[tuple[Trajectory, Usage | None]], signer: Signer | None = None) -> list[Prepared]:
+def prepare(
+    items: Iterable[tuple[Trajectory, Usage | None]], signer: Signer | None = None, *, local: bool = False
+) -> list[Prepared]:
     """Serialise trajectories to add, signed if there is a signer (the first of repeated ids wins).
 
-    Raises ``CodecError`` early.
+    ``local``: the store keeps the trajectories in this process, so a Check snapshot kept as the
+    object itself (with no stored form) is taken. Raises ``CodecError`` early.
     """
     found: dict[str, Prepared] = {}
     for trajectory, usage in items:
         if trajectory.id not in found:
-            text, signatures = _encoded(trajectory, signer)
+            with contextlib.nullcontext() if local else codec.portable():
+                text, signatures = _encoded(trajectory, signer)
             rows = step_index.step_rows(trajectory, signatures)
             found[trajectory.id] = Prepared(
                 trajectory, initial_usage(trajectory, usage), text, len(text), rows

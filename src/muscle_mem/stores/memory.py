@@ -92,7 +92,7 @@ class MemoryStore:
 
     def add_many(self, items: Iterable[tuple[Trajectory, Usage | None]]) -> int:
         """Store many trajectories (ids already stored are skipped); returns how many were new."""
-        prepared = _records.prepare(items)
+        prepared = _records.prepare(items, local=True)
         with self._lock:
             self._check_open()
             new = 0

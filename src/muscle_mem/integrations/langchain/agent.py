@@ -31,6 +31,7 @@ from muscle_mem.integrations.langchain.messages import (
     graph_input,
     read_task,
     replayed_messages,
+    with_ids,
 )
 from muscle_mem.integrations.langchain.tools import (
     REPLAYED,
@@ -214,7 +215,7 @@ class CachedAgent:
         """The state of a hit: the input's messages, a turn per replayed call, the final answer."""
         final, others = answer_messages(result.output)
         messages = [*call.task.messages, *replayed_messages(result.calls, CallIds(call.replayed)), final]
-        return {**call.task.state, **others, "messages": messages}
+        return {**call.task.state, **others, "messages": with_ids(messages)}
 
     # the graph's checkpointer
 

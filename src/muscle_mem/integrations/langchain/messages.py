@@ -15,6 +15,7 @@ from langchain_core.messages import (
     ToolMessage,
     convert_to_messages,
 )
+from langgraph.graph.message import add_messages
 from langgraph.prebuilt.tool_node import msg_content_output
 from pydantic_core import to_jsonable_python
 
@@ -96,6 +97,12 @@ def replayed_messages(calls: Sequence[StepView], ids: CallIds) -> list[BaseMessa
         out.append(AIMessage("", tool_calls=[ToolCall(name=call.tool, args=args, id=note.call_id)]))
         out.append(_tool_message(call, note))
     return out
+
+
+def with_ids(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages with an id each, given as a graph's ``add_messages`` reducer gives them in a run."""
+    merged: list[BaseMessage] = add_messages([], list(messages))  # type: ignore[arg-type, assignment]
+    return merged
 
 
 def _tool_message(call: StepView, note: Replayed) -> ToolMessage:

@@ -203,7 +203,7 @@ def _wrap_class(
     post_check: Check[Any] | None,
     version: str | None,
 ) -> BaseTool:
-    """A ``StructuredTool`` calling a tool that is a ``BaseTool`` subclass (its ``_run``)."""
+    """A ``StructuredTool`` calling a tool that is a ``BaseTool`` subclass (its ``_run``), with its ``args_schema``."""
     visible = _visible(original)
     taken = [
         name
@@ -242,7 +242,7 @@ def _wrap_class(
     return StructuredTool(
         name=original.name,
         description=original.description,
-        args_schema=original.tool_call_schema,
+        args_schema=original.args_schema if original.args_schema is not None else original.tool_call_schema,
         func=facing,
         return_direct=original.return_direct,
         response_format=original.response_format,

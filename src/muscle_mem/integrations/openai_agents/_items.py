@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
-from collections.abc import Sequence
-from typing import Any
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from agents import (
     Agent,
     AgentOutputSchemaBase,
+    HandoffCallItem,
+    HandoffOutputItem,
     ItemHelpers,
     MessageOutputItem,
     RunContextWrapper,
     RunItem,
     RunResult,
+    RunResultStreaming,
     ToolCallItem,
     ToolCallOutputItem,
     TResponseInputItem,
@@ -34,7 +39,7 @@ def tool_items(graph: AgentGraph, steps: Sequence[StepView], call_ids: Sequence[
     """A call item and an output item per replayed tool call, as the SDK makes them in a run."""
     items: list[RunItem] = []
     for step, call_id in zip(steps, call_ids, strict=True):
-        agent = graph.owners.get(step.tool, graph.start)
+        agent = graph.original(graph.owners.get(step.tool, graph.start))
         tool = graph.tools.get(step.tool)
         call = ResponseFunctionToolCall(
             arguments=json.dumps(dict(step.kwargs), ensure_ascii=False, separators=(",", ":")),
@@ -67,7 +72,8 @@ def history(
 
 
 def answer(result: RunResultBase) -> dict[str, Any]:
-    """What the engine stores of a run's answer: the final output as JSON data, and the agent that gave it."""
+    """What the engine stores of a run's answer: the final output as JSON data, the agent that gave it,
+    and the run's handoffs in order (by name only: no number that data flow could bind to a param)."""
     agent, output = result.last_agent, result.final_output
     adapter = _adapter(agent)
     typed = adapter is not None
@@ -76,7 +82,38 @@ def answer(result: RunResultBase) -> dict[str, Any]:
             output = adapter.dump_python(output, mode="json")
         except ValueError:
             typed = False  # not of the output type (a tool's output that ended the run): stored as is
-    return {"final_output": output, "last_agent": agent.name, "typed": typed}
+    stored: dict[str, Any] = {"final_output": output, "last_agent": agent.name, "typed": typed}
+    handed = _handoffs(result.new_items)
+    if handed:
+        stored["handoffs"] = handed
+    return stored
+
+
+def _handoffs(items: Sequence[RunItem]) -> list[dict[str, Any]]:
+    """Each handoff that took place: its tool and arguments, the agent it left and the one it reached."""
+    asked, done = dict[str, dict[str, Any]](), list[dict[str, Any]]()
+    for item in items:
+        if isinstance(item, HandoffCallItem):
+            call = item.raw_item
+            asked[call.call_id] = {"tool": call.name, "arguments": call.arguments, "from": item.agent.name}
+        elif isinstance(item, HandoffOutputItem):
+            raw = item.raw_item
+            call_id = raw.get("call_id") if isinstance(raw, Mapping) else getattr(raw, "call_id", None)
+            entry = asked.pop(str(call_id), None)
+            if entry is not None:
+                done.append(entry | {"to": item.target_agent.name})
+    return done
+
+
+def _placed(graph: AgentGraph, steps: Sequence[StepView], handoffs: Sequence[Any]) -> list[int]:
+    """Where each handoff goes among the steps: before the first later call of the agent it reached."""
+    places, at = [], 0
+    for handed in handoffs:
+        target = str(handed.get("to")) if isinstance(handed, Mapping) else ""
+        owned = [getattr(graph.owners.get(step.tool), "name", None) == target for step in steps]
+        at = next((i for i in range(at, len(steps)) if owned[i]), at)
+        places.append(at)
+    return places
 
 
 def hit_result(
@@ -87,9 +124,9 @@ def hit_result(
     call_ids: Sequence[str],
     context: Any,
 ) -> RunResult:
-    """The RunResult of a full hit: the replayed calls and the recorded answer, with fresh ids."""
+    """The RunResult of a full hit: the replayed calls, the handoffs and the recorded answer, with fresh ids."""
     record = stored if isinstance(stored, dict) else {"final_output": stored}
-    agent = graph.agents.get(str(record.get("last_agent")), graph.start)
+    agent = graph.original(graph.agents.get(str(record.get("last_agent")), graph.start))
     output = record.get("final_output")
     final = _typed(agent, output) if record.get("typed") else output
     text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
@@ -100,9 +137,13 @@ def hit_result(
         status="completed",
         type="message",
     )
+    items = tool_items(graph, steps, call_ids)
+    handoffs = [h for h in record.get("handoffs") or [] if isinstance(h, Mapping)]
+    for handed, at in reversed(list(zip(handoffs, _placed(graph, steps, handoffs), strict=True))):
+        items[2 * at : 2 * at] = _handoff_items(graph, handed)
     return RunResult(
         input=given,
-        new_items=[*tool_items(graph, steps, call_ids), MessageOutputItem(agent=agent, raw_item=message)],
+        new_items=[*items, MessageOutputItem(agent=agent, raw_item=message)],
         raw_responses=[],
         final_output=final,
         input_guardrail_results=[],
@@ -112,6 +153,50 @@ def hit_result(
         context_wrapper=RunContextWrapper(context),
         _last_agent=agent,
     )
+
+
+def _handoff_items(graph: AgentGraph, handed: Mapping[str, Any]) -> list[RunItem]:
+    """The call and output items of a recorded handoff, as the SDK makes them, with a fresh call id."""
+    source = graph.original(graph.agents.get(str(handed.get("from")), graph.start))
+    target = graph.original(graph.agents.get(str(handed.get("to")), graph.start))
+    call_id = fresh_call_id()
+    call = ResponseFunctionToolCall(
+        arguments=str(handed.get("arguments") or "{}"),
+        call_id=call_id,
+        name=str(handed.get("tool")),
+        type="function_call",
+        id=call_id,
+    )
+    output: TResponseInputItem = {
+        "call_id": call_id,
+        "output": json.dumps({"assistant": target.name}),  # the SDK's Handoff.get_transfer_message
+        "type": "function_call_output",
+    }
+    return [
+        HandoffCallItem(agent=source, raw_item=call),
+        HandoffOutputItem(agent=source, raw_item=output, source_agent=source, target_agent=target),
+    ]
+
+
+def as_users(graph: AgentGraph, result: RunResult | RunResultStreaming) -> None:
+    """The finished run's result with the user's own agents where the run had the wrapped clones."""
+    result.new_items[:] = [_users_item(graph, item) for item in result.new_items]
+    agent = graph.original(result.last_agent)
+    if isinstance(result, RunResultStreaming):
+        result.current_agent, result._current_agent_ref = agent, weakref.ref(agent)
+    else:
+        result._last_agent, result._last_agent_ref = agent, weakref.ref(agent)
+
+
+def _users_item(graph: AgentGraph, item: RunItem) -> RunItem:
+    names = [
+        f.name
+        for f in dataclasses.fields(item)
+        if f.init and f.name in ("agent", "source_agent", "target_agent")
+    ]
+    users = {name: graph.original(getattr(item, name)) for name in names}
+    replaced: RunItem = dataclasses.replace(cast(Any, item), **users)
+    return replaced
 
 
 def _typed(agent: Agent[Any], output: Any) -> Any:

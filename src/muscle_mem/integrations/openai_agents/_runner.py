@@ -23,16 +23,21 @@ from agents import (
 
 from muscle_mem import Engine, Result
 from muscle_mem.integrations._common import Checks, note_followup_bypass
-from muscle_mem.integrations.openai_agents._items import answer, history, hit_result, unrecordable
+from muscle_mem.integrations.openai_agents._items import answer, as_users, history, hit_result, unrecordable
 from muscle_mem.integrations.openai_agents._tools import CALL, AgentGraph, CallState
 from muscle_mem.integrations.openai_agents._usage import report_usage
 
 logger = logging.getLogger(__name__)
 
-_EVENTS: dict[str, Literal["tool_called", "tool_output", "message_output_created"]] = {
+_EVENTS: dict[
+    str,
+    Literal["tool_called", "tool_output", "message_output_created", "handoff_requested", "handoff_occured"],
+] = {
     "tool_call_item": "tool_called",
     "tool_call_output_item": "tool_output",
     "message_output_item": "message_output_created",
+    "handoff_call_item": "handoff_requested",
+    "handoff_output_item": "handoff_occured",  # the SDK's spelling
 }
 _HISTORY_KWARGS = ("session", "previous_response_id", "conversation_id")
 
@@ -79,7 +84,9 @@ class CachedRunner:
         if task is None or isinstance(input, RunState):
             self.last_result = None
             with _calling(CallState(context, None)):
-                return await Runner.run(self.agent, input, context=context, **runner_kwargs)
+                uncached = await Runner.run(self.agent, input, context=context, **runner_kwargs)
+            as_users(self._graph, uncached)
+            return uncached
         state = CallState(context, self.engine.session(task, params=params, tags=tags))
         with _calling(state):  # the tools the run calls find their session here
             hit, resumed = await self._begin(state, input, runner_kwargs)
@@ -88,6 +95,7 @@ class CachedRunner:
             async with _abandoned_if_raised(state):
                 result = await Runner.run(self.agent, resumed, context=context, **runner_kwargs)
         self.last_result = await _finish(self._graph, state, result)
+        as_users(self._graph, result)
         return result
 
     def run_sync(
@@ -124,12 +132,14 @@ class CachedRunner:
         if task is None or isinstance(input, RunState):
             self.last_result = None
             with _calling(CallState(context, None)):
-                return Runner.run_streamed(self.agent, input, context=context, **runner_kwargs)
+                uncached = Runner.run_streamed(self.agent, input, context=context, **runner_kwargs)
+            self._record_when_done(None, uncached)
+            return uncached
         state = CallState(context, self.engine.session(task, params=params, tags=tags))
         with _calling(state):  # the stream's run task starts in this context, and keeps it
             hit, resumed = await self._begin(state, input, runner_kwargs)
             if hit is not None:
-                return CachedStreamingResult(hit, self.agent)
+                return CachedStreamingResult(hit, self._graph.original(self.agent))
             async with _abandoned_if_raised(state):
                 streamed = Runner.run_streamed(self.agent, resumed, context=context, **runner_kwargs)
         self._record_when_done(state, streamed)
@@ -154,8 +164,11 @@ class CachedRunner:
             await memory.add_items(result.to_input_list())
         return result, given
 
-    def _record_when_done(self, state: CallState, streamed: RunResultStreaming) -> None:
-        """Store the streamed run once it ends: before its run task (which ``stream_events`` awaits) ends."""
+    def _record_when_done(self, state: CallState | None, streamed: RunResultStreaming) -> None:
+        """Store the streamed run (``state``: uncached when None) once it ends, with the user's agents in it.
+
+        Both are done before its run task (which ``stream_events`` awaits) ends.
+        """
         run = streamed.run_loop_task
         if run is None:  # pragma: no cover - the SDK always starts one
             raise RuntimeError("the streamed run has no run task to record")
@@ -164,9 +177,12 @@ class CachedRunner:
             try:
                 value = await run
             except BaseException:
-                await _abandon(state, "the streamed run failed")
+                if state is not None:
+                    await _abandon(state, "the streamed run failed")
                 raise
-            self.last_result = await _finish(self._graph, state, streamed)
+            if state is not None:
+                self.last_result = await _finish(self._graph, state, streamed)
+            as_users(self._graph, streamed)
             return value
 
         def cancel_run(task: asyncio.Task[Any]) -> None:
@@ -222,11 +238,13 @@ class CachedStreamingResult:
         return self.run_result.to_input_list(mode=mode)
 
     async def stream_events(self) -> AsyncIterator[StreamEvent]:
-        """The run's events: the starting agent, each tool call and output, the final message."""
-        yield AgentUpdatedStreamEvent(new_agent=self._start)
+        """The run's events as the SDK streams them: an agent update as each agent starts, then its items."""
+        current = self._start
+        yield AgentUpdatedStreamEvent(new_agent=current)
         for item in self.new_items:
-            if item.type == "message_output_item" and self.last_agent is not self._start:
-                yield AgentUpdatedStreamEvent(new_agent=self.last_agent)
+            if item.agent is not current:
+                current = item.agent
+                yield AgentUpdatedStreamEvent(new_agent=current)
             yield RunItemStreamEvent(name=_EVENTS[item.type], item=item)
 
     def cancel(self, mode: Literal["immediate", "after_turn"] = "immediate") -> None:

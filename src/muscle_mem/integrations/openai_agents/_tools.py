@@ -77,7 +77,8 @@ class AgentGraph:
         self.agents: dict[str, Agent[Any]] = {}
         """The wrapped agents, by name (the first of a name)."""
         self._clones: dict[int, Agent[Any]] = {}
-        self._keep: list[Agent[Any]] = []  # the originals, so that their ids stay theirs
+        self._originals: dict[int, Agent[Any]] = {}
+        """The user's agent of each clone, by the clone's id (the originals are kept: their ids stay theirs)."""
         self.start = self.wrap(agent)
         """The wrapped starting agent."""
         unknown_checks(checks, set(self.tools))
@@ -89,11 +90,15 @@ class AgentGraph:
             return clone
         clone = agent.clone(tools=list(agent.tools), handoffs=list(agent.handoffs))
         self._clones[id(agent)] = self._clones[id(clone)] = clone
-        self._keep.append(agent)
+        self._originals[id(clone)] = agent
         self.agents.setdefault(clone.name, clone)
         clone.tools = [self._tool(t, clone) if isinstance(t, FunctionTool) else t for t in agent.tools]
         clone.handoffs = [self.wrap(h) if isinstance(h, Agent) else self._handoff(h) for h in agent.handoffs]
         return clone
+
+    def original(self, agent: Agent[Any]) -> Agent[Any]:
+        """The user's own agent that a wrapped clone stands for (any other agent: itself)."""
+        return self._originals.get(id(agent), agent)
 
     def _handoff(self, handoff: Handoff[Any, Any]) -> Handoff[Any, Any]:
         """The handoff to the wrapped clone of its agent (known now, or when the handoff happens)."""
