@@ -25,6 +25,17 @@ class StoreUnavailable(StoreError):
     """
 
 
+class StoreDamaged(StoreUnavailable):
+    """The store cannot be used as it stands: a damaged, foreign or newer schema, a failed migration, a full disk.
+
+    An engine treats it as an outage (the agent serves every call) until a probe finds the store usable.
+    """
+
+
+class NoStore(StoreError):
+    """A store opened only to be read does not exist (a SQLite file, a PostgreSQL schema)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Changes:
     """What changed for one task key since a revision: the engine's index applies it incrementally."""

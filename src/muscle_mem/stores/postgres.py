@@ -59,7 +59,9 @@ from muscle_mem.stores._pglisten import ChangeListener
 from muscle_mem.stores.base import (
     Changes,
     Event,
+    NoStore,
     Rank,
+    StoreDamaged,
     StoredRecord,
     StoreError,
     StoreUnavailable,
@@ -99,6 +101,7 @@ _LASTING = re.compile(
     re.IGNORECASE,
 )
 """Causes of a failed connection that waiting does not heal: a wrong database, role, password or host."""
+_MISSING_DATABASE = re.compile(r'database ".*" does not exist')
 
 INCARNATIONS = 2**30
 """A new store's revisions start at a random multiple of 2**32 below ``INCARNATIONS * 2**32``: a reader
@@ -259,7 +262,9 @@ class PostgresStore:
     of now (an engine starts while its server is down). Opening now waits up to the URL's
     ``connect_timeout`` (default :data:`CONNECT_TIMEOUT`) for a server that refuses (one starting up); a
     wrong URL fails with libpq's cause. Sessions are named ``muscle_mem:<schema>`` in
-    ``pg_stat_activity`` unless the URL sets ``application_name``. With a ``signer``, records are written signed and
+    ``pg_stat_activity`` unless the URL sets ``application_name``; ``create=False``: a schema that holds
+    no store raises :class:`~muscle_mem.stores.base.NoStore` and is not made. A schema that cannot be
+    migrated (damaged, foreign, newer) raises :class:`~muscle_mem.stores.base.StoreDamaged`. With a ``signer``, records are written signed and
     only records signed for where they are filed are loaded (see :mod:`muscle_mem.stores.signing`).
     """
 
@@ -271,9 +276,12 @@ class PostgresStore:
         pool_size: int = 8,
         timeout: float = 30.0,
         connect: bool = True,
+        create: bool = True,
         signer: Signer | None = None,
     ) -> None:
         self.signer = signer
+        self.create = create
+        """Whether a schema that does not exist is made (else :class:`NoStore`: reading commands)."""
         self._psycopg, self._psycopg_pool, self._connection_class = _drivers()
         if not _SCHEMA_NAME.fullmatch(schema):
             raise StoreError(f"invalid PostgreSQL schema name {schema!r} (letters, digits and _ only)")
@@ -386,6 +394,8 @@ class PostgresStore:
                 cause = "connection timeout expired"
             except psycopg.OperationalError as exc:
                 error, cause = exc, _cause(exc)
+                if not self.create and _MISSING_DATABASE.search(cause):
+                    raise NoStore(f"no cache at {self._where}: {cause}") from exc
                 if _LASTING.search(cause):
                     raise StoreError(f"cannot connect to PostgreSQL at {self._address}: {cause}") from exc
             if time.monotonic() + _CONNECT_RETRY_SECONDS >= give_up:
@@ -483,7 +493,7 @@ class PostgresStore:
             conn.deadline = deadline
             try:
                 if not self._migrated:
-                    self._migrate(conn)
+                    self._migrate_on(conn)
                     self._migrated = True
                 result = work(conn)
             except psycopg.errors.TransactionRollback as exc:
@@ -525,12 +535,37 @@ class PostgresStore:
             raise StoreError(f"{self!r}: a row of its state is missing")
         return row
 
+    def _migrate_on(self, conn: Connection[Any]) -> None:
+        """Migrate the schema; what fails but a lost connection or a rollback to retry is damage."""
+        psycopg = self._psycopg
+        try:
+            self._migrate(conn)
+        except (NoStore, StoreDamaged):
+            raise
+        except StoreError as exc:
+            raise StoreDamaged(str(exc)) from exc
+        except psycopg.errors.TransactionRollback:
+            raise
+        except psycopg.OperationalError as exc:
+            if (
+                exc.sqlstate is None
+                or exc.sqlstate.startswith(_LOST_STATES)
+                or exc.sqlstate == _QUERY_CANCELED
+            ):
+                raise
+            raise StoreDamaged(f"{self!r} cannot be migrated: {_first_line(exc)}") from exc
+        except psycopg.Error as exc:
+            raise StoreDamaged(f"{self!r} cannot be migrated: {_first_line(exc)}") from exc
+
     def _migrate(self, conn: Connection[Any]) -> None:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"muscle_mem.schema:{self.schema}",))
+            exists = conn.execute("SELECT to_regclass(%s)", (f'"{self.schema}".meta',)).fetchone() != (None,)
+            if not exists and not self.create:
+                raise NoStore(f"no cache at {self._where}")
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
             version = 0
-            if conn.execute("SELECT to_regclass(%s)", (f'"{self.schema}".meta',)).fetchone() != (None,):
+            if exists:
                 row = conn.execute(self._sql["version"]).fetchone()
                 text = "0" if row is None else row[0]
                 try:

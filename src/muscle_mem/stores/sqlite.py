@@ -51,7 +51,9 @@ from muscle_mem.stores._shared_marks import SharedMarks
 from muscle_mem.stores.base import (
     Changes,
     Event,
+    NoStore,
     Rank,
+    StoreDamaged,
     StoredRecord,
     StoreError,
     Summary,
@@ -242,7 +244,13 @@ class SQLiteStore:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, timeout: float = 30.0, signer: Signer | None = None
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = 30.0,
+        signer: Signer | None = None,
+        connect: bool = True,
+        create: bool = True,
     ) -> None:
         self.path = Path(path)
         self.timeout = timeout
@@ -265,12 +273,18 @@ class SQLiteStore:
         self._pruned_at = -EVENTS_PRUNED_EVERY
         self._unpruned = 0
         """Events this handle wrote since it last pruned them."""
+        if not create and not self.path.exists():
+            raise NoStore(f"no cache at {self.path}")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the directory of {self.path}: {exc}") from exc
-        self._guard(self._migrate)
-        self._shared = SharedMarks.beside(self.path)
+        self._shared: SharedMarks | None = None
+        self._ready = False
+        """Whether the file was migrated to this version's schema (at the first operation, or now)."""
+        self._open_lock = threading.Lock()
+        if connect:
+            self._guard(_nothing)
         _ALL_STORES.add(self)
 
     def __repr__(self) -> str:
@@ -336,11 +350,32 @@ class SQLiteStore:
             raise StoreError(f"{self!r} is closed")
         started = time.monotonic()
         try:
+            if not self._ready:
+                self._open()
             return operation()
         except sqlite3.Error as exc:
-            raise StoreError(f"{self!r}: {exc}") from exc
+            raise _failure(f"{self!r}: {exc}", exc) from exc
         finally:
             budget.spend(time.monotonic() - started)
+
+    def _open(self) -> None:
+        """Migrate the file to this version's schema and map its change marks; what fails is damage.
+
+        A file that is locked meanwhile is not damage: the next operation tries again.
+        """
+        with self._open_lock:
+            if self._ready:
+                return
+            try:
+                self._migrate()
+            except StoreError as exc:
+                raise StoreDamaged(str(exc)) from exc
+            except sqlite3.Error as exc:
+                if not _damage(exc):
+                    raise
+                raise StoreDamaged(f"{self.path} cannot be opened: {exc}") from exc
+            self._shared = SharedMarks.beside(self.path)
+            self._ready = True
 
     def _row(self, sql: str, args: Sequence[object] = ()) -> tuple[Any, ...] | None:
         """The first row of one statement on this thread's connection, or None."""
@@ -897,6 +932,27 @@ class SQLiteStore:
 
     def __len__(self) -> int:
         return int(self._guard(lambda: self._conn().db.execute("SELECT count FROM state").fetchone()[0]))
+
+
+def _nothing() -> None:
+    """No operation: guarded, it opens the store."""
+
+
+def _damage(exc: sqlite3.Error) -> bool:
+    """Whether an error says the file or its schema cannot be used as it stands (not a lock to wait for).
+
+    A full disk, a damaged file, a missing table or column, a failed constraint of a foreign schema.
+    """
+    name = getattr(exc, "sqlite_errorname", None)
+    return isinstance(exc, sqlite3.DatabaseError) and name is not None and not name.startswith(_WAITING)
+
+
+_WAITING = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_INTERRUPT")
+
+
+def _failure(text: str, exc: sqlite3.Error) -> StoreError:
+    """The store error an engine sees for a SQLite error: damage is an outage (:class:`StoreDamaged`)."""
+    return StoreDamaged(text) if _damage(exc) else StoreError(text)
 
 
 def _tenths_ms(seconds: float) -> int:
