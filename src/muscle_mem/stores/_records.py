@@ -87,11 +87,17 @@ def _encoded(trajectory: Trajectory, signer: Signer | None) -> tuple[str, list[s
 
 
 def loads(
-    text: str | bytes, row_id: str, task_key: str, where: str, signer: Signer | None = None
+    text: str | bytes,
+    row_id: str,
+    task_key: str,
+    where: str,
+    signer: Signer | None = None,
+    removed: bool = False,
 ) -> Trajectory | None:
     """The trajectory stored as ``text`` in row ``row_id`` under ``task_key``, or None if it cannot be read.
 
-    A record the signer refuses, or one that cannot be decoded, is named in a warning. Only JSON
+    A record the signer refuses (``removed``: the store lists it as removed), or one that cannot be
+    decoded, is named in a warning. Only JSON
     parsing and :func:`from_record` run on stored data: nothing is unpickled or evaluated, and
     whatever the text holds, reading it raises nothing.
     """
@@ -103,7 +109,7 @@ def loads(
         data = json.loads(text)
         if not isinstance(data, dict):
             raise RecordError(f"expected a JSON object, found {type(data).__name__}")
-        if signer is not None and not signer.accepts(data, task_key, row_id, where):
+        if signer is not None and not signer.accepts(data, task_key, row_id, where, bool(removed)):
             return None
         return from_record(data)
     except Exception as exc:  # a row never breaks a read: it is skipped, named

@@ -389,6 +389,8 @@ class StoredRecord:
     id: str
     task_key: str
     text: str
+    removed: bool = False
+    """Whether the store lists the id as removed (the row was put back after its removal)."""
 
 
 @runtime_checkable

@@ -224,6 +224,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_uncounted()",
     ),
     ("ALTER TABLE {s}.recall ADD COLUMN priority DOUBLE PRECISION",),
+    (
+        "CREATE TABLE {s}.removed (id TEXT PRIMARY KEY, created_at DOUBLE PRECISION NOT NULL)",
+        "CREATE INDEX removed_created_at ON {s}.removed (created_at)",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -395,7 +399,7 @@ class PostgresStore:
             except psycopg.OperationalError as exc:
                 error, cause = exc, _cause(exc)
                 if not self.create and _MISSING_DATABASE.search(cause):
-                    raise NoStore(f"no cache at {self._where}: {cause}") from exc
+                    raise NoStore(f"cannot connect to PostgreSQL at {self._address}: {cause}") from exc
                 if _LASTING.search(cause):
                     raise StoreError(f"cannot connect to PostgreSQL at {self._address}: {cause}") from exc
             if time.monotonic() + _CONNECT_RETRY_SECONDS >= give_up:
@@ -594,7 +598,7 @@ class PostgresStore:
 
     def _index_steps(self, conn: Connection[Any]) -> None:
         """Fill the step index from the stored records (a store made before it existed)."""
-        for tid, task_key, record in conn.execute(self._sql["records"]).fetchall():
+        for tid, task_key, record in conn.execute(self._sql["indexed_records"]).fetchall():
             trajectory = _records.loads(record, tid, task_key, self._where, self.signer)
             if trajectory is not None:
                 rows = [r.values() for r in steps.step_rows(trajectory)]
@@ -700,7 +704,13 @@ class PostgresStore:
 
     def expire(self, created_before: float, exclude: frozenset[str] = frozenset()) -> list[str]:
         where = "t.created_at < %(arg)s AND NOT (t.id = ANY(%(exclude)s))"
-        return self._run(lambda conn: self._delete(conn, where, created_before, sorted(exclude)))
+
+        def work(conn: Connection[Any]) -> list[str]:
+            deleted = self._delete(conn, where, created_before, sorted(exclude))
+            conn.execute(self._sql["prune_removed"], (created_before,))
+            return deleted
+
+        return self._run(work)
 
     def _delete(
         self, conn: Connection[Any], where: str, arg: Any, exclude: list[str] | None = None
@@ -724,12 +734,17 @@ class PostgresStore:
         deleted = [r[0] for r in conn.execute(sql, params)]
         if deleted:
             conn.execute(self._sql["drop_emptied"], (EMPTIED_DROPPED,))
+            if self.signer is not None:
+                self.signer.saw_removed(deleted)
         return deleted
 
     def clear(self) -> None:
         def work(conn: Connection[Any]) -> None:
             with conn.transaction():
                 conn.execute(self._sql["clear_lock"])  # writers lock task rows: they wait
+                removed = [r[0] for r in conn.execute(self._sql["clear_removed"])]
+                if self.signer is not None:
+                    self.signer.saw_removed(removed)
                 for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall", "tuning"):
                     conn.execute(f'DELETE FROM "{self.schema}".{table}')
                 conn.execute(self._sql["clear_kinds"])
@@ -779,17 +794,19 @@ class PostgresStore:
         return TaskState(stamp, stamp != since, size)
 
     def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
-        first = self._run(lambda conn: conn.execute(self._sql["sole_head"], (node,)).fetchone())
+        signed = "_signed" if self.signer is not None else ""
+        first = self._run(lambda conn: conn.execute(self._sql["sole_head" + signed], (node,)).fetchone())
         if first is None or not first[6]:
             return [] if first is None else [(first[0], steps.Candidate(*first[1:6]))]
-        rows = self._run(lambda conn: conn.execute(self._sql["heads"], (node,)).fetchall())
+        rows = self._run(lambda conn: conn.execute(self._sql["heads" + signed], (node,)).fetchall())
         return [(r[0], steps.Candidate(*r[1:])) for r in rows]
 
     def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[steps.Candidate]:
+        signed = "_signed" if self.signer is not None else ""
         if pre_key is None:
-            sql, args = self._sql["candidates"], [node, signature]
+            sql, args = self._sql["candidates" + signed], [node, signature]
         else:
-            sql, args = self._sql["candidates_pre"], [node, signature, pre_key]
+            sql, args = self._sql["candidates_pre" + signed], [node, signature, pre_key]
         rows = self._run(lambda conn: conn.execute(sql, args).fetchall())
         return [steps.Candidate(*r) for r in rows]
 
@@ -801,14 +818,17 @@ class PostgresStore:
         removed: set[str] = set()
         skipped: list[str] = []
         last_used: dict[str, float] = {}
-        for kind, tid, record, rev, _, _, used in rows:
+        signer = self.signer
+        if signer is not None:
+            signer.saw_removed(r[1] for r in rows if r[0] == 1)
+        for kind, tid, record, rev, _, _, used, gone in rows:
             if kind == 1:
                 removed.add(tid)
             elif kind == 0:
-                trajectory = _records.loads(record, tid, task_key, self._where, self.signer)
+                trajectory = _records.loads(record, tid, task_key, self._where, signer, gone)
                 if trajectory is not None:
                     added.append((rev, trajectory))
-                    if used is not None:
+                    if used is not None and signer is None:  # signed: ordered by the records' own times
                         last_used[tid] = used
                 else:
                     skipped.append(tid)
@@ -820,13 +840,15 @@ class PostgresStore:
     def get(self, trajectory_id: str) -> Trajectory | None:
         row = self._run(lambda conn: conn.execute(self._sql["get"], (trajectory_id,)).fetchone())
         return (
-            None if row is None else _records.loads(row[1], trajectory_id, row[0], self._where, self.signer)
+            None
+            if row is None
+            else _records.loads(row[1], trajectory_id, row[0], self._where, self.signer, row[2])
         )
 
     def records(self) -> Iterator[StoredRecord]:
         """Every stored record, undecoded, oldest first."""
         rows = self._run(lambda conn: conn.execute(self._sql["records"]).fetchall())
-        return (StoredRecord(*row) for row in rows)
+        return (StoredRecord(row[0], row[1], row[2], bool(row[3])) for row in rows)
 
     def replace_records(self, replacements: Sequence[tuple[StoredRecord, str]]) -> int:
         """Rewrite records with new texts; a record whose text changed meanwhile is left as it is."""
@@ -940,7 +962,8 @@ _SQL = {
     x AS (INSERT INTO {s}.steps SELECT x.* FROM unnest(
             %(step_ids)b::text[], %(step_nos)b::int[], %(nodes)b::text[], %(signatures)b::text[],
             %(pres)b::text[], %(posts)b::text[]) AS x (trajectory_id, step_no, node, signature, pre_key, post_key)
-        WHERE x.trajectory_id IN (SELECT id FROM r))
+        WHERE x.trajectory_id IN (SELECT id FROM r)),
+    z AS (DELETE FROM {s}.removed WHERE id IN (SELECT id FROM r))
     SELECT (SELECT count(*) FROM r), count(pg_notify(%(channel)s, """
     + "{payload}"
     + """)) FROM k""",
@@ -986,7 +1009,8 @@ _SQL = {
         ORDER BY task_key FOR UPDATE),
     d AS (DELETE FROM {s}.trajectories t
         WHERE {{where}} AND t.task_key = ANY((SELECT array_agg(task_key) FROM l)::text[])
-        RETURNING t.id, t.task_key, t.nbytes),
+        RETURNING t.id, t.task_key, t.nbytes, t.created_at),
+    r AS (INSERT INTO {s}.removed SELECT id, created_at FROM d ON CONFLICT DO NOTHING),
     g AS (SELECT task_key, count(*) AS n FROM d GROUP BY task_key),
     k AS (UPDATE {s}.tasks SET n = tasks.n - g.n, stamp = nextval('{s}.revs') FROM g
         WHERE tasks.task_key = g.task_key RETURNING tasks.task_key, tasks.stamp),
@@ -1020,17 +1044,25 @@ _SQL = {
     "%(since)s::bigint < (SELECT floor FROM {s}.state) OR %(since)s::bigint > top "
     "OR %(since)s::bigint >> 32 <> top >> 32 AS reset "
     "FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS top FROM {s}.revs) AS s) "
-    "SELECT 0, t.id, t.record, t.rev, q.stamp, q.reset, u.last_used FROM q, {s}.trajectories t "
+    "SELECT 0, t.id, t.record, t.rev, q.stamp, q.reset, u.last_used, "
+    "EXISTS (SELECT FROM {s}.removed r WHERE r.id = t.id) FROM q, {s}.trajectories t "
     "LEFT JOIN LATERAL (SELECT last_used FROM {s}.usage u WHERE u.id = t.id) u ON true "
     "WHERE t.task_key = %(key)s AND t.stamp > %(since)s::bigint AND NOT q.reset "
-    "UNION ALL SELECT 0, t.id, t.record, t.rev, q.stamp, q.reset, u.last_used FROM q, {s}.trajectories t "
+    "UNION ALL SELECT 0, t.id, t.record, t.rev, q.stamp, q.reset, u.last_used, "
+    "EXISTS (SELECT FROM {s}.removed r WHERE r.id = t.id) FROM q, {s}.trajectories t "
     "LEFT JOIN LATERAL (SELECT last_used FROM {s}.usage u WHERE u.id = t.id) u ON true "
     "WHERE t.task_key = %(key)s AND q.reset "
-    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.stamp, q.reset, NULL FROM {s}.tombstones b, q "
+    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.stamp, q.reset, NULL, NULL FROM {s}.tombstones b, q "
     "WHERE b.task_key = %(key)s AND b.rev > %(since)s::bigint AND NOT q.reset "
-    "UNION ALL SELECT 2, NULL, NULL, 0, q.stamp, q.reset, NULL FROM q",
-    "get": "SELECT task_key, record FROM {s}.trajectories WHERE id = %s",
-    "records": "SELECT id, task_key, record FROM {s}.trajectories ORDER BY rev",
+    "UNION ALL SELECT 2, NULL, NULL, 0, q.stamp, q.reset, NULL, NULL FROM q",
+    "get": "SELECT task_key, record, EXISTS (SELECT FROM {s}.removed r WHERE r.id = t.id) "
+    "FROM {s}.trajectories t WHERE id = %s",
+    "records": "SELECT id, task_key, record, EXISTS (SELECT FROM {s}.removed r WHERE r.id = t.id) "
+    "FROM {s}.trajectories t ORDER BY rev",
+    "indexed_records": "SELECT id, task_key, record FROM {s}.trajectories",
+    "clear_removed": "INSERT INTO {s}.removed SELECT id, created_at FROM {s}.trajectories "
+    "ON CONFLICT DO NOTHING RETURNING id",
+    "prune_removed": "DELETE FROM {s}.removed WHERE created_at < %s",
     "replace": """WITH r AS (SELECT * FROM unnest(%(ids)s::text[], %(old)s::text[], %(new)s::text[]) AS r(id, old, new)),
     t AS (UPDATE {s}.trajectories t SET record = r.new, nbytes = length(r.new) FROM r
         WHERE t.id = r.id AND t.record = r.old RETURNING length(r.new) - length(r.old) AS grown),
@@ -1057,6 +1089,15 @@ _SQL = {
     + ", ".join(f"u.{c}" for c in _USAGE.split(", "))
     + " FROM {s}.trajectories t JOIN {s}.usage u ON u.id = t.id ORDER BY u.last_used DESC, t.rev DESC",
 }
+
+
+_SQL.update(
+    {
+        name + "_signed": steps.by_creation(_SQL[name])
+        for name in ("sole_head", "heads", "candidates", "candidates_pre")
+    }
+)
+"""The step index reads of a signed store: by each trajectory's creation, checked against its record."""
 
 
 def _connect_timeout(value: object) -> float:

@@ -157,6 +157,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TRIGGER recall_replayed",
         _recall_trigger("recall_replayed", "UPDATE OF hits", replayed=1),
     ),
+    (
+        "CREATE TABLE removed (id TEXT PRIMARY KEY, created_at REAL NOT NULL) WITHOUT ROWID",
+        "CREATE INDEX removed_created_at ON removed (created_at)",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -180,6 +184,13 @@ _CANDIDATES = (
     "JOIN usage u ON u.id = s.trajectory_id WHERE s.node = ? AND s.signature = ?"
 )
 
+
+_STEP_READS = {
+    sql: (sql, steps.by_creation(sql))
+    for sql in (_HEADS, _SOLE_HEAD, _CANDIDATES, _CANDIDATES + " AND s.pre_key = ?")
+}
+"""Each step index read: as an unsigned store runs it, and as a signed one does."""
+
 _USAGE = "hits, last_used, saved_seconds, priority, attention"
 _ORDERS = tuple(
     (
@@ -200,6 +211,8 @@ _TUNING = "SELECT value FROM tuning WHERE id = 1"
 _SET_TUNING = (
     "INSERT INTO tuning (id, value) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value"
 )
+_REMOVED = "INSERT OR IGNORE INTO removed SELECT id, created_at FROM trajectories WHERE id = ?"
+"""A removal remembered (schema version 8): a signed store refuses the row if it comes back."""
 _ALL_STORES: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
 INCARNATIONS = 2**30
 """A new store's revisions start at a random multiple of 2**32: a reader of a file deleted and made
@@ -513,6 +526,7 @@ class SQLiteStore:
                     ],
                 )
                 db.executemany(_INSERT_STEPS, [r.values() for p in new for r in p.steps])
+                db.executemany("DELETE FROM removed WHERE id = ?", [(p.trajectory.id,) for p in new])
                 changed.update(p.trajectory.task_key for p in new)
             self._own_change(top - len(new), top, changed, version)
             return len(new)
@@ -629,6 +643,7 @@ class SQLiteStore:
                 ).fetchall()
                 rows = [r for r in rows if r[0] not in exclude]
                 self._delete(db, rows, changed)
+                db.execute("DELETE FROM removed WHERE created_at < ?", (created_before,))
             return [r[0] for r in rows]
 
         return self._guard(run)
@@ -646,6 +661,7 @@ class SQLiteStore:
             (len(rows), sum(r[2] for r in rows)),
         ).fetchone()
         db.executemany("INSERT INTO tombstones VALUES (?, ?, ?)", [(rev, r[0], r[1]) for r in rows])
+        db.executemany(_REMOVED, [(r[0],) for r in rows])
         db.executemany("DELETE FROM trajectories WHERE id = ?", [(r[0],) for r in rows])
         db.executemany("DELETE FROM usage WHERE id = ?", [(r[0],) for r in rows])
         db.executemany("DELETE FROM steps WHERE trajectory_id = ?", [(r[0],) for r in rows])
@@ -660,11 +676,16 @@ class SQLiteStore:
         if oldest is not None:
             db.execute("DELETE FROM tombstones WHERE rev <= ?", (oldest,))
             db.execute("UPDATE state SET floor = MAX(floor, ?)", (oldest,))
+        if self.signer is not None:
+            self.signer.saw_removed(r[0] for r in rows)
         return len(rows)
 
     def clear(self) -> None:
         def run() -> None:
             with self._write() as db:
+                db.execute("INSERT OR IGNORE INTO removed SELECT id, created_at FROM trajectories")
+                if self.signer is not None:
+                    self.signer.saw_removed(r[0] for r in db.execute("SELECT id FROM trajectories"))
                 for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall"):
                     db.execute(f"DELETE FROM {table}")
                 db.execute("UPDATE tuning SET value = NULL, never = 0, used = 0")
@@ -785,12 +806,14 @@ class SQLiteStore:
         return TaskState(stamp, stamp != since, size)
 
     def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
+        signed = self.signer is not None
+
         def run() -> list[tuple[str, steps.Candidate]]:
             db = self._conn().db
-            first = db.execute(_SOLE_HEAD, (node,)).fetchone()
+            first = db.execute(_STEP_READS[_SOLE_HEAD][signed], (node,)).fetchone()
             if first is None or not first[6]:
                 return [] if first is None else [(first[0], steps.Candidate(*first[1:6]))]
-            return [(r[0], steps.Candidate(*r[1:])) for r in db.execute(_HEADS, (node,))]
+            return [(r[0], steps.Candidate(*r[1:])) for r in db.execute(_STEP_READS[_HEADS][signed], (node,))]
 
         return self._guard(run)
 
@@ -798,6 +821,7 @@ class SQLiteStore:
         sql, args = _CANDIDATES, [node, signature]
         if pre_key is not None:
             sql, args = sql + " AND s.pre_key = ?", [node, signature, pre_key]
+        sql = _STEP_READS[sql][self.signer is not None]
         return self._guard(
             lambda: [steps.Candidate(*r) for r in self._conn().db.execute(sql, args).fetchall()]
         )
@@ -809,7 +833,8 @@ class SQLiteStore:
                 # behind the tombstones, or a store made anew
                 reset = since < floor or since > revision or since >> 32 != revision >> 32
                 rows = db.execute(
-                    "SELECT t.id, t.record, u.last_used FROM trajectories t LEFT JOIN usage u ON u.id = t.id "
+                    "SELECT t.id, t.record, u.last_used, EXISTS (SELECT 1 FROM removed r WHERE r.id = t.id) "
+                    "FROM trajectories t LEFT JOIN usage u ON u.id = t.id "
                     "WHERE t.task_key = ? AND t.rev > ? ORDER BY t.rev",
                     (task_key, 0 if reset else since),
                 ).fetchall()
@@ -823,11 +848,15 @@ class SQLiteStore:
                         )
                     )
                 )
+            signer = self.signer
+            if signer is not None:
+                signer.saw_removed(removed)
             loaded = [
-                (tid, _records.loads(record, tid, task_key, str(self.path), self.signer))
-                for tid, record, _ in rows
+                (tid, _records.loads(record, tid, task_key, str(self.path), signer, gone))
+                for tid, record, _, gone in rows
             ]
-            last_used = {tid: used for tid, _, used in rows if used is not None}
+            # signed: ordered by the records' own times, not by an unsigned last use
+            last_used = {} if signer else {tid: used for tid, _, used, _ in rows if used is not None}
             added = tuple(t for _, t in loaded if t is not None)
             skipped = tuple(tid for tid, t in loaded if t is None)
             return Changes(revision, added, removed, reset, last_used, skipped)
@@ -835,21 +864,28 @@ class SQLiteStore:
         return self._guard(run)
 
     def get(self, trajectory_id: str) -> Trajectory | None:
-        row = self._row("SELECT task_key, record FROM trajectories WHERE id = ?", (trajectory_id,))
+        row = self._row(
+            "SELECT task_key, record, EXISTS (SELECT 1 FROM removed r WHERE r.id = t.id) FROM trajectories t "
+            "WHERE id = ?",
+            (trajectory_id,),
+        )
         if row is None:
             return None
-        return _records.loads(row[1], trajectory_id, row[0], str(self.path), self.signer)
+        return _records.loads(row[1], trajectory_id, row[0], str(self.path), self.signer, row[2])
 
     def records(self) -> Iterator[StoredRecord]:
         """Every stored record, undecoded, oldest first."""
         rows = self._guard(
             lambda: (
                 self._conn()
-                .db.execute("SELECT id, task_key, record FROM trajectories ORDER BY rev")
+                .db.execute(
+                    "SELECT id, task_key, record, EXISTS (SELECT 1 FROM removed r WHERE r.id = t.id) "
+                    "FROM trajectories t ORDER BY rev"
+                )
                 .fetchall()
             )
         )
-        return (StoredRecord(*row) for row in rows)
+        return (StoredRecord(row[0], row[1], row[2], bool(row[3])) for row in rows)
 
     def replace_records(self, replacements: Sequence[tuple[StoredRecord, str]]) -> int:
         """Rewrite records with new texts; a record whose text changed meanwhile is left as it is."""
