@@ -85,7 +85,8 @@ class Decoded:
         self.size = size
         self.count = 0
         """How many records were decoded (for tests and benchmarks)."""
-        self.signed = isinstance(store, Signable) and store.signer is not None
+        self._signer = store.signer if isinstance(store, Signable) else None
+        self.signed = self._signer is not None
         """Whether rows carry their trajectory's creation time (checked) instead of its last use."""
         self.oldest = -math.inf
         """Records created before this time (by their own signed time) are past the TTL: never used."""
@@ -105,8 +106,10 @@ class Decoded:
         with self._lock:
             found = self._items.get(trajectory_id)
             if found is not None:
-                self._items.move_to_end(trajectory_id)
-                return found
+                if self._signer is None or not self._signer.was_removed(trajectory_id):
+                    self._items.move_to_end(trajectory_id)
+                    return found
+                del self._items[trajectory_id]  # removed since: read again (refused if put back)
             if trajectory_id in self._bad:
                 return None
         trajectory = self.store.get(trajectory_id)

@@ -137,6 +137,10 @@ class Signer:
             while len(self._removed) > REMOVED_KEPT:
                 del self._removed[next(iter(self._removed))]
 
+    def was_removed(self, trajectory_id: str) -> bool:
+        """Whether this process saw the trajectory removed (among the newest :data:`REMOVED_KEPT`)."""
+        return trajectory_id in self._removed
+
     def _signature(self, index: int, task_key: str, body: str) -> str:
         mac = self._macs[index].copy()
         mac.update(json.dumps(task_key).encode("ascii"))
