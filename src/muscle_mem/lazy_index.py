@@ -26,7 +26,15 @@ from typing import Generic, Protocol, TypeVar, overload
 
 from muscle_mem.index import Skipped, last_used
 from muscle_mem.provenance import direct_arguments
-from muscle_mem.stores.base import ChangeFeed, Changes, CoreStore, Signable, StepIndexed, TaskState
+from muscle_mem.stores.base import (
+    ChangeFeed,
+    Changes,
+    CoreStore,
+    Signable,
+    StepIndexed,
+    StoreUnavailable,
+    TaskState,
+)
 from muscle_mem.stores.steps import END, NONE, Candidate, StepRow, child, root, step_rows
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -350,12 +358,17 @@ class LazyNode:
     def _first_groups(self) -> dict[str, LazyGroup]:
         """The calls that may come next, by signature (loaded on first use)."""
         try:
-            groups = self._load_groups()
+            return self.load()
         except Exception:
             logger.warning("the next steps of a task could not be read from the store", exc_info=True)
             return {}  # a miss, not cached: the next call reads again
-        self.__dict__["groups"] = groups
-        self.index.charge(self, len(groups))
+
+    def load(self) -> dict[str, LazyGroup]:
+        """The calls that may come next, read from the store unless loaded; what fails is raised."""
+        groups: dict[str, LazyGroup] | None = self.__dict__.get("groups")
+        if groups is None:
+            groups = self.__dict__["groups"] = self._load_groups()
+            self.index.charge(self, len(groups))
         return groups
 
     groups = _OnFirstUse(_first_groups)
@@ -577,6 +590,13 @@ class LazyIndex:
                 task.latest = None
             task.revision, task.size = revision, state.size
             task.mark, task.checked, task.generation = mark, checked, generation
+        if state.size:
+            try:  # now, so that a store that cannot be read is the caller's outage
+                task.root.load()
+            except StoreUnavailable:
+                raise
+            except Exception:  # a row's fault: read again, and named, when the replay reaches it
+                logger.debug("the first steps of task %r could not be read", task_key, exc_info=True)
         return task
 
     def _catch_up(self, task: LazyTaskIndex, state: TaskState) -> int:

@@ -101,6 +101,9 @@ _LASTING = re.compile(
     re.IGNORECASE,
 )
 """Causes of a failed connection that waiting does not heal: a wrong database, role, password or host."""
+_FOREIGN_SCHEMA = "42"
+"""SQLSTATE class of a statement the schema does not fit (a table, column or function missing or
+changed, a privilege revoked): this version's statements fit its own schema, so the schema is damaged."""
 _MISSING_DATABASE = re.compile(r'database ".*" does not exist')
 
 INCARNATIONS = 2**30
@@ -523,7 +526,8 @@ class PostgresStore:
                 continue
             except psycopg.Error as exc:
                 pool.putconn(conn)
-                raise StoreError(f"{self!r}: {exc}") from exc
+                damaged = (exc.sqlstate or "").startswith(_FOREIGN_SCHEMA)
+                raise (StoreDamaged if damaged else StoreError)(f"{self!r}: {exc}") from exc
             except BaseException:
                 pool.putconn(conn)
                 raise
