@@ -1,5 +1,8 @@
 """Hit overhead, recording overhead and a miss's end-of-run cost of the engine (in-memory store).
 
+``--signed-sqlite`` measures the hits on a signed SQLite store instead (a file in a temporary
+directory, ``signing_key`` set): what signing and the store's change feed add to a hit.
+
 Hit overhead: a 5-step trajectory with cheap equality pre-checks; N trajectories stored under the
 same task, each in a different environment state, the matching one recorded last (the others are
 copies of a recorded one with their own snapshot keys, added in one batch: see :func:`filled`). The
@@ -26,6 +29,7 @@ stored) for 5 tool calls (target <= 100 µs, or off the caller's path), and the 
 branch point, say) in a subprocess, alternating with this code's batches, and prints both side by side.
 
 Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--rounds 5] [--baseline ../base/src]
+[--signed-sqlite]
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import pstats
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import timeit
 import uuid
@@ -58,6 +63,7 @@ STEPS = 5
 BATCH = 100
 """Hits timed together; each figure is per hit."""
 TASK = "process the queue"
+SIGNING_KEY = "bench-signing-key-0123456789abcdef"
 
 
 def build_engine(
@@ -85,14 +91,20 @@ def build_engine(
     return engine, env, raw
 
 
-def filled(size: int) -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
+def filled(size: int, signed: bool = False) -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
     """:func:`build_engine` with ``size`` trajectories stored, the state set to the last one's.
+
+    ``signed``: on a signed SQLite store in a temporary directory, else in memory.
 
     The first and the last are recorded by the engine; the others are copies of the first, each
     with the pre-check snapshot keys its state gives (what recording it would store), added in one
     batch: recording 100,000 misses one by one takes the better part of an hour here.
     """
-    engine, env, raw = build_engine()
+    if signed:
+        path = Path(tempfile.mkdtemp(prefix="bench_engine_")) / "cache.db"
+        engine, env, raw = build_engine(f"sqlite:///{path}", signing_key=SIGNING_KEY)
+    else:
+        engine, env, raw = build_engine()
     env["state"] = -1
     first = engine(TASK)
     assert not first.hit and first.stored and first.trajectory_id is not None, first
@@ -191,8 +203,8 @@ def _batches(hit: Callable[[], Any], bare: Callable[[], None], batches: int) -> 
 class Bench:
     """The engines of one process, filled once, measured in rounds on request."""
 
-    def __init__(self, sizes: list[int]) -> None:
-        self.engines = {size: filled(size) for size in sizes}
+    def __init__(self, sizes: list[int], signed: bool = False) -> None:
+        self.engines = {size: filled(size, signed) for size in sizes}
 
     def hits(self, batches: int) -> dict[str, Samples]:
         out = {}
@@ -304,9 +316,9 @@ def reference_loop() -> float:
     return best / 2_000 * 1e6
 
 
-def worker(sizes: list[int]) -> None:
+def worker(sizes: list[int], signed: bool) -> None:
     """Answer measurement requests read from stdin, one JSON line each (the side-by-side protocol)."""
-    bench = Bench(sizes)
+    bench = Bench(sizes, signed)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         what, batches = json.loads(line)
@@ -328,10 +340,11 @@ def worker(sizes: list[int]) -> None:
 class Worker:
     """A measuring subprocess running this file with ``src`` first on its path."""
 
-    def __init__(self, src: str, sizes: list[int]) -> None:
+    def __init__(self, src: str, sizes: list[int], signed: bool) -> None:
         env = {**os.environ, "PYTHONPATH": src}
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker", "--sizes", *map(str, sizes)],
+            [sys.executable, __file__, "--worker", "--sizes", *map(str, sizes)]
+            + (["--signed-sqlite"] if signed else []),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -442,10 +455,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds alternating the code bases")
     parser.add_argument("--batches", type=int, default=10, help="batches of 100 hits per size and round")
     parser.add_argument("--baseline", help="the src directory of the code to compare with (a git worktree's)")
+    parser.add_argument(
+        "--signed-sqlite", action="store_true", help="the hits on a signed SQLite store, not in memory"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.sizes)
+        worker(args.sizes, args.signed_sqlite)
         return
     print(f"machine reference: sum(range(1000)) takes {reference_loop():.1f} µs here")
     import muscle_mem
@@ -453,7 +469,7 @@ def main() -> None:
     here = str(Path(muscle_mem.__file__).resolve().parents[1])
     sources = {"this code": here} | ({"baseline": args.baseline} if args.baseline else {})
     started = time.perf_counter()
-    workers = {name: Worker(src, args.sizes) for name, src in sources.items()}
+    workers = {name: Worker(src, args.sizes, args.signed_sqlite) for name, src in sources.items()}
     try:
         for w in workers.values():
             w.ask("ready")
