@@ -24,6 +24,7 @@ count and byte size are: each row inserted or flipped to replayed adds to two tr
 settings, which one statement trigger writes to the backend's row once per statement (a bulk add of
 100,000 tasks updating one row 100,000 times in one transaction took quadratic time); pruning is
 counted per statement.
+Every removal remembers the removed id in ``removed`` (schema version 8), as SQLite does.
 Hot-path statements are planned for their parameters each time
 (``plan_cache_mode = force_custom_plan``): a generic plan cannot flip them.
 

@@ -13,6 +13,8 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
 - ``state``: one row with the revision counter (bumped in the transaction of every add and removal),
   the oldest revision still answerable incrementally, the count and the byte size;
 - ``events``: the engine's recent events (JSON), for reports (schema version 2);
+- ``removed``: the id of every trajectory removed (schema version 8), with its creation time for
+  pruning by the TTL: a signed store refuses a row put back;
 - ``recall``: the tasks lately stored or replayed, by any process, with whether they were replayed
   and the order they were last remembered in (:class:`~muscle_mem.stores.base.TaskRecall`, schema
   version 5), and the priority each was last written with (schema version 7); kept by two triggers,
