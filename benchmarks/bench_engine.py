@@ -340,7 +340,7 @@ def worker(sizes: list[int], signed: bool) -> None:
 class Worker:
     """A measuring subprocess running this file with ``src`` first on its path."""
 
-    def __init__(self, src: str, sizes: list[int], signed: bool) -> None:
+    def __init__(self, src: str, sizes: list[int], signed: bool = False) -> None:
         env = {**os.environ, "PYTHONPATH": src}
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", "--sizes", *map(str, sizes)]
