@@ -230,3 +230,33 @@ def test_a_removed_trajectory_put_back_is_refused(
         assert not newcomer.engine("charge the invoice").hit
         assert newcomer.engine.metrics.rejected_records == 1
     assert len([m for m in _refusals(logs) if str(tid) in m]) == 1 + (not marks_too)
+
+
+@pytest.mark.parametrize("how", ["clear", "eviction", "ttl"])
+def test_a_trajectory_cleared_evicted_or_expired_and_put_back_is_refused(
+    desks: Callable[..., Desk], durable: StoreSpec, how: str
+) -> None:
+    """``clear``, eviction and the TTL leave a removal mark too: the rows put back are refused."""
+    world = {"fee": 1500}
+    writer = (
+        desks(world, capacity=1)
+        if how == "eviction"
+        else desks(world, ttl=0.5)
+        if how == "ttl"
+        else desks(world)
+    )
+    assert not writer.engine("charge the invoice").hit
+    [(tid,)] = sql(durable, "SELECT id FROM {s}trajectories")
+    copied = _copy_rows(durable, str(tid))
+    if how == "clear":
+        writer.engine.store.clear()
+    elif how == "eviction":
+        assert not writer.engine("charge the monthly fee").hit  # evicts the invoice's
+    else:
+        time.sleep(0.6)
+        writer.engine.store.expire(time.time() - 0.5)
+    assert sql(durable, "SELECT id FROM {s}trajectories WHERE id = ?", (tid,)) == []
+    _put_back(durable, copied)
+    newcomer = desks(world)
+    assert not newcomer.engine("charge the invoice").hit
+    assert newcomer.engine.metrics.rejected_records == 1

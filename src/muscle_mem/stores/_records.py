@@ -10,6 +10,7 @@ import dataclasses
 import json
 import logging
 import math
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -57,6 +58,13 @@ assert _EVENT_KINDS.keys() == _EVENT_FIELDS
 
 MAX_RECORD_BYTES = 16 * 2**20
 """The largest record text a store writes or reads (the work one row can cost is bounded)."""
+
+
+def marks_kept(created_before: float) -> float:
+    """The creation time before which removal marks are pruned, when the TTL expires records created
+    before ``created_before``: twice as far back (a worker with a TTL up to twice as long still finds
+    the marks of the records it would take)."""
+    return created_before - max(time.time() - created_before, 0.0)
 
 
 class Undecodable(str):

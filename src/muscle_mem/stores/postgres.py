@@ -712,7 +712,7 @@ class PostgresStore:
 
         def work(conn: Connection[Any]) -> list[str]:
             deleted = self._delete(conn, where, created_before, sorted(exclude))
-            conn.execute(self._sql["prune_removed"], (created_before,))
+            conn.execute(self._sql["prune_removed"], (_records.marks_kept(created_before),))
             return deleted
 
         return self._run(work)

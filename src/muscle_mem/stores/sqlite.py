@@ -645,7 +645,7 @@ class SQLiteStore:
                 ).fetchall()
                 rows = [r for r in rows if r[0] not in exclude]
                 self._delete(db, rows, changed)
-                db.execute("DELETE FROM removed WHERE created_at < ?", (created_before,))
+                db.execute("DELETE FROM removed WHERE created_at < ?", (_records.marks_kept(created_before),))
             return [r[0] for r in rows]
 
         return self._guard(run)
