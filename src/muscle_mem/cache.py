@@ -270,7 +270,7 @@ class TrajectoryCache:
         protected = self._protected()
         expired = self.bounds.expire(self.store, now, protected)
         if isinstance(self.index, LazyIndex):  # by the records' own times too (a row's may lie)
-            stale = [tid for tid in self.index.decoded.expire(now - ttl) if tid not in protected]
+            stale = self.index.decoded.expire(now - ttl, protected)
             if stale:
                 self.store.remove(stale)
                 expired += [tid for tid in stale if tid not in expired]

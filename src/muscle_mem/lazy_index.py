@@ -65,15 +65,19 @@ class Ages:
                 self._noted.add(trajectory.id)
                 heapq.heappush(self._heap, (trajectory.created_at, trajectory.id))
 
-    def before(self, oldest: float) -> list[str]:
-        """The ids of the trajectories created before ``oldest``, forgotten here."""
-        found = []
+    def before(self, oldest: float, keep: frozenset[str] = frozenset()) -> list[str]:
+        """The ids of the trajectories created before ``oldest``, forgotten here (but those in ``keep``)."""
+        found: list[tuple[float, str]] = []
+        kept: list[tuple[float, str]] = []
         with self._lock:
             heap = self._heap
             while heap and heap[0][0] < oldest:
-                found.append(heapq.heappop(heap)[1])
-            self._noted.difference_update(found)
-        return found
+                entry = heapq.heappop(heap)
+                (kept if entry[1] in keep else found).append(entry)
+            for entry in kept:  # asked again at the next expiry
+                heapq.heappush(heap, entry)
+            self._noted.difference_update(tid for _, tid in found)
+        return [tid for _, tid in found]
 
 
 class IndexedStore(CoreStore, StepIndexed, Protocol):
@@ -145,13 +149,13 @@ class Decoded:
         if self.oldest > -math.inf:
             self.ages.note(trajectory)
 
-    def expire(self, oldest: float) -> list[str]:
-        """Forget the trajectories created before ``oldest`` (by their records); returns their ids.
+    def expire(self, oldest: float, keep: frozenset[str] = frozenset()) -> list[str]:
+        """Forget the trajectories created before ``oldest`` (by their records), but ``keep``; their ids.
 
-        From now on a record created before ``oldest`` is never used.
+        From now on a record created before ``oldest`` is never decoded.
         """
         self.oldest = oldest
-        expired = self.ages.before(oldest)
+        expired = self.ages.before(oldest, keep)
         with self._lock:
             for tid in expired:
                 self._items.pop(tid, None)
