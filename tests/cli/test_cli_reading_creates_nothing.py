@@ -70,12 +70,31 @@ def test_a_huge_int_is_shown_and_exported(tmp_path: Path, capsys: pytest.Capture
     assert format(huge, "#x") in script.read_text()
 
 
-def test_verify_reports_a_damaged_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "UPDATE {s}.meta SET value = '3' WHERE key = 'schema_version'",
+        "DROP TABLE {s}.usage",
+        "ALTER TABLE {s}.steps RENAME COLUMN signature TO sig",
+    ],
+    ids=["lowered-version", "dropped-table", "renamed-column"],
+)
+def test_verify_reports_a_damaged_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
     """``verify`` on a store whose schema cannot be used: exit status 1 and what is damaged."""
     path = tmp_path / "cache.db"
-    Engine(f"sqlite:///{path}").close()
+    engine = Engine(f"sqlite:///{path}")
+
+    @engine.tool()
+    def put(n: int) -> str:
+        return "ok"
+
+    engine.set_agent(lambda task: put(1))
+    assert engine("store it").stored
+    engine.close()
     spec = ("sqlite", str(path), "")
-    execute(spec, "UPDATE {s}.meta SET value = '3' WHERE key = 'schema_version'")
+    execute(spec, damage)
     ran = run_cli(capsys, "verify", "--key", "k" * 32, "--store", f"sqlite:///{path}")
     assert ran.status == 1
     assert f"sqlite:///{path} is damaged: " in ran.out

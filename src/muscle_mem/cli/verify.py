@@ -12,7 +12,7 @@ from muscle_mem.cli import cache
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
-from muscle_mem.stores import Signable, Store, StoreDamaged, StoredRecord
+from muscle_mem.stores import Signable, StepIndexed, Store, StoreDamaged, StoredRecord, steps
 from muscle_mem.stores.signing import ENV, Signer, SigningKeyError, Verdict, env_keys
 
 NAME = "verify"
@@ -73,6 +73,19 @@ def judged(store: Signable, signer: Signer) -> Iterator[tuple[StoredRecord, Verd
             yield record, signer.verdict(data, record.task_key, record.id), data
 
 
+def readable(store: Store) -> None:
+    """Read once what a worker reads besides the records (listing, size, tasks, a task's steps): a
+    table missing or altered raises :class:`StoreDamaged`."""
+    for _ in store.summaries():
+        pass
+    store.nbytes()
+    keys = list(store.tasks())[:1]
+    if isinstance(store, StepIndexed):
+        for key in keys:
+            store.task_state(key, 0)
+            store.heads_at(steps.root(key))
+
+
 def printable(text: str) -> str:
     """``text`` as is if every character prints, else its escaped form (a stored id is not trusted)."""
     return text if text.isprintable() else ascii(text)
@@ -88,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
                 counts[verdict] += 1
                 if not verdict.accepted:
                     out.line(f"{printable(record.id)}  {verdict.value}")
+            readable(opened)
     except StoreDamaged as exc:
         out.line(f"{cache.display_url(store_url(args))} is damaged: {' '.join(str(exc).split())}")
         out.line(
