@@ -1,5 +1,8 @@
 """Hit overhead, recording overhead and a miss's end-of-run cost of the engine (in-memory store).
 
+``--signed-sqlite`` measures the hits on a signed SQLite store instead (a file in a temporary
+directory, ``signing_key`` set): what signing and the store's change feed add to a hit.
+
 Hit overhead: a 5-step trajectory with cheap equality pre-checks; N trajectories stored under the
 same task, each in a different environment state, the matching one recorded last (the others are
 copies of a recorded one with their own snapshot keys, added in one batch: see :func:`filled`). The
@@ -27,7 +30,8 @@ branch point, say) in a subprocess, alternating with this code's batches, and pr
 ``--telemetry`` adds this code with ``Engine(telemetry=True)`` reporting to the OpenTelemetry SDK (a
 batch span processor whose exporter drops the spans, and a metric reader), a third column.
 
-Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--rounds 5] [--baseline ../base/src] [--telemetry]
+Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--rounds 5] [--baseline ../base/src]
+[--telemetry] [--signed-sqlite]
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import pstats
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import timeit
 import uuid
@@ -62,6 +67,7 @@ BATCH = 100
 TASK = "process the queue"
 ENGINE_OPTIONS: dict[str, Any] = {}
 """Options every engine of this process is made with (``telemetry`` in a ``--telemetry`` worker)."""
+SIGNING_KEY = "bench-signing-key-0123456789abcdef"
 
 
 def build_engine(
@@ -89,14 +95,20 @@ def build_engine(
     return engine, env, raw
 
 
-def filled(size: int) -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
+def filled(size: int, signed: bool = False) -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
     """:func:`build_engine` with ``size`` trajectories stored, the state set to the last one's.
+
+    ``signed``: on a signed SQLite store in a temporary directory, else in memory.
 
     The first and the last are recorded by the engine; the others are copies of the first, each
     with the pre-check snapshot keys its state gives (what recording it would store), added in one
     batch: recording 100,000 misses one by one takes the better part of an hour here.
     """
-    engine, env, raw = build_engine()
+    if signed:
+        path = Path(tempfile.mkdtemp(prefix="bench_engine_")) / "cache.db"
+        engine, env, raw = build_engine(f"sqlite:///{path}", signing_key=SIGNING_KEY)
+    else:
+        engine, env, raw = build_engine()
     env["state"] = -1
     first = engine(TASK)
     assert not first.hit and first.stored and first.trajectory_id is not None, first
@@ -195,8 +207,8 @@ def _batches(hit: Callable[[], Any], bare: Callable[[], None], batches: int) -> 
 class Bench:
     """The engines of one process, filled once, measured in rounds on request."""
 
-    def __init__(self, sizes: list[int]) -> None:
-        self.engines = {size: filled(size) for size in sizes}
+    def __init__(self, sizes: list[int], signed: bool = False) -> None:
+        self.engines = {size: filled(size, signed) for size in sizes}
 
     def hits(self, batches: int) -> dict[str, Samples]:
         out = {}
@@ -327,11 +339,11 @@ def trace_to_the_sdk() -> None:
     ENGINE_OPTIONS["telemetry"] = True
 
 
-def worker(sizes: list[int], telemetry: bool) -> None:
+def worker(sizes: list[int], telemetry: bool, signed: bool) -> None:
     """Answer measurement requests read from stdin, one JSON line each (the side-by-side protocol)."""
     if telemetry:
         trace_to_the_sdk()
-    bench = Bench(sizes)
+    bench = Bench(sizes, signed)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         what, batches = json.loads(line)
@@ -353,7 +365,7 @@ def worker(sizes: list[int], telemetry: bool) -> None:
 class Worker:
     """A measuring subprocess running this file with ``src`` first on its path."""
 
-    def __init__(self, src: str, sizes: list[int], *, telemetry: bool = False) -> None:
+    def __init__(self, src: str, sizes: list[int], *, telemetry: bool = False, signed: bool = False) -> None:
         env = {**os.environ, "PYTHONPATH": src}
         self.proc = subprocess.Popen(
             [
@@ -363,6 +375,7 @@ class Worker:
                 "--sizes",
                 *map(str, sizes),
                 *(["--telemetry"] if telemetry else []),
+                *(["--signed-sqlite"] if signed else []),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -482,10 +495,13 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=10, help="batches of 100 hits per size and round")
     parser.add_argument("--baseline", help="the src directory of the code to compare with (a git worktree's)")
     parser.add_argument("--telemetry", action="store_true", help="also measure this code with telemetry on")
+    parser.add_argument(
+        "--signed-sqlite", action="store_true", help="the hits on a signed SQLite store, not in memory"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.sizes, args.telemetry)
+        worker(args.sizes, args.telemetry, args.signed_sqlite)
         return
     print(f"machine reference: sum(range(1000)) takes {reference_loop():.1f} µs here")
     import muscle_mem
@@ -493,9 +509,9 @@ def main() -> None:
     here = str(Path(muscle_mem.__file__).resolve().parents[1])
     sources = {"this code": here} | ({"baseline": args.baseline} if args.baseline else {})
     started = time.perf_counter()
-    workers = {name: Worker(src, args.sizes) for name, src in sources.items()}
+    workers = {name: Worker(src, args.sizes, signed=args.signed_sqlite) for name, src in sources.items()}
     if args.telemetry:
-        workers["telemetry on"] = Worker(here, args.sizes, telemetry=True)
+        workers["telemetry on"] = Worker(here, args.sizes, telemetry=True, signed=args.signed_sqlite)
     try:
         for w in workers.values():
             w.ask("ready")

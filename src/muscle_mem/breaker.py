@@ -5,7 +5,9 @@ connection lost) opens the breaker; from then on every store operation of the en
 and the agent serves each call uncached. At most every ``retry`` seconds, a call that finds the
 breaker open starts a probe in a thread of its own (the call does not wait for it); the first probe
 that reads the store closes the breaker. Each outage is logged once when it begins and once when it
-ends, and counted in ``Metrics.store_outages``.
+ends, and counted in ``Metrics.store_outages``; one with the cause of the last outage logged, within
+:data:`RELOGGED_AFTER` seconds, is logged at DEBUG only (a full disk opens the breaker at each write
+that fails, and the reads of the probe close it).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from muscle_mem.metrics import Metrics
 from muscle_mem.stores import CoreStore, StoreUnavailable, budget
 
 logger = logging.getLogger(__name__)
+
+RELOGGED_AFTER = 600.0
+"""Seconds after which an outage with the same cause as the last one logged is logged again."""
 
 
 class Breaker:
@@ -45,6 +50,10 @@ class Breaker:
         self.cause: StoreUnavailable | None = None
         """Why the store is unavailable; None while it is available (read it, never set it)."""
         self._since = 0.0
+        self._logged: tuple[str, float] | None = None
+        """The cause of the last outage logged at WARNING, and when (``time.monotonic()``)."""
+        self._quiet = False
+        """Whether the outage in progress repeats the last one logged (its end is not logged either)."""
         self._next_probe = 0.0
         self._probe: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -89,8 +98,15 @@ class Breaker:
             self.cause = cause
             self._since = time.monotonic()
             self._next_probe = self._since + self.retry
+            logged = self._logged
+            self._quiet = (
+                logged is not None and logged[0] == str(cause) and self._since - logged[1] < RELOGGED_AFTER
+            )
+            if not self._quiet:
+                self._logged = (str(cause), self._since)
         self._metrics.add("store_outages")
-        logger.warning(
+        logger.log(
+            logging.DEBUG if self._quiet else logging.WARNING,
             "the store is unavailable (%s): the agent serves every call, uncached, until it is back "
             "(tried again every %g s)",
             cause,
@@ -126,7 +142,8 @@ class Breaker:
                 return True
             self.cause = None
             down = time.monotonic() - self._since
-        logger.warning("the store is back after %.1f s: calls use the cache again", down)
+        level = logging.DEBUG if self._quiet else logging.WARNING
+        logger.log(level, "the store is back after %.1f s: calls use the cache again", down)
         return True
 
     def _after_fork(self) -> None:

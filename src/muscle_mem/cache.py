@@ -93,6 +93,8 @@ class TrajectoryCache:
         self._namespace = namespace
         self._next_expiry = 0.0
         self._named: OrderedDict[str, None] = OrderedDict()
+        self._refused_texts: set[str] = set()
+        """Tasks whose stored text was refused (each named once)."""
         self._lock = threading.Lock()
 
     def observe(self, run: Run) -> None:
@@ -116,13 +118,19 @@ class TrajectoryCache:
             task = self.index.lookup(run.task_key)
             if len(task) or self._matcher is None:
                 return task
+            if task.root.groups:  # the store's count says none, its steps say otherwise: not a similar task's
+                return task
             tags = frozenset(run.tags)
             known = {k: text for k, text in self.store.tasks().items() if in_namespace(k, self._namespace)}
             for similar in self._matcher.candidates(run.task, known):
                 found = self.index.lookup(similar) if similar != run.task_key else task
-                if len(found) and found.tags == tags:  # tags partition the cache, semantic matching too
-                    logger.debug("task %r reuses the trajectories of a similar task", run.task)
-                    return found
+                if not len(found) or found.tags != tags:  # tags partition the cache, semantic matching too
+                    continue
+                if found.text != known[similar]:  # what was compared is not what the records say
+                    self._refuse_text(similar)
+                    continue
+                logger.debug("task %r reuses the trajectories of a similar task", run.task)
+                return found
             return task
         except StoreUnavailable as exc:
             breaker.trip(exc)
@@ -209,6 +217,18 @@ class TrajectoryCache:
         if why is not None and (new or not ids):
             logger.warning("skipping trajectory %s: %s", ", ".join(new) or "(unknown)", why)
 
+    def _refuse_text(self, task_key: str) -> None:
+        """Count a task whose stored text is not its records' (``rejected_records``); name it once."""
+        with self._lock:
+            if task_key in self._refused_texts:
+                return
+            self._refused_texts.add(task_key)
+        self._metrics.add("rejected_records")
+        logger.warning(
+            "refusing the stored text of task %r: it is not the text its trajectories were recorded for",
+            task_key,
+        )
+
     def remove(self, trajectory_id: str) -> None:
         """Remove one trajectory (a run it missed a call of); if that fails, before the next lookup."""
         try:
@@ -246,7 +266,14 @@ class TrajectoryCache:
         if ttl is None or time.monotonic() < self._next_expiry:
             return
         self._next_expiry = time.monotonic() + min(1.0, ttl / 10)
-        expired = self.bounds.expire(self.store, time.time(), self._protected())
+        now = time.time()
+        protected = self._protected()
+        expired = self.bounds.expire(self.store, now, protected)
+        if isinstance(self.index, LazyIndex):  # by the records' own times too (a row's may lie)
+            stale = self.index.decoded.expire(now - ttl, protected)
+            if stale:
+                self.store.remove(stale)
+                expired += [tid for tid in stale if tid not in expired]
         if expired:
             self._invalidate(None)
             self._metrics.add("evicted", len(expired))

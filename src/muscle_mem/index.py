@@ -64,6 +64,11 @@ class TaskSteps(Protocol):
     def root(self) -> StepNode: ...
     @property
     def tags(self) -> frozenset[str]: ...
+    @property
+    def text(self) -> str:
+        """The task's text, as its trajectories recorded it."""
+        ...
+
     def __len__(self) -> int: ...
     def promote(self, trajectory_id: str) -> None: ...
 
@@ -163,6 +168,8 @@ class TaskIndex:
         self._clock = 0
         self.tags: frozenset[str] = frozenset()
         """The tags of the task (part of its key, so the same for all its trajectories)."""
+        self.text = ""
+        """The task's text, as its latest trajectory recorded it."""
 
     def __len__(self) -> int:
         return len(self._paths)
@@ -178,6 +185,7 @@ class TaskIndex:
         calls = [(step, step.signature, _keys(step)) for step in trajectory.steps]
         self._latest = trajectory.id
         self.tags = frozenset(trajectory.tags)
+        self.text = trajectory.task
         stamp = self._tick()
         node, path = self.root, []
         for step, signature, keys in calls:

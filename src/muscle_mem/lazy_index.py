@@ -13,6 +13,7 @@ more, or a change the store cannot list, drop its nodes.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import math
 import threading
@@ -25,7 +26,15 @@ from typing import Generic, Protocol, TypeVar, overload
 
 from muscle_mem.index import Skipped, last_used
 from muscle_mem.provenance import direct_arguments
-from muscle_mem.stores.base import ChangeFeed, Changes, CoreStore, StepIndexed, TaskState
+from muscle_mem.stores.base import (
+    ChangeFeed,
+    Changes,
+    CoreStore,
+    Signable,
+    StepIndexed,
+    StoreUnavailable,
+    TaskState,
+)
 from muscle_mem.stores.steps import END, NONE, Candidate, StepRow, child, root, step_rows
 from muscle_mem.trajectory import Step, Trajectory
 
@@ -41,18 +50,60 @@ CATCH_UP_LIMIT = 64
 """Most trajectories added plus removed that a task's cached nodes take in place; past it they are dropped."""
 
 
+class Ages:
+    """When each trajectory a process decoded was created (by its record), to expire it by that time."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, str]] = []
+        self._noted: set[str] = set()
+        self._lock = threading.Lock()
+
+    def note(self, trajectory: Trajectory) -> None:
+        """Remember a trajectory's creation time (once)."""
+        with self._lock:
+            if trajectory.id not in self._noted:
+                self._noted.add(trajectory.id)
+                heapq.heappush(self._heap, (trajectory.created_at, trajectory.id))
+
+    def before(self, oldest: float, keep: frozenset[str] = frozenset()) -> list[str]:
+        """The ids of the trajectories created before ``oldest``, forgotten here (but those in ``keep``)."""
+        found: list[tuple[float, str]] = []
+        kept: list[tuple[float, str]] = []
+        with self._lock:
+            heap = self._heap
+            while heap and heap[0][0] < oldest:
+                entry = heapq.heappop(heap)
+                (kept if entry[1] in keep else found).append(entry)
+            for entry in kept:  # asked again at the next expiry
+                heapq.heappush(heap, entry)
+            self._noted.difference_update(tid for _, tid in found)
+        return [tid for _, tid in found]
+
+
 class IndexedStore(CoreStore, StepIndexed, Protocol):
     """A store with a step index."""
 
 
 class Decoded:
-    """A bounded LRU of decoded trajectories with their step rows."""
+    """A bounded LRU of decoded trajectories with their step rows.
+
+    With a signed store, a row's time (its trajectory's creation, which orders the rows) must be the
+    signed record's, and a record older than :attr:`oldest` (the TTL, by the record's own time) is
+    never used.
+    """
 
     def __init__(self, store: CoreStore, size: int, skipped: Skipped = lambda ids, why: None) -> None:
         self.store = store
         self.size = size
         self.count = 0
         """How many records were decoded (for tests and benchmarks)."""
+        self._signer = store.signer if isinstance(store, Signable) else None
+        self.signed = self._signer is not None
+        """Whether rows carry their trajectory's creation time (checked) instead of its last use."""
+        self.oldest = -math.inf
+        """Records created before this time (by their own signed time) are past the TTL: never used."""
+        self.ages = Ages()
+        """The creation time of every trajectory decoded while a TTL applies, oldest first."""
         self._items: OrderedDict[str, tuple[Trajectory, list[StepRow]]] = OrderedDict()
         self._bad: OrderedDict[str, None] = OrderedDict()
         """Records left out (unreadable, or disagreeing with their rows): never read again (bounded)."""
@@ -67,11 +118,16 @@ class Decoded:
         with self._lock:
             found = self._items.get(trajectory_id)
             if found is not None:
-                self._items.move_to_end(trajectory_id)
-                return found
+                if self._signer is None or not self._signer.was_removed(trajectory_id):
+                    self._items.move_to_end(trajectory_id)
+                    return found
+                del self._items[trajectory_id]  # removed since: read again (refused if put back)
             if trajectory_id in self._bad:
                 return None
         trajectory = self.store.get(trajectory_id)
+        if trajectory is not None and trajectory.created_at < self.oldest:
+            self.ages.note(trajectory)  # removed by the next expiry
+            return None
         if trajectory is None:
             if (
                 self.store.usage(trajectory_id) is not None
@@ -82,12 +138,32 @@ class Decoded:
         with self._lock:
             self.count += 1
             self._keep(trajectory_id, found)
+        if self.oldest > -math.inf:
+            self.ages.note(trajectory)
         return found
 
     def put(self, trajectory: Trajectory, rows: list[StepRow]) -> None:
         """Keep a trajectory read from the store with the rows made from its record."""
         with self._lock:
             self._keep(trajectory.id, (trajectory, rows))
+        if self.oldest > -math.inf:
+            self.ages.note(trajectory)
+
+    def expire(self, oldest: float, keep: frozenset[str] = frozenset()) -> list[str]:
+        """Forget the trajectories created before ``oldest`` (by their records), but ``keep``; their ids.
+
+        From now on a record created before ``oldest`` is never decoded.
+        """
+        self.oldest = oldest
+        expired = self.ages.before(oldest, keep)
+        with self._lock:
+            for tid in expired:
+                self._items.pop(tid, None)
+        return expired
+
+    def timed(self, candidate: Candidate, trajectory: Trajectory) -> bool:
+        """Whether a row's time agrees with its record's (always, unless rows carry creation times)."""
+        return not self.signed or candidate.last_used == trajectory.created_at
 
     def _keep(self, trajectory_id: str, found: tuple[Trajectory, list[StepRow]]) -> None:
         """Keep a decoded trajectory as the most recently used, dropping the least past the bound (lock held)."""
@@ -111,12 +187,14 @@ class Decoded:
         with self._lock:
             return self._items.get(trajectory_id)
 
-    def first_step(self, candidates: list[Candidate], node: str, signature: str) -> tuple[Step, str] | None:
-        """The step of the most recently used row whose record agrees with it, and its trajectory's id."""
+    def first_step(
+        self, candidates: list[Candidate], node: str, signature: str
+    ) -> tuple[Step, Candidate] | None:
+        """The step of the most recently used row whose record agrees with it, and that row."""
         for candidate in sorted(candidates, key=lambda c: c.last_used, reverse=True):
             step = self.step(candidate, node, signature)
             if step is not None:
-                return step, candidate.trajectory_id
+                return step, candidate
         return None
 
     def step(self, candidate: Candidate, node: str, signature: str) -> Step | None:
@@ -125,8 +203,13 @@ class Decoded:
         if found is not None:
             trajectory, rows = found
             no = candidate.step_no
-            if no < len(trajectory.steps) and rows[no] == StepRow(
-                candidate.trajectory_id, no, node, signature, candidate.pre_key, candidate.post_key
+            if (
+                no < len(trajectory.steps)
+                and rows[no]
+                == StepRow(
+                    candidate.trajectory_id, no, node, signature, candidate.pre_key, candidate.post_key
+                )
+                and self.timed(candidate, trajectory)
             ):
                 return trajectory.steps[no]
             self.leave_out(candidate.trajectory_id, "its step index row disagrees with its record")
@@ -227,14 +310,13 @@ class LazyGroup:
             by_keys.setdefault((row.pre_key, row.post_key), []).append(row)
         edges = []
         for (pre, post), found in by_keys.items():
-            latest = max(c.last_used for c in found)
             first = node.index.decoded.first_step(found, node.id, self.signature)
             if first is not None:
                 step, followed = first
                 target = node.index.node(node.task, child(node.id, self.signature, pre, post))
-                target.reached_by[followed] = None
+                target.reached_by[followed.trajectory_id] = None
                 ids = frozenset(c.trajectory_id for c in found)
-                edges.append(LazyEdge(step, target, ids, latest))
+                edges.append(LazyEdge(step, target, ids, followed.last_used))
         edges.sort(key=_stamp, reverse=True)
         return edges
 
@@ -280,12 +362,17 @@ class LazyNode:
     def _first_groups(self) -> dict[str, LazyGroup]:
         """The calls that may come next, by signature (loaded on first use)."""
         try:
-            groups = self._load_groups()
+            return self.load()
         except Exception:
             logger.warning("the next steps of a task could not be read from the store", exc_info=True)
             return {}  # a miss, not cached: the next call reads again
-        self.__dict__["groups"] = groups
-        self.index.charge(self, len(groups))
+
+    def load(self) -> dict[str, LazyGroup]:
+        """The calls that may come next, read from the store unless loaded; what fails is raised."""
+        groups: dict[str, LazyGroup] | None = self.__dict__.get("groups")
+        if groups is None:
+            groups = self.__dict__["groups"] = self._load_groups()
+            self.index.charge(self, len(groups))
         return groups
 
     groups = _OnFirstUse(_first_groups)
@@ -304,8 +391,7 @@ class LazyNode:
                 candidates = store.candidates_at(self.id, signature, None)
                 first = self.index.decoded.first_step(candidates, self.id, signature)
                 if first is not None:
-                    step = first[0]
-                    latest = max(c.last_used for c in candidates if c.trajectory_id == first[1])
+                    step, latest = first[0], first[1].last_used
             if step is not None:
                 groups.append(LazyGroup(self, signature, step, latest))
         groups.sort(key=LazyGroup.latest_stamp)
@@ -364,8 +450,11 @@ class LazyNode:
         rows = self.index.store.candidates_at(self.id, END, None)
         for candidate in sorted(rows, key=lambda c: c.last_used, reverse=True):
             found = self.index.decoded.get(candidate.trajectory_id)
-            if found is not None and found[1][-1] == StepRow(
-                candidate.trajectory_id, candidate.step_no, self.id, END, NONE, NONE
+            if (
+                found is not None
+                and found[1][-1]
+                == StepRow(candidate.trajectory_id, candidate.step_no, self.id, END, NONE, NONE)
+                and self.index.decoded.timed(candidate, found[0])
             ):
                 return {candidate.trajectory_id: found[0]}
         for trajectory_id in reversed(self.reached_by):
@@ -406,12 +495,23 @@ class LazyTaskIndex:
     @property
     def tags(self) -> frozenset[str]:
         """The tags of the task (part of its key, so the same for all its trajectories)."""
+        found = self._recorded()
+        return frozenset() if found is None else frozenset(found.tags)
+
+    @property
+    def text(self) -> str:
+        """The task's text, as one of its trajectories recorded it (signed with it, in a signed store)."""
+        found = self._recorded()
+        return "" if found is None else found.task
+
+    def _recorded(self) -> Trajectory | None:
+        """One decoded trajectory of the task, if it has any."""
         for group in self.root.groups.values():
             for edge in group.ordered():
                 found = self.index.decoded.get(next(iter(edge.trajectories)))
                 if found is not None:
-                    return frozenset(found[0].tags)
-        return frozenset()
+                    return found[0]
+        return None
 
     def promote(self, trajectory_id: str) -> None:
         """Mark a trajectory as the most recently successful one along its loaded path."""
@@ -494,6 +594,13 @@ class LazyIndex:
                 task.latest = None
             task.revision, task.size = revision, state.size
             task.mark, task.checked, task.generation = mark, checked, generation
+        if state.size:
+            try:  # now, so that a store that cannot be read is the caller's outage
+                task.root.load()
+            except StoreUnavailable:
+                raise
+            except Exception:  # a row's fault: read again, and named, when the replay reaches it
+                logger.debug("the first steps of task %r could not be read", task_key, exc_info=True)
         return task
 
     def _catch_up(self, task: LazyTaskIndex, state: TaskState) -> int:
@@ -526,6 +633,8 @@ class LazyIndex:
             for cached in nodes.values():
                 cached.drop(changes.removed)
         for trajectory in changes.added:
+            if trajectory.created_at < self.decoded.oldest:
+                continue  # past the TTL by its own time: removed by the next expiry
             rows = step_rows(trajectory)
             self.decoded.put(trajectory, rows)
             stamp = last_used(changes, trajectory)

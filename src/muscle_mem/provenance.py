@@ -444,11 +444,20 @@ def _described(arg: Arg) -> str:
         return f"a stored {type(arg).__name__}"
 
 
+def readable(value: object) -> str:
+    """``repr(value)``, or what the value is if it cannot be written out (an int of more digits than
+    Python converts to text)."""
+    try:
+        return repr(value)
+    except ValueError:
+        return f"<a {type(value).__name__} too large to show>"
+
+
 def describe(arg: Arg | Text) -> str:
     """A short human-readable form, as the CLI shows it."""
     match arg:
         case Const(value):
-            return repr(value)
+            return readable(value)
         case Param(name, form):
             return f"params[{name!r}]" + _form_suffix(form)
         case Output(step, path, form, picks):

@@ -44,3 +44,11 @@ def test_a_worker_subprocess_answers_requests() -> None:
     assert len(figures["this code"].hits["3"]["cpu"]) == 1
     assert len(figures["this code"].miss) == 300
     assert len(figures["this code"].behind) == 300
+
+
+def test_the_hits_can_be_measured_on_a_signed_sqlite_store() -> None:
+    """``--signed-sqlite``: the engines are filled on a signed SQLite file, and their hits measured."""
+    b = bench.Bench([5], signed=True)
+    engine = b.engines[5][0]
+    assert getattr(engine.store, "signer", None) is not None
+    assert len(b.hits(1)["5"]["wall"]) == 1

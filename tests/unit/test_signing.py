@@ -173,3 +173,18 @@ def test_a_refused_record_is_named_once_and_counted_once(caplog: pytest.LogCaptu
     assert "Refund" not in caplog.text and len(refused) == 1
     good = _records.dumps(refund_trajectory(id=tid), signer)
     assert signer.accepts(_parsed(good), key, tid, "the store") and len(refused) == 1
+
+
+def test_a_record_seen_removed_is_refused_however_well_signed() -> None:
+    """A signer that saw an id removed refuses its record, counts it and names it once."""
+    refused: list[None] = []
+    signer = Signer("a-signing-key-0123456789", on_refused=lambda: refused.append(None))
+    record = {"id": "t1", "task_key": "k", "steps": []}
+    text = signer.stamp("k", dict(record))
+    assert signer.accepts(json.loads(text), "k", "t1", "here")
+    signer.saw_removed(["t1"])
+    assert signer.was_removed("t1")
+    assert not signer.accepts(json.loads(text), "k", "t1", "here")
+    assert not signer.accepts(json.loads(text), "k", "t1", "here")
+    assert not signer.accepts(json.loads(text), "k", "t2", "here", removed=True)
+    assert len(refused) == 2

@@ -8,12 +8,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from muscle_mem.cli.common import STORE_ENV, UsageError, store_url
 from muscle_mem.cli.untrusted import finite
-from muscle_mem.stores import Store, open_store
+from muscle_mem.stores import NoStore, Store, open_store
 from muscle_mem.trajectory import Trajectory
 
 MIN_PREFIX = 4
@@ -24,28 +23,21 @@ MIN_PREFIX = 4
 def opened(args: argparse.Namespace, *, create: bool = False) -> Iterator[Store]:
     """The store a command works on, closed afterwards.
 
-    A SQLite file that does not exist is an error unless ``create``: reading commands never leave an
-    empty cache behind because of a typo in ``--store``.
+    A store that does not exist (a SQLite file, a PostgreSQL schema) is an error unless ``create``:
+    reading commands never leave an empty cache behind because of a typo in ``--store`` (one line,
+    exit status 2, as for a PostgreSQL database that does not exist).
     """
     url = store_url(args)
-    path = sqlite_path(url)
-    if path is not None and not create and not path.exists():
+    try:
+        store = open_store(url, create=create)
+    except NoStore as exc:
         raise UsageError(
-            f"no cache at {path}: run `muscle-mem demo`, or name one with --store URL or ${STORE_ENV}"
-        )
-    store = open_store(url)
+            f"{exc}: run `muscle-mem demo`, or name one with --store URL or ${STORE_ENV}"
+        ) from None
     try:
         yield store
     finally:
         store.close()
-
-
-def sqlite_path(url: str) -> Path | None:
-    """The file of a ``sqlite:///path`` URL (None for other schemes and malformed URLs)."""
-    scheme, sep, rest = url.partition("://")
-    if scheme.lower() != "sqlite" or not sep or not rest.startswith("/") or rest == "/":
-        return None
-    return Path(rest[1:]).expanduser()
 
 
 def display_url(url: str) -> str:

@@ -256,7 +256,9 @@ class _Expr:
         if kind is str:
             secret = secret_patterns.kind_of(value)
             return self._secret(secret) if secret is not None else _string(value)
-        if value is None or kind in (bool, int, bytes):
+        if kind is int:
+            return _int_literal(value)
+        if value is None or kind in (bool, bytes):
             return repr(value)
         if kind is float:
             if math.isfinite(value):
@@ -470,3 +472,11 @@ def _docstring(task: str) -> str:
     line = " ".join(scrub(task).split()) or "A recorded task."
     end = "" if line.endswith((".", "!", "?")) else "."
     return _string(line + end + " Replays a trajectory recorded by muscle-mem.")
+
+
+def _int_literal(value: int) -> str:
+    """An int as a literal: decimal, or hexadecimal past the digits Python writes in decimal."""
+    try:
+        return repr(value)
+    except ValueError:
+        return hex(value)

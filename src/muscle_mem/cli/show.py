@@ -126,7 +126,7 @@ def _snapshot(snapshot: Snapshot | None, value: Callable[[str], str]) -> str:
         return "none"
     if not snapshot.kept:
         return f"stored as its hash only  (key {shown(snapshot.key[:12])})"
-    return f"{value(repr(snapshot.value))}  (key {shown(snapshot.key[:12])})"
+    return f"{value(pv.readable(snapshot.value))}  (key {shown(snapshot.key[:12])})"
 
 
 def arg_kind(arg: Arg) -> str:

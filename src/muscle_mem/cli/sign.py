@@ -70,6 +70,6 @@ def _signed(signer: Signer, record: StoredRecord, data: dict[str, Any] | None) -
 
 
 def _why(verdict: Verdict) -> str:
-    if verdict in (Verdict.BAD, Verdict.UNREADABLE):
+    if verdict in (Verdict.BAD, Verdict.UNREADABLE, Verdict.REMOVED):
         return str(verdict.value)
     return "it does not decode as a trajectory filed under its own id and task key"

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import fields
 
+from muscle_mem.provenance import readable
 from muscle_mem.secret_patterns import scrub
 from muscle_mem.stores.base import Event, Summary
 from muscle_mem.trajectory import Usage
@@ -44,8 +45,8 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def shown(value: object) -> str:
-    """A stored text (or, for another type, its ``repr``) as one printable line, secrets redacted."""
-    text = value if isinstance(value, str) else repr(value)
+    """A stored text (or, for another type, its ``repr`` if it has one) as one printable line, secrets redacted."""
+    text = value if isinstance(value, str) else readable(value)
     return printable(scrub(text))
 
 

@@ -12,13 +12,14 @@ from muscle_mem.cli import cache
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
-from muscle_mem.stores import Signable, Store, StoredRecord
+from muscle_mem.stores import Signable, StepIndexed, Store, StoreDamaged, StoredRecord, steps
 from muscle_mem.stores.signing import ENV, Signer, SigningKeyError, Verdict, env_keys
 
 NAME = "verify"
 HELP = (
     f"Check the signature of every stored trajectory (key: --key, else ${ENV}); "
-    "list those unsigned or bad, and exit with status 1 if there is one."
+    "list those unsigned, bad or put back after their removal, and exit with status 1 if there is "
+    "one, or if the store is damaged."
 )
 
 
@@ -59,6 +60,9 @@ def signable(store: Store, args: argparse.Namespace) -> Signable:
 def judged(store: Signable, signer: Signer) -> Iterator[tuple[StoredRecord, Verdict, dict[str, Any] | None]]:
     """Each stored record, how it stands against the signer, and its parsed JSON (signature removed)."""
     for record in store.records():
+        if record.removed:
+            yield record, Verdict.REMOVED, None
+            continue
         try:
             data = json.loads(record.text)
         except (ValueError, RecursionError):
@@ -67,6 +71,19 @@ def judged(store: Signable, signer: Signer) -> Iterator[tuple[StoredRecord, Verd
             yield record, Verdict.UNREADABLE, None
         else:
             yield record, signer.verdict(data, record.task_key, record.id), data
+
+
+def readable(store: Store) -> None:
+    """Read once what a worker reads besides the records (listing, size, tasks, a task's steps): a
+    table missing or altered raises :class:`StoreDamaged`."""
+    for _ in store.summaries():
+        pass
+    store.nbytes()
+    keys = list(store.tasks())[:1]
+    if isinstance(store, StepIndexed):
+        for key in keys:
+            store.task_state(key, 0)
+            store.heads_at(steps.root(key))
 
 
 def printable(text: str) -> str:
@@ -78,11 +95,19 @@ def run(args: argparse.Namespace) -> int:
     signer = signer_of(args)
     out = Output()
     counts: Counter[Verdict] = Counter()
-    with cache.opened(args) as opened:
-        for record, verdict, _ in judged(signable(opened, args), signer):
-            counts[verdict] += 1
-            if not verdict.accepted:
-                out.line(f"{printable(record.id)}  {verdict.value}")
+    try:
+        with cache.opened(args) as opened:
+            for record, verdict, _ in judged(signable(opened, args), signer):
+                counts[verdict] += 1
+                if not verdict.accepted:
+                    out.line(f"{printable(record.id)}  {verdict.value}")
+            readable(opened)
+    except StoreDamaged as exc:
+        out.line(f"{cache.display_url(store_url(args))} is damaged: {' '.join(str(exc).split())}")
+        out.line(
+            "Workers treat it as unavailable (the agent serves every call) until it is repaired or replaced."
+        )
+        return 1
     failed = sum(n for verdict, n in counts.items() if not verdict.accepted)
     parts = [f"{counts[Verdict.SIGNED]:,} signed"]
     if counts[Verdict.OLDER_KEY]:

@@ -30,11 +30,13 @@ from muscle_mem.stores.base import (
     CoreStore,
     Event,
     EventLog,
+    NoStore,
     Rank,
     SharedTuning,
     Signable,
     StepIndexed,
     Store,
+    StoreDamaged,
     StoredRecord,
     StoreError,
     StoreUnavailable,
@@ -61,6 +63,7 @@ __all__ = [
     "Event",
     "EventLog",
     "MemoryStore",
+    "NoStore",
     "PostgresStore",
     "Rank",
     "SQLiteStore",
@@ -69,6 +72,7 @@ __all__ = [
     "Signer",
     "StepIndexed",
     "Store",
+    "StoreDamaged",
     "StoreError",
     "StoreUnavailable",
     "StoredRecord",
@@ -89,6 +93,7 @@ def open_store(
     signer: Signer | None = None,
     timeout: float | None = None,
     connect: bool = True,
+    create: bool = True,
 ) -> Store: ...
 
 
@@ -99,6 +104,7 @@ def open_store(
     signer: Signer | None = None,
     timeout: float | None = None,
     connect: bool = True,
+    create: bool = True,
 ) -> CoreStore: ...
 
 
@@ -108,13 +114,16 @@ def open_store(
     signer: Signer | None = None,
     timeout: float | None = None,
     connect: bool = True,
+    create: bool = True,
 ) -> CoreStore:
     """A store from a store object (returned as is), a URL, or ``None``.
 
     ``None`` opens ``$MUSCLE_MEM_STORE``, else a memory store. A ``signer`` is given to the store (a
     store object that cannot sign is refused with :class:`StoreError`). ``timeout``: the most seconds
-    one operation of a durable store waits (its default otherwise); ``connect=False``: a PostgreSQL
-    store connects at its first operation instead of now.
+    one operation of a durable store waits (its default otherwise); ``connect=False``: a durable
+    store connects (and migrates its schema) at its first operation instead of now, so that a store
+    that cannot be used is an outage of that operation; ``create=False``: a store that does not exist
+    yet raises :class:`NoStore` instead of being made (reading commands).
     """
     if spec is None:
         spec = os.environ.get(ENV) or "memory://"
@@ -141,9 +150,9 @@ def open_store(
         return MemoryStore()
     if scheme == "sqlite":
         path = _sqlite_path(spec, rest)
-        if timeout is None:
-            return SQLiteStore(path, signer=signer)
-        return SQLiteStore(path, timeout=timeout, signer=signer)
+        return SQLiteStore(
+            path, timeout=30.0 if timeout is None else timeout, signer=signer, connect=connect, create=create
+        )
     if scheme in ("postgresql", "postgres"):
         url, schema = _postgres_url(spec)
         return PostgresStore(
@@ -151,6 +160,7 @@ def open_store(
             schema=schema or "muscle_mem",
             timeout=30.0 if timeout is None else timeout,
             connect=connect,
+            create=create,
             signer=signer,
         )
     raise StoreError(

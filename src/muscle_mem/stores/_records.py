@@ -11,6 +11,7 @@ import dataclasses
 import json
 import logging
 import math
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -61,6 +62,13 @@ MAX_RECORD_BYTES = 16 * 2**20
 """The largest record text a store writes or reads (the work one row can cost is bounded)."""
 
 
+def marks_kept(created_before: float) -> float:
+    """The creation time before which removal marks are pruned, when the TTL expires records created
+    before ``created_before``: twice as far back (a worker with a TTL up to twice as long still finds
+    the marks of the records it would take)."""
+    return created_before - max(time.time() - created_before, 0.0)
+
+
 class Undecodable(str):
     """A stored text that is not valid UTF-8, shown with its bad bytes replaced; its row is skipped."""
 
@@ -89,11 +97,17 @@ def _encoded(trajectory: Trajectory, signer: Signer | None) -> tuple[str, list[s
 
 
 def loads(
-    text: str | bytes, row_id: str, task_key: str, where: str, signer: Signer | None = None
+    text: str | bytes,
+    row_id: str,
+    task_key: str,
+    where: str,
+    signer: Signer | None = None,
+    removed: bool = False,
 ) -> Trajectory | None:
     """The trajectory stored as ``text`` in row ``row_id`` under ``task_key``, or None if it cannot be read.
 
-    A record the signer refuses, or one that cannot be decoded, is named in a warning. Only JSON
+    A record the signer refuses (``removed``: the store lists it as removed), or one that cannot be
+    decoded, is named in a warning. Only JSON
     parsing and :func:`from_record` run on stored data: nothing is unpickled or evaluated, and
     whatever the text holds, reading it raises nothing.
     """
@@ -105,7 +119,7 @@ def loads(
         data = json.loads(text)
         if not isinstance(data, dict):
             raise RecordError(f"expected a JSON object, found {type(data).__name__}")
-        if signer is not None and not signer.accepts(data, task_key, row_id, where):
+        if signer is not None and not signer.accepts(data, task_key, row_id, where, bool(removed)):
             return None
         return from_record(data)
     except Exception as exc:  # a row never breaks a read: it is skipped, named

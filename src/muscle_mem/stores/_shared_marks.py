@@ -17,7 +17,8 @@ written by someone hostile can cause extra reads or delay a notice until that fa
 wrong read. Like SQLite's own ``-shm``, which is mapped the same way, it must not be truncated under
 running processes (a read of a mapped page past the end of the file stops the process: whoever may
 write these files may as well delete the database). Where the file cannot be made (no ``fcntl``, a
-read-only directory) the store goes without it.
+read-only directory, a full disk) the store goes without it. Its pages are allocated when it is
+made (or opened, if an older version made it sparse), so a full disk never meets a mapped page.
 """
 
 from __future__ import annotations
@@ -43,6 +44,20 @@ SLOTS = 8192
 _SIZE = 8 * SLOTS
 
 
+def allocate(fd: int, size: int) -> None:
+    """Give the first ``size`` bytes of a file their disk blocks now (zeros where none were written).
+
+    A mapped page with no block behind it gets one when it is first written, and on a full disk
+    that write stops the process (``SIGBUS``); allocated up front, a full disk is an ``OSError`` here.
+    """
+    if hasattr(os, "posix_fallocate"):
+        os.posix_fallocate(fd, 0, size)
+    else:  # pragma: no cover - macOS: write the zeros that are missing
+        present = os.fstat(fd).st_size
+        if present < size:
+            os.pwrite(fd, bytes(size - present), present)
+
+
 class SharedMarks:
     """Change counters of tasks, hashed to slots, in a file every process that opens the store reads."""
 
@@ -54,10 +69,10 @@ class SharedMarks:
         self._file = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, mode), "r+b", buffering=0)
         self._fd = self._file.fileno()
         try:
-            if os.fstat(self._fd).st_size < _SIZE:
+            stat = os.fstat(self._fd)
+            if stat.st_size < _SIZE or stat.st_blocks * 512 < _SIZE:
                 with self._locked():
-                    if os.fstat(self._fd).st_size < _SIZE:
-                        os.ftruncate(self._fd, _SIZE)  # zeros: every count starts at 0
+                    allocate(self._fd, _SIZE)
             self._map = mmap.mmap(self._fd, _SIZE)
         except BaseException:
             self._file.close()

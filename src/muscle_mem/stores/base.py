@@ -25,6 +25,17 @@ class StoreUnavailable(StoreError):
     """
 
 
+class StoreDamaged(StoreUnavailable):
+    """The store cannot be used as it stands: a damaged, foreign or newer schema, a failed migration, a full disk.
+
+    An engine treats it as an outage (the agent serves every call) until a probe finds the store usable.
+    """
+
+
+class NoStore(StoreError):
+    """A store opened only to be read does not exist (a SQLite file, a PostgreSQL schema)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Changes:
     """What changed for one task key since a revision: the engine's index applies it incrementally."""
@@ -394,6 +405,8 @@ class StoredRecord:
     id: str
     task_key: str
     text: str
+    removed: bool = False
+    """Whether the store lists the id as removed (the row was put back after its removal)."""
 
 
 @runtime_checkable

@@ -24,6 +24,7 @@ count and byte size are: each row inserted or flipped to replayed adds to two tr
 settings, which one statement trigger writes to the backend's row once per statement (a bulk add of
 100,000 tasks updating one row 100,000 times in one transaction took quadratic time); pruning is
 counted per statement.
+Every removal remembers the removed id in ``removed`` (schema version 8), as SQLite does.
 Hot-path statements are planned for their parameters each time
 (``plan_cache_mode = force_custom_plan``): a generic plan cannot flip them.
 
@@ -59,7 +60,9 @@ from muscle_mem.stores._pglisten import ChangeListener
 from muscle_mem.stores.base import (
     Changes,
     Event,
+    NoStore,
     Rank,
+    StoreDamaged,
     StoredRecord,
     StoreError,
     StoreUnavailable,
@@ -99,6 +102,10 @@ _LASTING = re.compile(
     re.IGNORECASE,
 )
 """Causes of a failed connection that waiting does not heal: a wrong database, role, password or host."""
+_FOREIGN_SCHEMA = "42"
+"""SQLSTATE class of a statement the schema does not fit (a table, column or function missing or
+changed, a privilege revoked): this version's statements fit its own schema, so the schema is damaged."""
+_MISSING_DATABASE = re.compile(r'database ".*" does not exist')
 
 INCARNATIONS = 2**30
 """A new store's revisions start at a random multiple of 2**32 below ``INCARNATIONS * 2**32``: a reader
@@ -221,6 +228,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "FOR EACH STATEMENT EXECUTE FUNCTION {s}.recall_uncounted()",
     ),
     ("ALTER TABLE {s}.recall ADD COLUMN priority DOUBLE PRECISION",),
+    (
+        "CREATE TABLE {s}.removed (id TEXT PRIMARY KEY, created_at DOUBLE PRECISION NOT NULL)",
+        "CREATE INDEX removed_created_at ON {s}.removed (created_at)",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a schema from version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -259,7 +270,9 @@ class PostgresStore:
     of now (an engine starts while its server is down). Opening now waits up to the URL's
     ``connect_timeout`` (default :data:`CONNECT_TIMEOUT`) for a server that refuses (one starting up); a
     wrong URL fails with libpq's cause. Sessions are named ``muscle_mem:<schema>`` in
-    ``pg_stat_activity`` unless the URL sets ``application_name``. With a ``signer``, records are written signed and
+    ``pg_stat_activity`` unless the URL sets ``application_name``; ``create=False``: a schema that holds
+    no store raises :class:`~muscle_mem.stores.base.NoStore` and is not made. A schema that cannot be
+    migrated (damaged, foreign, newer) raises :class:`~muscle_mem.stores.base.StoreDamaged`. With a ``signer``, records are written signed and
     only records signed for where they are filed are loaded (see :mod:`muscle_mem.stores.signing`).
     """
 
@@ -271,9 +284,12 @@ class PostgresStore:
         pool_size: int = 8,
         timeout: float = 30.0,
         connect: bool = True,
+        create: bool = True,
         signer: Signer | None = None,
     ) -> None:
         self.signer = signer
+        self.create = create
+        """Whether a schema that does not exist is made (else :class:`NoStore`: reading commands)."""
         self._psycopg, self._psycopg_pool, self._connection_class = _drivers()
         if not _SCHEMA_NAME.fullmatch(schema):
             raise StoreError(f"invalid PostgreSQL schema name {schema!r} (letters, digits and _ only)")
@@ -386,6 +402,8 @@ class PostgresStore:
                 cause = "connection timeout expired"
             except psycopg.OperationalError as exc:
                 error, cause = exc, _cause(exc)
+                if not self.create and _MISSING_DATABASE.search(cause):
+                    raise NoStore(f"cannot connect to PostgreSQL at {self._address}: {cause}") from exc
                 if _LASTING.search(cause):
                     raise StoreError(f"cannot connect to PostgreSQL at {self._address}: {cause}") from exc
             if time.monotonic() + _CONNECT_RETRY_SECONDS >= give_up:
@@ -483,7 +501,7 @@ class PostgresStore:
             conn.deadline = deadline
             try:
                 if not self._migrated:
-                    self._migrate(conn)
+                    self._migrate_on(conn)
                     self._migrated = True
                 result = work(conn)
             except psycopg.errors.TransactionRollback as exc:
@@ -509,7 +527,8 @@ class PostgresStore:
                 continue
             except psycopg.Error as exc:
                 pool.putconn(conn)
-                raise StoreError(f"{self!r}: {exc}") from exc
+                damaged = (exc.sqlstate or "").startswith(_FOREIGN_SCHEMA)
+                raise (StoreDamaged if damaged else StoreError)(f"{self!r}: {exc}") from exc
             except BaseException:
                 pool.putconn(conn)
                 raise
@@ -525,12 +544,37 @@ class PostgresStore:
             raise StoreError(f"{self!r}: a row of its state is missing")
         return row
 
+    def _migrate_on(self, conn: Connection[Any]) -> None:
+        """Migrate the schema; what fails but a lost connection or a rollback to retry is damage."""
+        psycopg = self._psycopg
+        try:
+            self._migrate(conn)
+        except (NoStore, StoreDamaged):
+            raise
+        except StoreError as exc:
+            raise StoreDamaged(str(exc)) from exc
+        except psycopg.errors.TransactionRollback:
+            raise
+        except psycopg.OperationalError as exc:
+            if (
+                exc.sqlstate is None
+                or exc.sqlstate.startswith(_LOST_STATES)
+                or exc.sqlstate == _QUERY_CANCELED
+            ):
+                raise
+            raise StoreDamaged(f"{self!r} cannot be migrated: {_first_line(exc)}") from exc
+        except psycopg.Error as exc:
+            raise StoreDamaged(f"{self!r} cannot be migrated: {_first_line(exc)}") from exc
+
     def _migrate(self, conn: Connection[Any]) -> None:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"muscle_mem.schema:{self.schema}",))
+            exists = conn.execute("SELECT to_regclass(%s)", (f'"{self.schema}".meta',)).fetchone() != (None,)
+            if not exists and not self.create:
+                raise NoStore(f"no cache at {self._where}")
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
             version = 0
-            if conn.execute("SELECT to_regclass(%s)", (f'"{self.schema}".meta',)).fetchone() != (None,):
+            if exists:
                 row = conn.execute(self._sql["version"]).fetchone()
                 text = "0" if row is None else row[0]
                 try:
@@ -559,7 +603,7 @@ class PostgresStore:
 
     def _index_steps(self, conn: Connection[Any]) -> None:
         """Fill the step index from the stored records (a store made before it existed)."""
-        for tid, task_key, record in conn.execute(self._sql["records"]).fetchall():
+        for tid, task_key, record in conn.execute(self._sql["indexed_records"]).fetchall():
             trajectory = _records.loads(record, tid, task_key, self._where, self.signer)
             if trajectory is not None:
                 rows = [r.values() for r in steps.step_rows(trajectory)]
@@ -665,7 +709,13 @@ class PostgresStore:
 
     def expire(self, created_before: float, exclude: frozenset[str] = frozenset()) -> list[str]:
         where = "t.created_at < %(arg)s AND NOT (t.id = ANY(%(exclude)s))"
-        return self._run(lambda conn: self._delete(conn, where, created_before, sorted(exclude)))
+
+        def work(conn: Connection[Any]) -> list[str]:
+            deleted = self._delete(conn, where, created_before, sorted(exclude))
+            conn.execute(self._sql["prune_removed"], (_records.marks_kept(created_before),))
+            return deleted
+
+        return self._run(work)
 
     def _delete(
         self, conn: Connection[Any], where: str, arg: Any, exclude: list[str] | None = None
@@ -689,12 +739,17 @@ class PostgresStore:
         deleted = [r[0] for r in conn.execute(sql, params)]
         if deleted:
             conn.execute(self._sql["drop_emptied"], (EMPTIED_DROPPED,))
+            if self.signer is not None:
+                self.signer.saw_removed(deleted)
         return deleted
 
     def clear(self) -> None:
         def work(conn: Connection[Any]) -> None:
             with conn.transaction():
                 conn.execute(self._sql["clear_lock"])  # writers lock task rows: they wait
+                removed = [r[0] for r in conn.execute(self._sql["clear_removed"])]
+                if self.signer is not None:
+                    self.signer.saw_removed(removed)
                 for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall", "tuning"):
                     conn.execute(f'DELETE FROM "{self.schema}".{table}')
                 conn.execute(self._sql["clear_kinds"])
@@ -744,17 +799,19 @@ class PostgresStore:
         return TaskState(stamp, stamp != since, size)
 
     def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
-        first = self._run(lambda conn: conn.execute(self._sql["sole_head"], (node,)).fetchone())
+        signed = "_signed" if self.signer is not None else ""
+        first = self._run(lambda conn: conn.execute(self._sql["sole_head" + signed], (node,)).fetchone())
         if first is None or not first[6]:
             return [] if first is None else [(first[0], steps.Candidate(*first[1:6]))]
-        rows = self._run(lambda conn: conn.execute(self._sql["heads"], (node,)).fetchall())
+        rows = self._run(lambda conn: conn.execute(self._sql["heads" + signed], (node,)).fetchall())
         return [(r[0], steps.Candidate(*r[1:])) for r in rows]
 
     def candidates_at(self, node: str, signature: str, pre_key: str | None) -> list[steps.Candidate]:
+        signed = "_signed" if self.signer is not None else ""
         if pre_key is None:
-            sql, args = self._sql["candidates"], [node, signature]
+            sql, args = self._sql["candidates" + signed], [node, signature]
         else:
-            sql, args = self._sql["candidates_pre"], [node, signature, pre_key]
+            sql, args = self._sql["candidates_pre" + signed], [node, signature, pre_key]
         rows = self._run(lambda conn: conn.execute(sql, args).fetchall())
         return [steps.Candidate(*r) for r in rows]
 
@@ -766,14 +823,17 @@ class PostgresStore:
         removed: set[str] = set()
         skipped: list[str] = []
         last_used: dict[str, float] = {}
-        for kind, tid, record, rev, _, _, used in rows:
+        signer = self.signer
+        if signer is not None:
+            signer.saw_removed(r[1] for r in rows if r[0] == 1)
+        for kind, tid, record, rev, _, _, used, gone in rows:
             if kind == 1:
                 removed.add(tid)
             elif kind == 0:
-                trajectory = _records.loads(record, tid, task_key, self._where, self.signer)
+                trajectory = _records.loads(record, tid, task_key, self._where, signer, gone)
                 if trajectory is not None:
                     added.append((rev, trajectory))
-                    if used is not None:
+                    if used is not None and signer is None:  # signed: ordered by the records' own times
                         last_used[tid] = used
                 else:
                     skipped.append(tid)
@@ -785,13 +845,15 @@ class PostgresStore:
     def get(self, trajectory_id: str) -> Trajectory | None:
         row = self._run(lambda conn: conn.execute(self._sql["get"], (trajectory_id,)).fetchone())
         return (
-            None if row is None else _records.loads(row[1], trajectory_id, row[0], self._where, self.signer)
+            None
+            if row is None
+            else _records.loads(row[1], trajectory_id, row[0], self._where, self.signer, row[2])
         )
 
     def records(self) -> Iterator[StoredRecord]:
         """Every stored record, undecoded, oldest first."""
         rows = self._run(lambda conn: conn.execute(self._sql["records"]).fetchall())
-        return (StoredRecord(*row) for row in rows)
+        return (StoredRecord(row[0], row[1], row[2], bool(row[3])) for row in rows)
 
     def replace_records(self, replacements: Sequence[tuple[StoredRecord, str]]) -> int:
         """Rewrite records with new texts; a record whose text changed meanwhile is left as it is."""
@@ -905,7 +967,8 @@ _SQL = {
     x AS (INSERT INTO {s}.steps SELECT x.* FROM unnest(
             %(step_ids)b::text[], %(step_nos)b::int[], %(nodes)b::text[], %(signatures)b::text[],
             %(pres)b::text[], %(posts)b::text[]) AS x (trajectory_id, step_no, node, signature, pre_key, post_key)
-        WHERE x.trajectory_id IN (SELECT id FROM r))
+        WHERE x.trajectory_id IN (SELECT id FROM r)),
+    z AS (DELETE FROM {s}.removed WHERE id IN (SELECT id FROM r))
     SELECT (SELECT count(*) FROM r), count(pg_notify(%(channel)s, """
     + "{payload}"
     + """)) FROM k""",
@@ -951,7 +1014,8 @@ _SQL = {
         ORDER BY task_key FOR UPDATE),
     d AS (DELETE FROM {s}.trajectories t
         WHERE {{where}} AND t.task_key = ANY((SELECT array_agg(task_key) FROM l)::text[])
-        RETURNING t.id, t.task_key, t.nbytes),
+        RETURNING t.id, t.task_key, t.nbytes, t.created_at),
+    r AS (INSERT INTO {s}.removed SELECT id, created_at FROM d ON CONFLICT DO NOTHING),
     g AS (SELECT task_key, count(*) AS n FROM d GROUP BY task_key),
     k AS (UPDATE {s}.tasks SET n = tasks.n - g.n, stamp = nextval('{s}.revs') FROM g
         WHERE tasks.task_key = g.task_key RETURNING tasks.task_key, tasks.stamp),
@@ -985,17 +1049,25 @@ _SQL = {
     "%(since)s::bigint < (SELECT floor FROM {s}.state) OR %(since)s::bigint > top "
     "OR %(since)s::bigint >> 32 <> top >> 32 AS reset "
     "FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS top FROM {s}.revs) AS s) "
-    "SELECT 0, t.id, t.record, t.rev, q.stamp, q.reset, u.last_used FROM q, {s}.trajectories t "
+    "SELECT 0, t.id, t.record, t.rev, q.stamp, q.reset, u.last_used, "
+    "EXISTS (SELECT FROM {s}.removed r WHERE r.id = t.id) FROM q, {s}.trajectories t "
     "LEFT JOIN LATERAL (SELECT last_used FROM {s}.usage u WHERE u.id = t.id) u ON true "
     "WHERE t.task_key = %(key)s AND t.stamp > %(since)s::bigint AND NOT q.reset "
-    "UNION ALL SELECT 0, t.id, t.record, t.rev, q.stamp, q.reset, u.last_used FROM q, {s}.trajectories t "
+    "UNION ALL SELECT 0, t.id, t.record, t.rev, q.stamp, q.reset, u.last_used, "
+    "EXISTS (SELECT FROM {s}.removed r WHERE r.id = t.id) FROM q, {s}.trajectories t "
     "LEFT JOIN LATERAL (SELECT last_used FROM {s}.usage u WHERE u.id = t.id) u ON true "
     "WHERE t.task_key = %(key)s AND q.reset "
-    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.stamp, q.reset, NULL FROM {s}.tombstones b, q "
+    "UNION ALL SELECT 1, b.id, NULL, b.rev, q.stamp, q.reset, NULL, NULL FROM {s}.tombstones b, q "
     "WHERE b.task_key = %(key)s AND b.rev > %(since)s::bigint AND NOT q.reset "
-    "UNION ALL SELECT 2, NULL, NULL, 0, q.stamp, q.reset, NULL FROM q",
-    "get": "SELECT task_key, record FROM {s}.trajectories WHERE id = %s",
-    "records": "SELECT id, task_key, record FROM {s}.trajectories ORDER BY rev",
+    "UNION ALL SELECT 2, NULL, NULL, 0, q.stamp, q.reset, NULL, NULL FROM q",
+    "get": "SELECT task_key, record, EXISTS (SELECT FROM {s}.removed r WHERE r.id = t.id) "
+    "FROM {s}.trajectories t WHERE id = %s",
+    "records": "SELECT id, task_key, record, EXISTS (SELECT FROM {s}.removed r WHERE r.id = t.id) "
+    "FROM {s}.trajectories t ORDER BY rev",
+    "indexed_records": "SELECT id, task_key, record FROM {s}.trajectories",
+    "clear_removed": "INSERT INTO {s}.removed SELECT id, created_at FROM {s}.trajectories "
+    "ON CONFLICT DO NOTHING RETURNING id",
+    "prune_removed": "DELETE FROM {s}.removed WHERE created_at < %s",
     "replace": """WITH r AS (SELECT * FROM unnest(%(ids)s::text[], %(old)s::text[], %(new)s::text[]) AS r(id, old, new)),
     t AS (UPDATE {s}.trajectories t SET record = r.new, nbytes = length(r.new) FROM r
         WHERE t.id = r.id AND t.record = r.old RETURNING length(r.new) - length(r.old) AS grown),
@@ -1022,6 +1094,15 @@ _SQL = {
     + ", ".join(f"u.{c}" for c in _USAGE.split(", "))
     + " FROM {s}.trajectories t JOIN {s}.usage u ON u.id = t.id ORDER BY u.last_used DESC, t.rev DESC",
 }
+
+
+_SQL.update(
+    {
+        name + "_signed": steps.by_creation(_SQL[name])
+        for name in ("sole_head", "heads", "candidates", "candidates_pre")
+    }
+)
+"""The step index reads of a signed store: by each trajectory's creation, checked against its record."""
 
 
 def _connect_timeout(value: object) -> float:

@@ -3,8 +3,10 @@
 A durable store given a :class:`Signer` writes every record with a field ``"sig"``: the HMAC of the
 record's canonical JSON (sorted keys, every other field) and of the task key its row is filed
 under. At load, a record whose signature is missing, or made with no accepted key, or for another
-task key or id, is refused before it is decoded: it is never replayed. The first key signs, every
-key verifies (key rotation). Use statistics live apart from the record and are not signed.
+task key or id, is refused before it is decoded: it is never replayed; so is a record the store
+lists as removed, or that this process saw removed (a row put back from an earlier copy). The first
+key signs, every key verifies (key rotation). Use statistics live apart from the record and are not
+signed: they may order and evict, never choose what replays.
 
 Keys live outside the store: ``Engine(signing_key=...)`` or the environment variable
 ``MUSCLE_MEM_SIGNING_KEY`` (keys separated by commas). A key never reaches a log, a repr or a record.
@@ -19,7 +21,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from muscle_mem.errors import MuscleMemError
@@ -34,6 +36,8 @@ MIN_KEY_BYTES = 16
 _PURPOSE = b"muscle-mem record 1\n"
 _NAMED_AT_MOST = 100_000
 """Refused ids remembered, so that each is named (and counted) once."""
+REMOVED_KEPT = 100_000
+"""Removed ids a signer remembers (the newest), refused if their row comes back whatever the store says."""
 
 Key = str | bytes
 """A signing key: a text (its UTF-8 bytes) or bytes, at least :data:`MIN_KEY_BYTES` long."""
@@ -53,6 +57,7 @@ class Verdict(enum.Enum):
     UNSIGNED = "not signed"
     BAD = "its signature does not match its content, task key or id"
     UNREADABLE = "not a JSON object"
+    REMOVED = "it was removed, then put back"
 
     @property
     def accepted(self) -> bool:
@@ -70,6 +75,8 @@ class Signer:
         self._macs = tuple(hmac.new(key, _PURPOSE, hashlib.sha256) for key in checked_keys(keys))
         self._on_refused = on_refused
         self._named: set[str] = set()
+        self._removed: dict[str, None] = {}
+        """Ids this process saw removed (its own removals, those the store reported), newest last."""
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -97,11 +104,20 @@ class Signer:
                 return Verdict.SIGNED if i == 0 else Verdict.OLDER_KEY
         return Verdict.BAD
 
-    def accepts(self, data: dict[str, Any], task_key: str, row_id: str, where: str) -> bool:
-        """Whether a loaded record may be used; one refused is named once in the log (by id) and counted."""
-        verdict = self.verdict(data, task_key, row_id)
-        if verdict.accepted:
-            return True
+    def accepts(
+        self, data: dict[str, Any], task_key: str, row_id: str, where: str, removed: bool = False
+    ) -> bool:
+        """Whether a loaded record may be used; one refused is named once in the log (by id) and counted.
+
+        ``removed``: the store lists the id as removed. A record removed, by the store's account or as
+        this process saw, is refused however well it is signed (a row put back).
+        """
+        if removed or row_id in self._removed:
+            verdict = Verdict.REMOVED
+        else:
+            verdict = self.verdict(data, task_key, row_id)
+            if verdict.accepted:
+                return True
         with self._lock:
             if row_id in self._named:
                 return False
@@ -111,6 +127,19 @@ class Signer:
         if self._on_refused is not None:
             self._on_refused()
         return False
+
+    def saw_removed(self, trajectory_ids: Iterable[str]) -> None:
+        """Remember removed ids (the newest :data:`REMOVED_KEPT`): a row put back later is refused."""
+        with self._lock:
+            for tid in trajectory_ids:
+                self._removed.pop(tid, None)
+                self._removed[tid] = None
+            while len(self._removed) > REMOVED_KEPT:
+                del self._removed[next(iter(self._removed))]
+
+    def was_removed(self, trajectory_id: str) -> bool:
+        """Whether this process saw the trajectory removed (among the newest :data:`REMOVED_KEPT`)."""
+        return trajectory_id in self._removed
 
     def _signature(self, index: int, task_key: str, body: str) -> str:
         mac = self._macs[index].copy()

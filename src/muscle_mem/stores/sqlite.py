@@ -13,6 +13,8 @@ Layout (schema version :data:`SCHEMA_VERSION`, kept in ``meta``):
 - ``state``: one row with the revision counter (bumped in the transaction of every add and removal),
   the oldest revision still answerable incrementally, the count and the byte size;
 - ``events``: the engine's recent events (JSON), for reports (schema version 2);
+- ``removed``: the id of every trajectory removed (schema version 8), with its creation time for
+  pruning by the TTL: a signed store refuses a row put back;
 - ``recall``: the tasks lately stored or replayed, by any process, with whether they were replayed
   and the order they were last remembered in (:class:`~muscle_mem.stores.base.TaskRecall`, schema
   version 5), and the priority each was last written with (schema version 7); kept by two triggers,
@@ -51,7 +53,9 @@ from muscle_mem.stores._shared_marks import SharedMarks
 from muscle_mem.stores.base import (
     Changes,
     Event,
+    NoStore,
     Rank,
+    StoreDamaged,
     StoredRecord,
     StoreError,
     Summary,
@@ -155,6 +159,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TRIGGER recall_replayed",
         _recall_trigger("recall_replayed", "UPDATE OF hits", replayed=1),
     ),
+    (
+        "CREATE TABLE removed (id TEXT PRIMARY KEY, created_at REAL NOT NULL) WITHOUT ROWID",
+        "CREATE INDEX removed_created_at ON removed (created_at)",
+    ),
 )
 """Forward migrations: ``MIGRATIONS[v]`` takes a database from schema version ``v`` to ``v + 1``."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -178,6 +186,13 @@ _CANDIDATES = (
     "JOIN usage u ON u.id = s.trajectory_id WHERE s.node = ? AND s.signature = ?"
 )
 
+
+_STEP_READS = {
+    sql: (sql, steps.by_creation(sql))
+    for sql in (_HEADS, _SOLE_HEAD, _CANDIDATES, _CANDIDATES + " AND s.pre_key = ?")
+}
+"""Each step index read: as an unsigned store runs it, and as a signed one does."""
+
 _USAGE = "hits, last_used, saved_seconds, priority, attention"
 _ORDERS = tuple(
     (
@@ -198,6 +213,8 @@ _TUNING = "SELECT value FROM tuning WHERE id = 1"
 _SET_TUNING = (
     "INSERT INTO tuning (id, value) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value"
 )
+_REMOVED = "INSERT OR IGNORE INTO removed SELECT id, created_at FROM trajectories WHERE id = ?"
+"""A removal remembered (schema version 8): a signed store refuses the row if it comes back."""
 _ALL_STORES: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
 INCARNATIONS = 2**30
 """A new store's revisions start at a random multiple of 2**32: a reader of a file deleted and made
@@ -242,7 +259,13 @@ class SQLiteStore:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, timeout: float = 30.0, signer: Signer | None = None
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = 30.0,
+        signer: Signer | None = None,
+        connect: bool = True,
+        create: bool = True,
     ) -> None:
         self.path = Path(path)
         self.timeout = timeout
@@ -265,12 +288,18 @@ class SQLiteStore:
         self._pruned_at = -EVENTS_PRUNED_EVERY
         self._unpruned = 0
         """Events this handle wrote since it last pruned them."""
+        if not create and not self.path.exists():
+            raise NoStore(f"no cache at {self.path}")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the directory of {self.path}: {exc}") from exc
-        self._guard(self._migrate)
-        self._shared = SharedMarks.beside(self.path)
+        self._shared: SharedMarks | None = None
+        self._ready = False
+        """Whether the file was migrated to this version's schema (at the first operation, or now)."""
+        self._open_lock = threading.Lock()
+        if connect:
+            self._guard(_nothing)
         _ALL_STORES.add(self)
 
     def __repr__(self) -> str:
@@ -336,11 +365,32 @@ class SQLiteStore:
             raise StoreError(f"{self!r} is closed")
         started = time.monotonic()
         try:
+            if not self._ready:
+                self._open()
             return operation()
         except sqlite3.Error as exc:
-            raise StoreError(f"{self!r}: {exc}") from exc
+            raise _failure(f"{self!r}: {exc}", exc) from exc
         finally:
             budget.spend(time.monotonic() - started)
+
+    def _open(self) -> None:
+        """Migrate the file to this version's schema and map its change marks; what fails is damage.
+
+        A file that is locked meanwhile is not damage: the next operation tries again.
+        """
+        with self._open_lock:
+            if self._ready:
+                return
+            try:
+                self._migrate()
+            except StoreError as exc:
+                raise StoreDamaged(str(exc)) from exc
+            except sqlite3.Error as exc:
+                if not _damage(exc):
+                    raise
+                raise StoreDamaged(f"{self.path} cannot be opened: {exc}") from exc
+            self._shared = SharedMarks.beside(self.path)
+            self._ready = True
 
     def _row(self, sql: str, args: Sequence[object] = ()) -> tuple[Any, ...] | None:
         """The first row of one statement on this thread's connection, or None."""
@@ -478,6 +528,7 @@ class SQLiteStore:
                     ],
                 )
                 db.executemany(_INSERT_STEPS, [r.values() for p in new for r in p.steps])
+                db.executemany("DELETE FROM removed WHERE id = ?", [(p.trajectory.id,) for p in new])
                 changed.update(p.trajectory.task_key for p in new)
             self._own_change(top - len(new), top, changed, version)
             return len(new)
@@ -594,6 +645,7 @@ class SQLiteStore:
                 ).fetchall()
                 rows = [r for r in rows if r[0] not in exclude]
                 self._delete(db, rows, changed)
+                db.execute("DELETE FROM removed WHERE created_at < ?", (_records.marks_kept(created_before),))
             return [r[0] for r in rows]
 
         return self._guard(run)
@@ -611,6 +663,7 @@ class SQLiteStore:
             (len(rows), sum(r[2] for r in rows)),
         ).fetchone()
         db.executemany("INSERT INTO tombstones VALUES (?, ?, ?)", [(rev, r[0], r[1]) for r in rows])
+        db.executemany(_REMOVED, [(r[0],) for r in rows])
         db.executemany("DELETE FROM trajectories WHERE id = ?", [(r[0],) for r in rows])
         db.executemany("DELETE FROM usage WHERE id = ?", [(r[0],) for r in rows])
         db.executemany("DELETE FROM steps WHERE trajectory_id = ?", [(r[0],) for r in rows])
@@ -625,11 +678,16 @@ class SQLiteStore:
         if oldest is not None:
             db.execute("DELETE FROM tombstones WHERE rev <= ?", (oldest,))
             db.execute("UPDATE state SET floor = MAX(floor, ?)", (oldest,))
+        if self.signer is not None:
+            self.signer.saw_removed(r[0] for r in rows)
         return len(rows)
 
     def clear(self) -> None:
         def run() -> None:
             with self._write() as db:
+                db.execute("INSERT OR IGNORE INTO removed SELECT id, created_at FROM trajectories")
+                if self.signer is not None:
+                    self.signer.saw_removed(r[0] for r in db.execute("SELECT id FROM trajectories"))
                 for table in ("trajectories", "usage", "tombstones", "tasks", "steps", "recall"):
                     db.execute(f"DELETE FROM {table}")
                 db.execute("UPDATE tuning SET value = NULL, never = 0, used = 0")
@@ -750,12 +808,14 @@ class SQLiteStore:
         return TaskState(stamp, stamp != since, size)
 
     def heads_at(self, node: str) -> list[tuple[str, steps.Candidate]]:
+        signed = self.signer is not None
+
         def run() -> list[tuple[str, steps.Candidate]]:
             db = self._conn().db
-            first = db.execute(_SOLE_HEAD, (node,)).fetchone()
+            first = db.execute(_STEP_READS[_SOLE_HEAD][signed], (node,)).fetchone()
             if first is None or not first[6]:
                 return [] if first is None else [(first[0], steps.Candidate(*first[1:6]))]
-            return [(r[0], steps.Candidate(*r[1:])) for r in db.execute(_HEADS, (node,))]
+            return [(r[0], steps.Candidate(*r[1:])) for r in db.execute(_STEP_READS[_HEADS][signed], (node,))]
 
         return self._guard(run)
 
@@ -763,6 +823,7 @@ class SQLiteStore:
         sql, args = _CANDIDATES, [node, signature]
         if pre_key is not None:
             sql, args = sql + " AND s.pre_key = ?", [node, signature, pre_key]
+        sql = _STEP_READS[sql][self.signer is not None]
         return self._guard(
             lambda: [steps.Candidate(*r) for r in self._conn().db.execute(sql, args).fetchall()]
         )
@@ -774,7 +835,8 @@ class SQLiteStore:
                 # behind the tombstones, or a store made anew
                 reset = since < floor or since > revision or since >> 32 != revision >> 32
                 rows = db.execute(
-                    "SELECT t.id, t.record, u.last_used FROM trajectories t LEFT JOIN usage u ON u.id = t.id "
+                    "SELECT t.id, t.record, u.last_used, EXISTS (SELECT 1 FROM removed r WHERE r.id = t.id) "
+                    "FROM trajectories t LEFT JOIN usage u ON u.id = t.id "
                     "WHERE t.task_key = ? AND t.rev > ? ORDER BY t.rev",
                     (task_key, 0 if reset else since),
                 ).fetchall()
@@ -788,11 +850,15 @@ class SQLiteStore:
                         )
                     )
                 )
+            signer = self.signer
+            if signer is not None:
+                signer.saw_removed(removed)
             loaded = [
-                (tid, _records.loads(record, tid, task_key, str(self.path), self.signer))
-                for tid, record, _ in rows
+                (tid, _records.loads(record, tid, task_key, str(self.path), signer, gone))
+                for tid, record, _, gone in rows
             ]
-            last_used = {tid: used for tid, _, used in rows if used is not None}
+            # signed: ordered by the records' own times, not by an unsigned last use
+            last_used = {} if signer else {tid: used for tid, _, used, _ in rows if used is not None}
             added = tuple(t for _, t in loaded if t is not None)
             skipped = tuple(tid for tid, t in loaded if t is None)
             return Changes(revision, added, removed, reset, last_used, skipped)
@@ -800,21 +866,28 @@ class SQLiteStore:
         return self._guard(run)
 
     def get(self, trajectory_id: str) -> Trajectory | None:
-        row = self._row("SELECT task_key, record FROM trajectories WHERE id = ?", (trajectory_id,))
+        row = self._row(
+            "SELECT task_key, record, EXISTS (SELECT 1 FROM removed r WHERE r.id = t.id) FROM trajectories t "
+            "WHERE id = ?",
+            (trajectory_id,),
+        )
         if row is None:
             return None
-        return _records.loads(row[1], trajectory_id, row[0], str(self.path), self.signer)
+        return _records.loads(row[1], trajectory_id, row[0], str(self.path), self.signer, row[2])
 
     def records(self) -> Iterator[StoredRecord]:
         """Every stored record, undecoded, oldest first."""
         rows = self._guard(
             lambda: (
                 self._conn()
-                .db.execute("SELECT id, task_key, record FROM trajectories ORDER BY rev")
+                .db.execute(
+                    "SELECT id, task_key, record, EXISTS (SELECT 1 FROM removed r WHERE r.id = t.id) "
+                    "FROM trajectories t ORDER BY rev"
+                )
                 .fetchall()
             )
         )
-        return (StoredRecord(*row) for row in rows)
+        return (StoredRecord(row[0], row[1], row[2], bool(row[3])) for row in rows)
 
     def replace_records(self, replacements: Sequence[tuple[StoredRecord, str]]) -> int:
         """Rewrite records with new texts; a record whose text changed meanwhile is left as it is."""
@@ -897,6 +970,27 @@ class SQLiteStore:
 
     def __len__(self) -> int:
         return int(self._guard(lambda: self._conn().db.execute("SELECT count FROM state").fetchone()[0]))
+
+
+def _nothing() -> None:
+    """No operation: guarded, it opens the store."""
+
+
+def _damage(exc: sqlite3.Error) -> bool:
+    """Whether an error says the file or its schema cannot be used as it stands (not a lock to wait for).
+
+    A full disk, a damaged file, a missing table or column, a failed constraint of a foreign schema.
+    """
+    name = getattr(exc, "sqlite_errorname", None)
+    return isinstance(exc, sqlite3.DatabaseError) and name is not None and not name.startswith(_WAITING)
+
+
+_WAITING = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_INTERRUPT")
+
+
+def _failure(text: str, exc: sqlite3.Error) -> StoreError:
+    """The store error an engine sees for a SQLite error: damage is an outage (:class:`StoreDamaged`)."""
+    return StoreDamaged(text) if _damage(exc) else StoreError(text)
 
 
 def _tenths_ms(seconds: float) -> int:

@@ -88,3 +88,15 @@ _row: Any = tuple.__new__
 
 def _hash(*parts: str) -> str:
     return hash_text("\x00".join(parts))
+
+
+def by_creation(sql: str) -> str:
+    """A step index read ordered by each trajectory's creation instead of its last use (signed stores).
+
+    The row's creation time is checked against the signed record's when the record is decoded, so no
+    unsigned figure chooses which of several recorded steps a replay tries first.
+    """
+    join = "usage u ON u.id = s.trajectory_id"
+    return sql.replace(join, "trajectories u ON u.id = s.trajectory_id").replace(
+        "u.last_used", "u.created_at"
+    )
