@@ -147,6 +147,8 @@ def _capturing(capture: Callable[..., Any], check: Check[Any]) -> Callable[..., 
     @functools.wraps(capture)
     def captured(*args: Any, **kwargs: Any) -> Any:
         value = capture(*args, **kwargs)
+        if type(value) in _DATA:  # the common case, without the calls below: a hit's cost
+            return value
         return value if inspect.isawaitable(value) else check.snapshot(value)
 
     return captured

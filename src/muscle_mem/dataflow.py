@@ -665,7 +665,9 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         params, builder.outputs.outputs, recorded, answer, run.hidden().values(), run.secrets
     )
     steps = [
-        Step(s.tool, s.version, s.args, s.kwargs, s.pre, s.post, s.seconds, seen, given if index == 0 else None)
+        Step(
+            s.tool, s.version, s.args, s.kwargs, s.pre, s.post, s.seconds, seen, given if index == 0 else None
+        )
         for index, (s, seen) in enumerate(zip(steps, observed, strict=True))
     ]
     return Trajectory(

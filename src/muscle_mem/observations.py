@@ -224,11 +224,7 @@ class Observer:
                 for word in words:
                     for form in (word, word.upper(), word.lower(), word.capitalize()):
                         self._free.setdefault(form, place)
-        if self._free:
-            words = sorted(self._free, key=len, reverse=True)
-            self._pattern = re.compile(
-                "(?<![^\\W_])(?:" + "|".join(re.escape(w) for w in words) + ")(?![^\\W_])"
-            )
+        self._pattern = None  # made again when a text next needs it
 
     def free_params(self, names: Iterable[str]) -> None:
         """Treat these params' values as free (the params a run bound)."""
@@ -248,6 +244,24 @@ class Observer:
         for name in sorted(self.params):
             self._walk(self.params[name], "{" + name + "}", 0, flat, f"p:{name}")
         return flat
+
+    def int_key(self, step: int, output: int, identities: frozenset[str]) -> str:
+        """What :meth:`flatten`, :func:`key_of` and :meth:`free_leaves` make of an output that is one int, in one step.
+
+        Only for an observer without bound numbers or secrets (the caller checks): a hit's common case.
+        """
+        memo = (int, output)
+        label = self._seen.get(memo, "")
+        if not label:
+            self._seen[memo] = f"{step}:"
+        echoed = self._free.get(int.__repr__(output)) if self._free else None
+        if echoed is not None:
+            return _part_key("=#=" + echoed)
+        if "" not in identities:
+            return _part_key("=n" + int.__repr__(output))
+        self._free.setdefault(int.__repr__(output), f"{step}:")
+        self._pattern = None
+        return _part_key("=#" + label)
 
     def flatten(self, step: int, output: Any) -> Flat:
         """One step's output, flattened; its values are remembered for the labels of later leaves."""
@@ -323,8 +337,17 @@ class Observer:
         else:
             flat.leaves.append((path, "x", None, "x" + _fingerprint(value), ""))
 
+    def _words(self) -> re.Pattern[str]:
+        """Where a free value stands as a word of its own in a text (longest first)."""
+        if self._pattern is None:
+            words = sorted(self._free, key=len, reverse=True)
+            self._pattern = re.compile(
+                "(?<![^\\W_])(?:" + "|".join(re.escape(w) for w in words) + ")(?![^\\W_])"
+            )
+        return self._pattern
+
     def _text(self, text: str, path: str, flat: Flat, label: str) -> None:
-        pattern = self._pattern
+        pattern = self._words() if self._free else None
         if pattern is not None and len(text) > MIN_ECHO and text_kind(text) != "i":
             masked = pattern.sub(lambda m: "{" + self._free[m.group(0)] + "}", text)
             if masked != text:  # free values written into a text: the rest of it is compared
@@ -355,9 +378,9 @@ def key_of(flat: Flat, identities: frozenset[str], bound_numbers: Iterable[tuple
     With numeric params bound by the run (free to change), each numeric leaf that is not an identity
     keeps its order to each of them: an amount read from a tool still covers the amount asked for.
     """
-    if not identities and not bound_numbers and len(flat.leaves) == 1:
-        only = flat.leaves[0]
-        return _scalar_key(only[3] if not only[0] else f"{only[0]}={only[3]}")
+    if not bound_numbers and len(flat.leaves) == 1:  # one part: its hash remembered (a hit's common case)
+        path, _, _, written, label = flat.leaves[0]
+        return _part_key(f"{path}=#{label}" if path in identities else f"{path}={written}")
     parts = []
     for path, _, _, written, label in _folded(flat, identities):
         parts.append(f"{path}=#{label}" if path in identities else f"{path}={written}")
@@ -439,13 +462,13 @@ _SCALAR_KEYS: dict[str, str] = {}
 _SCALAR_KEYS_KEPT = 4096
 
 
-def _scalar_key(written: str) -> str:
-    """The key of an output that is one scalar, remembered for recent ones (a hit's common case)."""
-    found = _SCALAR_KEYS.get(written)
+def _part_key(part: str) -> str:
+    """The key of an observation of one part (``hash_text`` of it), remembered for recent ones."""
+    found = _SCALAR_KEYS.get(part)
     if found is None:
         if len(_SCALAR_KEYS) >= _SCALAR_KEYS_KEPT:
             _SCALAR_KEYS.clear()
-        found = _SCALAR_KEYS[written] = codec.hash_text("=" + written)
+        found = _SCALAR_KEYS[part] = codec.hash_text(part)
     return found
 
 

@@ -102,7 +102,7 @@ class Replayer:
     engine's caller.
     """
 
-    __slots__ = ("compare", "context", "edge", "observer", "outputs", "params", "registry", "run", "skipped")
+    __slots__ = ("compare", "context", "edge", "outputs", "params", "registry", "run", "skipped")
 
     def __init__(
         self,
@@ -117,7 +117,6 @@ class Replayer:
         self.registry = registry
         self.compare = compare
         """Whether each step's output is compared with what the recorded runs saw (False: checks alone decide)."""
-        self.observer: Observer | None = None
         self.context = context
         self.run = run
         self.params = params
@@ -140,10 +139,10 @@ class Replayer:
             """Made at the first output that is not a plain scalar (before it, each key is a memo lookup)."""
             given: dict[frozenset[str], str] | None = None
             if compare and self.params:
-                observer = self.observer = Observer(self.params, run.hidden().values())
-                params_flat = observer.flatten_params()
+                params_flat = Observer(self.params, run.hidden().values()).flatten_params()
                 given = {}
-            history: list[Observation | None] = []
+            taken: list[StepEdge] = []
+            """The edges followed so far (what each run through them saw is on their steps)."""
             params_differ = False
             while True:
                 step_no = len(calls)
@@ -283,27 +282,28 @@ class Replayer:
                 )
                 if compare:
                     seen = first.step.observed
-                    if (
-                        observer is None
-                        and edge is not None
-                        and seen is not None
-                        and not seen.identities
-                        and type(output) in SCALAR_TYPES
-                        and not tool.secret_outputs
-                        and scalar_key(output) == seen.key
-                    ):  # the common case: a plain scalar the recorded run saw too
-                        history += _seen_at(edge, step_no)
-                        self.edge = edge
-                        node = edge.node
-                        continue
+                    fast = edge is not None and seen is not None and not tool.secret_outputs
+                    if fast and observer is None and not self.params and type(output) in SCALAR_TYPES:
+                        assert seen is not None and edge is not None
+                        if not seen.identities and scalar_key(output) == seen.key:
+                            taken.append(edge)  # the common case: a plain scalar the recorded run saw too
+                            self.edge = edge
+                            node = edge.node
+                            continue
                     if observer is None:
-                        observer = self.observer = self._observer_before(step_no, history)
+                        observer = self._observer_before(step_no, taken, first)
+                    if fast and type(output) is int and not observer.bound_numbers and not observer.hidden:
+                        assert seen is not None and edge is not None
+                        if observer.int_key(step_no, output, seen.identities) == seen.key:
+                            taken.append(
+                                edge
+                            )  # one int (an id passed on, a count), the observer's rules in one step
+                            self.edge = edge
+                            node = edge.node
+                            continue
+                        observer = self._observer_before(step_no, taken, first)  # not half-seen
                     if tool.secret_outputs:
                         observer.hide(run.hidden().values())
-                    if step_no == 0 and given is not None:
-                        bound = bound_names(first.step.given)
-                        observer.bound_numbers = bound_numbers(self.params, bound)
-                        observer.free_params(bound)
                     flat = observer.flatten(step_no, output)
                     if (
                         edge is None
@@ -312,14 +312,14 @@ class Replayer:
                     ):
                         edge, passing = _route(attempt, tool.post_check, post, flat, observer)
                         if edge is None and passing:
-                            head = tuple(history)
+                            head = _history(taken)
                             return (
                                 yield from self._general(
                                     [(e.node, (*head, *_seen_at(e, step_no))) for e in passing]
                                 )
                             )
                     if edge is not None:
-                        history += _seen_at(edge, step_no)
+                        taken.append(edge)
                         if edge.step.observed is not None and edge.step.observed.identities:
                             observer.free_leaves(step_no, flat, edge.step.observed.identities)
                 elif edge is None:
@@ -599,12 +599,21 @@ class Replayer:
                 kind=kind,
             )
 
-    def _observer_before(self, step_no: int, history: Sequence[Observation | None]) -> Observer:
-        """An observer that has seen this replay's outputs before ``step_no`` (a replay without params)."""
+    def _observer_before(self, step_no: int, taken: Sequence[StepEdge], first: StepEdge) -> Observer:
+        """An observer that has seen the params and the outputs before ``step_no`` as the runs followed did.
+
+        The params bound and the identities freed are those of the edges ``taken`` (``first``, the
+        edge about to be followed, when none is yet).
+        """
         observer = Observer(self.params, self.run.hidden().values())
+        if self.params:
+            observer.flatten_params()
+            bound = bound_names((taken[0] if taken else first).step.given)
+            observer.bound_numbers = bound_numbers(self.params, bound)
+            observer.free_params(bound)
         for step in range(step_no):
             flat = observer.flatten(step, self.outputs[step])
-            seen = history[step + 1] if step + 1 < len(history) else None
+            seen = taken[step].step.observed
             if seen is not None and seen.identities:
                 observer.free_leaves(step, flat, seen.identities)
         return observer
@@ -635,6 +644,13 @@ class Replayer:
 
 MAX_MEMBERS = 64
 """The most recorded runs a replay follows at once where they saw different things."""
+
+
+def _history(taken: Sequence[StepEdge]) -> tuple[Observation | None, ...]:
+    """What the runs through the edges ``taken`` saw: their params, then each step's output."""
+    if not taken:
+        return ()
+    return (taken[0].step.given, *(edge.step.observed for edge in taken))
 
 
 def _seen_at(edge: StepEdge, step_no: int) -> tuple[Observation | None, ...]:
