@@ -227,12 +227,16 @@ class Observer:
         self._pattern = None  # made again when a text next needs it
 
     def free_params(self, names: Iterable[str]) -> None:
-        """Treat these params' values as free (the params a run bound)."""
-        self.free((f"p:{name}", self.params[name]) for name in names if name in self.params)
+        """Treat these params' values as free (the params a run bound), in the order of their names."""
+        self.free((f"p:{name}", self.params[name]) for name in sorted(names) if name in self.params)
 
     def free_leaves(self, step: int, flat: Flat, identities: frozenset[str]) -> None:
-        """Treat the values of a step's identities as free."""
-        self.free((f"{step}:{path}", flat.raw[path]) for path in identities if path in flat.raw)
+        """Treat the values of a step's identities as free, in the order of the output's leaves."""
+        self.free(
+            (f"{step}:{path}", flat.raw[path])
+            for path, *_ in flat.leaves
+            if path in identities and path in flat.raw
+        )
 
     def hide(self, hidden: Iterable[Any]) -> None:
         """Mask these secret values too (a secret output noted since)."""
@@ -284,7 +288,7 @@ class Observer:
         else:
             items = list(children(value))
             if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
-                flat.leaves.append((path, "l", len(value), f"l{len(value)}", "+" if value else "0"))
+                flat.leaves.append((path, "l", len(value), f"l{len(value)}", ""))
         for element, child in items:
             self._walk(child, path + path_text((element,)), depth + 1, flat, place)
 
@@ -382,7 +386,7 @@ def key_of(flat: Flat, identities: frozenset[str], bound_numbers: Iterable[tuple
         path, _, _, written, label = flat.leaves[0]
         return _part_key(f"{path}=#{label}" if path in identities else f"{path}={written}")
     parts = []
-    for path, _, _, written, label in _folded(flat, identities):
+    for path, _, _, written, label in flat.leaves:
         parts.append(f"{path}=#{label}" if path in identities else f"{path}={written}")
     for name, number in bound_numbers:
         for path, leaf in flat.numbers:
@@ -414,8 +418,7 @@ def kept_leaves(
     param is kept as a leaf of its own (``['limit']?amount``, kind ``r``).
     """
     leaves: list[Leaf] = []
-    folded = _folded(flat, identities)
-    for path, kind, value, _, label in folded[:MAX_LEAVES]:
+    for path, kind, value, _, label in flat.leaves[:MAX_LEAVES]:
         if path in identities or kind == "#":
             leaves.append((path, "#", None, label))
         else:
@@ -424,32 +427,11 @@ def kept_leaves(
         for path, leaf in flat.numbers[:MAX_LEAVES]:
             if path not in identities:
                 leaves.append((f"{path}?{name}", "r", _sign(leaf - number), ""))
-    rest = folded[MAX_LEAVES:]
+    rest = flat.leaves[MAX_LEAVES:]
     if rest:
         text = "\x1f".join(f"{p}={w}" for p, _, _, w, _ in rest)
         leaves.append(("…", "x", digest(text), ""))
     return tuple(leaves)
-
-
-def _folded(flat: Flat, identities: frozenset[str]) -> list[tuple[str, str, Any, str, str]]:
-    """The leaves, the items of each list masked whole folded into it: the kinds and labels its items had, as a set."""
-    lists = [path for path, kind, *_ in flat.leaves if kind == "l" and path in identities]
-    if not lists:
-        return flat.leaves
-    held: dict[str, set[str]] = {path: set() for path in lists}
-    kept = []
-    for leaf in flat.leaves:
-        owner = next((p for p in lists if leaf[0] != p and leaf[0].startswith(p + "[")), None)
-        if owner is None:
-            kept.append(leaf)
-        else:
-            held[owner].add(leaf[1] + leaf[4])
-    return [
-        (path, kind, value, written, label + "|" + ",".join(sorted(held[path])))
-        if path in held
-        else (path, kind, value, written, label)
-        for path, kind, value, written, label in kept
-    ]
 
 
 def _sign(difference: float) -> str:
@@ -594,28 +576,10 @@ def observe_run(
             )
             or (is_name(path) and is_identity_shape(path, kind, flat.raw.get(path, value)))
         )
-        identities |= _copied_lists(step, flat, identities, copied)
         key = key_of(flat, identities, observer.bound_numbers)
         observed.append(Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers)))
         observer.free_leaves(step, flat, identities)
     return given, observed
-
-
-def _copied_lists(
-    step: int, flat: Flat, identities: frozenset[str], copied: set[tuple[int, str]]
-) -> frozenset[str]:
-    """The lengths of lists passed on whole whose items are all identities (a team's member ids).
-
-    Such a list is a name for a group: it is masked too, but whether it is empty is still compared.
-    """
-    lengths = []
-    for path, kind, _, _, _ in flat.leaves:
-        if kind != "l" or (step, path) not in copied:
-            continue
-        inside = [p for p, *_ in flat.leaves if p.startswith(path) and p != path]
-        if inside and all(p in identities for p in inside):
-            lengths.append(path)
-    return frozenset(lengths)
 
 
 def _unproven_number(value: Any, copies: Copies, name: str) -> bool:

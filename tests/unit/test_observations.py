@@ -234,3 +234,10 @@ def test_a_path_no_run_had_or_one_every_run_had_gone_is_not_covered() -> None:
 
 def test_a_run_recorded_before_observations_covers_nothing() -> None:
     assert uncovered(_live({"a": 1}), [(None, None)], NAMES) is not None
+
+
+def test_a_value_two_params_share_is_named_by_the_first_param_in_name_order() -> None:
+    """What a masked value repeats does not depend on the order a set of names iterates in."""
+    for params in ({"b": "Lunch", "a": "Lunch"}, {"a": "Lunch", "b": "Lunch"}):
+        _, observed = observe_run(params, [{"title": "Lunch"}], [Param("a"), Param("b")], Const(None), [], [])
+        assert observed[0].leaves == (("['title']", "#", None, "=p:a"),)
