@@ -563,16 +563,18 @@ def observe_run(
         observer.bound_numbers = bound_numbers(params, bound)
         observer.free_params(bound)
     observed = []
+    copied_at, into_calls_at = _by_step(copied), _by_step(copies.into_calls)
     for step, output in enumerate(outputs):
         flat = observer.flatten(step, output)
+        here, calls_here = copied_at.get(step, ()), into_calls_at.get(step, ())
         identities = frozenset(
             path
             for path, kind, value, _, _ in flat.leaves
             if kind == "#"
             or (
-                _copied(step, path, copied)
+                _under(path, here)
                 and is_identity_shape(path, kind, flat.raw.get(path, value))
-                and (kind not in ("n", "q") or names_a_thing(path) or _copied(step, path, copies.into_calls))
+                and (kind not in ("n", "q") or names_a_thing(path) or _under(path, calls_here))
             )
             or (is_name(path) and is_identity_shape(path, kind, flat.raw.get(path, value)))
         )
@@ -604,11 +606,17 @@ def _echoed(params: Mapping[str, Any], outputs: list[Any]) -> set[str]:
     return found
 
 
-def _copied(step: int, path: str, copied: set[tuple[int, str]]) -> bool:
-    """Whether the leaf, or a value holding it, flowed on as a copy."""
-    if (step, path) in copied:
-        return True
-    return any(s == step and path.startswith(p) for s, p in copied)
+def _by_step(places: set[tuple[int, str]]) -> dict[int, tuple[str, ...]]:
+    """The paths copied out of each step's output."""
+    found: dict[int, list[str]] = {}
+    for step, path in places:
+        found.setdefault(step, []).append(path)
+    return {step: tuple(paths) for step, paths in found.items()}
+
+
+def _under(path: str, copied: tuple[str, ...]) -> bool:
+    """Whether the leaf at ``path``, or a value holding it, is among those ``copied``."""
+    return any(path.startswith(p) for p in copied) if copied else False
 
 
 def bound_numbers(params: Mapping[str, Any], bound: Iterable[str]) -> tuple[tuple[str, float], ...]:

@@ -503,7 +503,9 @@ def test_a_list_nested_in_an_output_stays_a_reference_when_the_agent_changes_it(
     """A list two levels inside an output, passed on and then changed by the agent, is recorded as the
     reference it was when passed: the replay notifies the team get_org returns now."""
     engine = Engine()
-    orgs = iter([{"team": {"members": ["usr_a1b2", "usr_c3d4"]}}, {"team": {"members": ["usr_e5f6", "usr_g7h8"]}}])
+    orgs = iter(
+        [{"team": {"members": ["usr_a1b2", "usr_c3d4"]}}, {"team": {"members": ["usr_e5f6", "usr_g7h8"]}}]
+    )
     notified: list[list[str]] = []
 
     @engine.tool()
@@ -523,7 +525,9 @@ def test_a_list_nested_in_an_output_stays_a_reference_when_the_agent_changes_it(
     engine.set_agent(agent)
     engine("notify the team")
     engine("notify the team")
-    assert notified[-1] == ["usr_e5f6", "usr_g7h8"], f"the replay notified {notified[-1]}, not the team of now"
+    assert notified[-1] == ["usr_e5f6", "usr_g7h8"], (
+        f"the replay notified {notified[-1]}, not the team of now"
+    )
 
 
 # point 5: only successes are cached
