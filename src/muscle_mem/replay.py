@@ -132,7 +132,6 @@ class Replayer:
             if not node.groups and not node.ends:
                 return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
             run, calls, outputs, tools = self.run, self.run.calls, self.outputs, self.registry.by_name
-            new_call = tuple.__new__  # a Call in one C call, its fields in order
             context = self.context
             compare = self.compare
             observer: Observer | None = None
@@ -249,37 +248,9 @@ class Replayer:
                 else:
                     post = yield from self._post_capture(attempt, tool.post_check)
                     edge = None
-                if type(value) in SCALAR_TYPES and tool.output_view is None and not tool.secret_outputs:
-                    output = value  # what run.seen makes of it
-                else:
-                    try:
-                        output = run.seen(tool, value)  # as at the call: later calls may change it
-                    except Exception as exc:
-                        return Ending(
-                            reason=f"output_view of tool {tool.name!r} raised {exc!r} at step {step_no}",
-                            tool=tool.name,
-                            kind=MissReason.TOOL_RAISED,
-                        )
-                outputs.append(output)
-                calls.append(
-                    new_call(
-                        Call,
-                        (
-                            tool.name,
-                            call_args[1:] if tool.is_method else call_args,
-                            kwargs,
-                            output,
-                            True,
-                            0.0,
-                            pre if type(pre) in SCALAR_TYPES else _frozen_snapshot(pre),
-                            post if post is NOT_CAPTURED else _frozen_snapshot(post),
-                            step,
-                            tool,
-                            0,
-                            value if tool.output_view is not None else output,
-                        ),
-                    )
-                )
+                output = self._replayed(tool, value, call_args, kwargs, pre, post, step)
+                if type(output) is Ending:
+                    return output
                 if compare:
                     seen = first.step.observed
                     fast = edge is not None and seen is not None and not tool.secret_outputs
@@ -444,6 +415,50 @@ class Replayer:
                 return None
         return _passing(check.passes, captured, group.ordered(), reasons, tool.name)
 
+    def _replayed(
+        self,
+        tool: Tool,
+        value: Any,
+        call_args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        pre: Any,
+        post: Any,
+        step: Step,
+    ) -> Any:
+        """The output of a replayed call, as data flow sees it, noted in the run (an :class:`Ending` if its view raised)."""
+        if type(value) in SCALAR_TYPES and tool.output_view is None and not tool.secret_outputs:
+            output = value  # what run.seen makes of it
+        else:
+            try:
+                output = self.run.seen(tool, value)  # as at the call: later calls may change it
+            except Exception as exc:
+                return Ending(
+                    reason=f"output_view of tool {tool.name!r} raised {exc!r} at step {len(self.outputs)}",
+                    tool=tool.name,
+                    kind=MissReason.TOOL_RAISED,
+                )
+        self.outputs.append(output)
+        self.run.calls.append(
+            tuple.__new__(  # a Call in one C call, its fields in order
+                Call,
+                (
+                    tool.name,
+                    call_args[1:] if tool.is_method else call_args,
+                    kwargs,
+                    output,
+                    True,
+                    0.0,
+                    pre if type(pre) in SCALAR_TYPES else _frozen_snapshot(pre),
+                    post if post is NOT_CAPTURED else _frozen_snapshot(post),
+                    step,
+                    tool,
+                    0,
+                    value if tool.output_view is not None else output,
+                ),
+            )
+        )
+        return output
+
     def _post_capture(self, attempt: _Attempt, check: Check[Any]) -> Generator[Invoke, Any, Any]:
         """What the post-check captures after the call (:data:`NOT_CAPTURED` if the capture raised, logged)."""
         _, _, _, tool, _, call_args, kwargs, _ = attempt
@@ -464,7 +479,7 @@ class Replayer:
         each step's output). A next call is made only if the runs that made it next saw, together,
         everything this replay saw (:func:`muscle_mem.evidence.uncovered`); the answer likewise.
         """
-        run, calls, outputs = self.run, self.run.calls, self.outputs
+        calls = self.run.calls
         while True:
             step_no = len(calls)
             members = members[:MAX_MEMBERS]
@@ -543,31 +558,11 @@ class Replayer:
                     )
                     post = yield from self._post_capture(attempt, tool.post_check)
                     edges = [(h, e) for h, e in edges if _post_passes(tool.post_check, post, e)]
-                try:
-                    output = run.seen(tool, value)
-                except Exception as exc:
-                    return Ending(
-                        reason=f"output_view of tool {tool.name!r} raised {exc!r} at step {step_no}",
-                        tool=tool.name,
-                        kind=MissReason.TOOL_RAISED,
-                    )
-                outputs.append(output)
-                calls.append(
-                    Call(
-                        tool.name,
-                        call_args[1:] if tool.is_method else call_args,
-                        kwargs,
-                        output,
-                        True,
-                        0.0,
-                        pre if type(pre) in SCALAR_TYPES else _frozen_snapshot(pre),
-                        post if post is NOT_CAPTURED else _frozen_snapshot(post),
-                        edges[0][1].step if edges else pairs[0][1].step,
-                        tool,
-                        0,
-                        value if tool.output_view is not None else output,
-                    )
+                output = self._replayed(
+                    tool, value, call_args, kwargs, pre, post, edges[0][1].step if edges else pairs[0][1].step
                 )
+                if type(output) is Ending:
+                    return output
                 if not edges:
                     return Ending(
                         reason=f"post-check of tool {tool.name!r} failed at step {step_no}",
