@@ -198,7 +198,7 @@ class Observer:
 
     def __init__(self, params: Mapping[str, Any], hidden: Iterable[Any] = ()) -> None:
         self.params = params
-        self.hidden = frozenset(_hashable(v) for v in hidden)
+        self.hidden = frozenset(_hashable(v) for v in hidden) if hidden else frozenset()
         """Secret values: always masked, never kept."""
         self._seen: dict[Any, str] = {}
         self.bound_numbers: tuple[tuple[str, float], ...] = ()
@@ -255,15 +255,19 @@ class Observer:
         Only for an observer without bound numbers or secrets (the caller checks): a hit's common case.
         """
         memo = (int, output)
-        label = self._seen.get(memo, "")
+        seen = self._seen
+        label = seen.get(memo, "")
         if not label:
-            self._seen[memo] = f"{step}:"
-        echoed = self._free.get(int.__repr__(output)) if self._free else None
-        if echoed is not None:
-            return _part_key("=#=" + echoed)
+            seen[memo] = f"{step}:"
+        text = int.__repr__(output)
+        free = self._free
+        if free:
+            echoed = free.get(text)
+            if echoed is not None:
+                return _part_key("=#=" + echoed)
         if "" not in identities:
-            return _part_key("=n" + int.__repr__(output))
-        self._free.setdefault(int.__repr__(output), f"{step}:")
+            return _part_key("=n" + text)
+        free.setdefault(text, f"{step}:")
         self._pattern = None
         return _part_key("=#" + label)
 

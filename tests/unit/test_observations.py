@@ -241,3 +241,19 @@ def test_a_value_two_params_share_is_named_by_the_first_param_in_name_order() ->
     for params in ({"b": "Lunch", "a": "Lunch"}, {"a": "Lunch", "b": "Lunch"}):
         _, observed = observe_run(params, [{"title": "Lunch"}], [Param("a"), Param("b")], Const(None), [], [])
         assert observed[0].leaves == (("['title']", "#", None, "=p:a"),)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_an_int_keyed_in_one_step_has_the_key_the_observer_gives_it(seed: int) -> None:
+    """:meth:`Observer.int_key` makes of a run of int outputs exactly what flatten, key_of and free_leaves make."""
+    import random
+
+    rng = random.Random(seed)
+    quick, full = Observer({}), Observer({})
+    for step in range(12):
+        output = rng.choice([1, 2, 3, 7, 41, 41, 1001])
+        identities = frozenset({""}) if rng.random() < 0.5 else NONE
+        flat = full.flatten(step, output)
+        expected = key_of(flat, identities)
+        full.free_leaves(step, flat, identities)
+        assert quick.int_key(step, output, identities) == expected
