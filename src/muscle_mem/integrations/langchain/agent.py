@@ -21,8 +21,16 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt import ToolNode
 from langgraph.pregel import Pregel
 
+from muscle_mem.codec import CodecError
 from muscle_mem.engine import Engine
-from muscle_mem.integrations._common import Checks, checks_for, note_followup_bypass, unknown_checks
+from muscle_mem.integrations._common import (
+    Checks,
+    checks_for,
+    note_followup_bypass,
+    refuse_run,
+    unknown_checks,
+    with_context,
+)
 from muscle_mem.integrations.langchain.messages import (
     CallIds,
     Task,
@@ -37,7 +45,6 @@ from muscle_mem.integrations.langchain.tools import (
     REPLAYED,
     Replayed,
     is_async_only,
-    refuse_run,
     wrap_tool,
     wrapping_of,
 )
@@ -59,6 +66,8 @@ class _Call:
     config: Any
     kwargs: dict[str, Any]
     is_async: bool
+    tags: Sequence[str] | None
+    """The call's tags, with the one naming the system messages the model reads (:func:`with_context`)."""
     replayed: list[Replayed] = field(default_factory=list)
     state: Any = None
     """The state the graph returned (on a miss)."""
@@ -112,7 +121,7 @@ class CachedAgent:
         **kwargs: Any,
     ) -> Any:
         """``graph.invoke``, replayed when the engine can: the state a run returns."""
-        call = self._call(input, config, kwargs, params, is_async=False)
+        call = self._call(input, config, kwargs, params, tags, is_async=False)
         if call is not None and self._threaded(config):
             call = self._in_thread(call, self.graph.get_state(config), params)
         if call is None:
@@ -124,7 +133,9 @@ class CachedAgent:
                 f"the graph has async tools ({', '.join(async_only)}): use `await agent.ainvoke(...)`"
             )
         with _scope(call):
-            result = self.engine(call.task.request, params=params, tags=tags, **call.task.extra, **kwargs)
+            result = self.engine(
+                call.task.request, params=params, tags=call.tags, **call.task.extra, **kwargs
+            )
         self.last_result = result
         if not result.hit:
             return call.state
@@ -144,7 +155,7 @@ class CachedAgent:
         **kwargs: Any,
     ) -> Any:
         """``graph.ainvoke``, replayed when the engine can: the state a run returns."""
-        call = self._call(input, config, kwargs, params, is_async=True)
+        call = self._call(input, config, kwargs, params, tags, is_async=True)
         if call is not None and self._threaded(config):
             call = self._in_thread(call, await self.graph.aget_state(config), params)
         if call is None:
@@ -152,7 +163,7 @@ class CachedAgent:
             return await self.graph.ainvoke(_as_graph_input(input), config, **kwargs)
         with _scope(call):
             result = await self.engine.arun(
-                call.task.request, params=params, tags=tags, **call.task.extra, **kwargs
+                call.task.request, params=params, tags=call.tags, **call.task.extra, **kwargs
             )
         self.last_result = result
         if not result.hit:
@@ -171,6 +182,7 @@ class CachedAgent:
         config: Any,
         kwargs: dict[str, Any],
         params: Mapping[str, Any] | None,
+        tags: Sequence[str] | None,
         *,
         is_async: bool,
     ) -> _Call | None:
@@ -178,6 +190,11 @@ class CachedAgent:
         task = read_task(input)
         if isinstance(task, str):
             logger.info("%s run uncached: %s", FRAMEWORK, task)
+            return None
+        try:
+            tags = with_context(tags, task.context)
+        except CodecError as exc:
+            logger.info("%s run uncached: its system messages cannot identify the task: %s", FRAMEWORK, exc)
             return None
         if self._has_checkpointer() and not _thread_of(config):
             logger.info(
@@ -190,7 +207,7 @@ class CachedAgent:
                 FRAMEWORK,
             )
             return None
-        call = _Call(self, task, config, kwargs, is_async)
+        call = _Call(self, task, config, kwargs, is_async, tags)
         return self._followup(call, params) if task.history else call
 
     def _in_thread(self, call: _Call, snapshot: Any, params: Mapping[str, Any] | None) -> _Call | None:
