@@ -39,7 +39,9 @@ from muscle_mem.integrations._common import (
     note_followup_bypass,
     schema_version,
     unknown_checks,
+    with_context,
 )
+from muscle_mem.recording import current_run
 from muscle_mem.result import Result
 from muscle_mem.secrecy import redact, secret_values
 from muscle_mem.tools import source_version
@@ -52,6 +54,7 @@ try:
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
+    from muscle_mem.integrations._pydantic_ai_context import agent_context, unkeyed_instructions
     from muscle_mem.integrations._pydantic_ai_run import (
         LIVE,
         RUN,
@@ -104,6 +107,8 @@ class MuscleMem(AbstractCapability[Any]):
         """The engine's Result of the latest run (None if it was solved uncached or ended unfinished)."""
         self._origin = self
         self._state = RunState()
+        self._keyed: list[str] | None = None
+        """The instructions this run's task was keyed on, until its first model request checks them."""
         self._shims: dict[str, tuple[str, Callable[..., Any]]] = {}
         self._versions: dict[Callable[..., Any], str] = {}
 
@@ -117,6 +122,7 @@ class MuscleMem(AbstractCapability[Any]):
     async def for_run(self, ctx: RunContext[Any]) -> AbstractCapability[Any]:
         run = copy.copy(self)  # shares the options, the origin and the tools registered
         run._state = RunState()
+        run._keyed = None
         return run
 
     def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any] | None:
@@ -129,6 +135,9 @@ class MuscleMem(AbstractCapability[Any]):
         task = self._task(ctx, state, params)
         if task is None:
             return await handler()
+        context = await agent_context(ctx)
+        tags = with_context(tags, context)
+        self._keyed = context.get("instructions", [])
         state.ctx, state.handler = ctx, handler
         state.tools = await self._register(ctx, state)
         live, run = LIVE.set(None), RUN.set(state)
@@ -153,8 +162,30 @@ class MuscleMem(AbstractCapability[Any]):
     async def wrap_model_request(
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, handler: WrapModelRequestHandler
     ) -> ModelResponse:
+        keyed, self._keyed = self._keyed, None
+        if keyed is not None:
+            self._check_instructions(keyed, request_context)
         turn = self._state.next_turn()
         return turn if turn is not None else await handler(request_context)
+
+    def _check_instructions(self, keyed: list[str], request_context: ModelRequestContext) -> None:
+        """Keep a run out of the store when its model reads instructions its task was not keyed on.
+
+        Those given to one run alone (``agent.run(..., instructions=...)``) or by a toolset are known
+        only now: a replay could not have told them apart (the log says so).
+        """
+        unkeyed = unkeyed_instructions(keyed, request_context)
+        if not unkeyed:
+            return
+        why = (
+            f"the model reads {len(unkeyed)} instruction(s) known only at its first request (given to "
+            "this run alone, or by a toolset), which the task key does not hold"
+        )
+        run = current_run()
+        if run is not None and run.engine is self.engine:
+            run.refuse(f"{why}: the run is not stored")
+        else:
+            logger.warning("%s: the replay went by the agent's own instructions", why)
 
     def _task(self, ctx: RunContext[Any], state: RunState, params: Any) -> str | None:
         """The run's task text, or None when the run is solved uncached (and the log says why)."""
