@@ -15,6 +15,9 @@ and ``tags=`` are values, or callables over the run's ``RunContext`` (``lambda c
   type refuses goes back to the model, as pydantic-ai retries any answer.
 - A failed check: the steps replayed before it are scripted the same way, then the model takes over
   with them as its history, and the resumed run is recorded.
+- The agent's instructions and system prompts (functions resolved for the run) are part of the
+  task, by their fingerprint in a ``context:`` tag. Instructions given to one run alone show only
+  at its first model request: such a run is not stored (a replay made for one logs a warning).
 - A run with a message history (a follow-up) is solved uncached unless ``cache_followups=True``; so
   is one without a text prompt, and one that ends on deferred tool calls is not stored.
 
