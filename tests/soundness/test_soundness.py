@@ -10,7 +10,13 @@ import pytest
 from . import BY_NAME, SCENARIOS
 from .harness import CHECK_MODES, CheckMode, Report, run_scenario
 
-FRAMEWORKS = {"langchain": "langgraph", "pydantic_ai": "pydantic_ai", "mcp_proxy": "mcp"}
+FRAMEWORKS = {
+    "langchain": "langgraph",
+    "pydantic_ai": "pydantic_ai",
+    "mcp_proxy": "mcp",
+    "openai_agents": "agents",
+    "smolagents": "smolagents",
+}
 CLASSES = {
     "branches",
     "loops",
