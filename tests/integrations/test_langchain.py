@@ -387,6 +387,19 @@ def test_a_changed_system_message_is_another_task_and_the_same_one_hits(desk: De
     assert [tag[:8] for tag in trajectory.tags] == ["context:"]  # the prompt is a tag, by fingerprint
 
 
+def test_a_changed_create_agent_system_prompt_is_another_task(desk: Desk) -> None:
+    """The prompt built into the graph (``create_agent(system_prompt=...)``) counts like one in the input."""
+    script = [*ticket_script("ada@x.io", "usr_ada", "T1"), *ticket_script("ada@x.io", "usr_ada", "T2")]
+    engine, model = Engine(), scripted(*script)
+    hits = []
+    for day in ("2026-12-04", "2026-12-04", "2026-12-11"):
+        agent = CachedAgent(engine, create_agent(model, desk.tools(), system_prompt=f"Today is {day}."))
+        agent.invoke(request("ada@x.io"), params={"email": "ada@x.io"})
+        assert agent.last_result is not None
+        hits.append(agent.last_result.hit)
+    assert hits == [False, True, False] and len(model.seen) == 8
+
+
 def test_a_system_message_never_reaches_the_store_in_clear(desk: Desk, tmp_path: Path) -> None:
     """The system message is keyed by its fingerprint: a secret in it is not stored, and the run is."""
     system = "You are the desk bot. Use the key sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0 for billing."

@@ -16,6 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.messages import SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt import ToolNode
@@ -106,6 +107,7 @@ class CachedAgent:
         """The engine's Result of the last call (None when the call ran uncached)."""
         self.tools = _wrap_tool_nodes(engine, graph, checks)
         """The graph's tools found in its ToolNodes, by name, as wrapped."""
+        self._prompts = _built_in_prompts(graph)
         self._end_node: str | None = None
         engine.set_agent(_run_graph)
 
@@ -192,7 +194,7 @@ class CachedAgent:
             logger.info("%s run uncached: %s", FRAMEWORK, task)
             return None
         try:
-            tags = with_context(tags, task.context)
+            tags = with_context(tags, {**task.context, "graph_system": self._prompts})
         except CodecError as exc:
             logger.info("%s run uncached: its system messages cannot identify the task: %s", FRAMEWORK, exc)
             return None
@@ -329,6 +331,29 @@ def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dic
     for by_name, name, tool in wrapped:  # all or nothing: a tool that cannot be wrapped raised above
         by_name[name] = tool
     return {name: tool for _, name, tool in wrapped}
+
+
+def _built_in_prompts(graph: Graph) -> list[Any]:
+    """The contents of the system prompts built into the graph's model nodes (``create_agent(system_prompt=...)``).
+
+    ``create_agent`` keeps its prompt in its model node's closure, as ``system_message``; a prompt a
+    middleware makes for each model call cannot be seen before the run.
+    """
+    graphs = [graph, *(sub for _, sub in graph.get_subgraphs(recurse=True) if isinstance(sub, Pregel))]
+    found: list[Any] = []
+    for node in (node for g in graphs for node in g.nodes.values()):
+        func = getattr(node.bound, "func", None)
+        code, cells = getattr(func, "__code__", None), getattr(func, "__closure__", None)
+        if code is None or not cells:
+            continue
+        cell = dict(zip(code.co_freevars, cells, strict=True)).get("system_message")
+        try:
+            message = cell.cell_contents if cell is not None else None
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(message, SystemMessage):
+            found.append(message.content)
+    return found
 
 
 def _thread_of(config: Any) -> bool:
