@@ -505,6 +505,22 @@ async def test_changed_static_instructions_are_another_task_and_the_same_ones_hi
     assert model.calls == 8  # two runs by the model: one per date
 
 
+async def test_a_toolsets_changed_instructions_are_another_task() -> None:
+    """A toolset's instructions reach the model too: changed ones make another task."""
+    from pydantic_ai.toolsets import FunctionToolset
+
+    engine, model = Engine(), Support()
+    hits = []
+    for day, email in (("2026-12-04", "ada@x.io"), ("2026-12-11", "bob@x.io"), ("2026-12-11", "eve@x.io")):
+        capability = MuscleMem(engine, params=lambda ctx: ctx.metadata)
+        calendar = FunctionToolset[None]([], instructions=f"Today is {day}.")
+        agent = support_agent(Desk(), model, capability, toolsets=[calendar])
+        await agent.run(task(email), metadata=meta(email))
+        assert capability.last_result is not None
+        hits.append(capability.last_result.hit)
+    assert hits == [False, False, True] and model.calls == 8
+
+
 async def test_an_instruction_function_and_a_system_prompt_function_are_resolved_for_each_run(
     setup: Setup,
 ) -> None:

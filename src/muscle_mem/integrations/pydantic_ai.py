@@ -138,11 +138,12 @@ class MuscleMem(AbstractCapability[Any]):
         task = self._task(ctx, state, params)
         if task is None:
             return await handler()
-        context = await agent_context(ctx)
-        tags = with_context(tags, context)
-        self._keyed = context.get("instructions", [])
         state.ctx, state.handler = ctx, handler
         state.tools = await self._register(ctx, state)
+        assert state.toolset is not None  # checked by _task
+        context = await agent_context(ctx, state.toolset)
+        tags = with_context(tags, context)
+        self._keyed = context.get("instructions", [])
         live, run = LIVE.set(None), RUN.set(state)
         try:
             result = await self.engine.arun(task, params=params, tags=tags)
@@ -182,7 +183,7 @@ class MuscleMem(AbstractCapability[Any]):
             return
         why = (
             f"the model reads {len(unkeyed)} instruction(s) known only at its first request (given to "
-            "this run alone, or by a toolset), which the task key does not hold"
+            "this run alone, or by an MCP server connected since), which the task key does not hold"
         )
         run = current_run()
         if run is not None and run.engine is self.engine:
