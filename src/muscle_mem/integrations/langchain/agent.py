@@ -68,7 +68,7 @@ class _Call:
     kwargs: dict[str, Any]
     is_async: bool
     tags: Sequence[str] | None
-    """The call's tags, with the one naming the system messages the model reads (:func:`with_context`)."""
+    """The call's tags, with the one naming the system prompts the model reads (:func:`with_context`)."""
     replayed: list[Replayed] = field(default_factory=list)
     state: Any = None
     """The state the graph returned (on a miss)."""
@@ -196,7 +196,7 @@ class CachedAgent:
         try:
             tags = with_context(tags, {**task.context, "graph_system": self._prompts})
         except CodecError as exc:
-            logger.info("%s run uncached: its system messages cannot identify the task: %s", FRAMEWORK, exc)
+            logger.info("%s run uncached: its system prompts cannot identify the task: %s", FRAMEWORK, exc)
             return None
         if self._has_checkpointer() and not _thread_of(config):
             logger.info(
@@ -334,7 +334,7 @@ def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dic
 
 
 def _built_in_prompts(graph: Graph) -> list[Any]:
-    """The contents of the system prompts built into the graph's model nodes (``create_agent(system_prompt=...)``).
+    """The system prompts built into the graph's model nodes (``create_agent(system_prompt=...)``).
 
     ``create_agent`` keeps its prompt in its model node's closure, as ``system_message``; a prompt a
     middleware makes for each model call cannot be seen before the run.
