@@ -175,8 +175,8 @@ class MuscleMem(AbstractCapability[Any]):
     def _check_instructions(self, keyed: list[str], request_context: ModelRequestContext) -> None:
         """Keep a run out of the store when its model reads instructions its task was not keyed on.
 
-        Those given to one run alone (``agent.run(..., instructions=...)``) or by a toolset are known
-        only now: a replay could not have told them apart (the log says so).
+        Those given to one run alone (``agent.run(..., instructions=...)``), or by an MCP server that
+        connected since, are known only now: a replay could not have told them apart (the log says so).
         """
         unkeyed = unkeyed_instructions(keyed, request_context)
         if not unkeyed:
