@@ -200,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         for s in scenarios:
             note = f" [hidden state: {s.hidden_state}]" if s.hidden_state else ""
-            print(f"{s.cls:11} {s.front:11} {s.name}: {s.doc}{note}")
+            print(f"{s.cls:11} {s.front:13} {s.name}: {s.doc}{note}")
         return 0
 
     baseline = baseline_available()

@@ -12,11 +12,12 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any
 
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, Tool, ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
@@ -361,6 +362,56 @@ def test_a_thread_with_earlier_messages_runs_uncached_unless_followups_are_cache
             assert messages[-1].text == "Ticket T2 for usr_bob is assigned."
         else:
             assert agent.last_result is None and len(model.seen) == 8
+
+
+# 5b. the system messages the model reads are part of the task
+
+
+def prompted(system: str, email: str = "ada@x.io") -> dict[str, Any]:
+    return {"messages": [SystemMessage(system), *request(email)["messages"]]}
+
+
+def test_a_changed_system_message_is_another_task_and_the_same_one_hits(desk: Desk) -> None:
+    """Today's date in the system message: yesterday's run never replays today, today's run does."""
+    script = [*ticket_script("ada@x.io", "usr_ada", "T1"), *ticket_script("ada@x.io", "usr_ada", "T2")]
+    model = scripted(*script)
+    agent = CachedAgent(Engine(), create_agent(model, desk.tools()))
+    agent.invoke(prompted("Today is 2026-12-04."), params={"email": "ada@x.io"})
+    agent.invoke(prompted("Today is 2026-12-11."), params={"email": "ada@x.io"})
+    assert agent.last_result is not None and not agent.last_result.hit and agent.last_result.stored
+    assert len(model.seen) == 8  # the model solved today's task
+    agent.invoke(prompted("Today is 2026-12-11."), params={"email": "ada@x.io"})
+    assert agent.last_result is not None and agent.last_result.hit and len(model.seen) == 8
+    trajectory = agent.engine.store.get(str(agent.last_result.trajectory_id))
+    assert trajectory is not None and trajectory.task == "open a password ticket for {email}"
+    assert [tag[:8] for tag in trajectory.tags] == ["context:"]  # the prompt is a tag, by fingerprint
+
+
+def test_a_changed_create_agent_system_prompt_is_another_task(desk: Desk) -> None:
+    """The prompt built into the graph (``create_agent(system_prompt=...)``) counts like one in the input."""
+    script = [*ticket_script("ada@x.io", "usr_ada", "T1"), *ticket_script("ada@x.io", "usr_ada", "T2")]
+    engine, model = Engine(), scripted(*script)
+    hits = []
+    for day in ("2026-12-04", "2026-12-04", "2026-12-11"):
+        agent = CachedAgent(engine, create_agent(model, desk.tools(), system_prompt=f"Today is {day}."))
+        agent.invoke(request("ada@x.io"), params={"email": "ada@x.io"})
+        assert agent.last_result is not None
+        hits.append(agent.last_result.hit)
+    assert hits == [False, True, False] and len(model.seen) == 8
+
+
+def test_a_system_message_never_reaches_the_store_in_clear(desk: Desk, tmp_path: Path) -> None:
+    """The system message is keyed by its fingerprint: a secret in it is not stored, and the run is."""
+    system = "You are the desk bot. Use the key sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0 for billing."
+    engine = Engine(f"sqlite:///{tmp_path / 'store.db'}")
+    agent = CachedAgent(
+        engine, create_agent(scripted(*ticket_script("ada@x.io", "usr_ada", "T1")), desk.tools())
+    )
+    agent.invoke(prompted(system), params={"email": "ada@x.io"})
+    assert agent.last_result is not None and agent.last_result.stored
+    engine.close()
+    stored = (tmp_path / "store.db").read_bytes()
+    assert b"sk-live-9f8e7d6c5b4a" not in stored and b"desk bot" not in stored
 
 
 # 6. tool errors stay errors

@@ -706,3 +706,82 @@ async def test_a_handoff_stays_in_place_when_a_param_equals_how_many_calls_came_
         kinds == [HandoffCallItem, HandoffOutputItem, ToolCallItem, ToolCallOutputItem, MessageOutputItem]
         for kinds in hits
     )
+
+
+# what the agents read besides the input is part of the task
+
+
+async def test_changed_instructions_are_another_task_and_the_same_ones_hit() -> None:
+    """Yesterday's date in the instructions never serves today's run; today's run serves today's."""
+    engine, desk = Engine(), Desk()
+    model = ScriptedModel([*script("ada@x.io"), *script("eve@x.io", "T-3")])
+
+    def runner_for(day: str) -> CachedRunner:
+        agent = Agent(name="desk", instructions=f"Today is {day}.", model=model, tools=desk.tools())
+        return CachedRunner(engine, agent)
+
+    hits = []
+    for day, email in (("04", "ada"), ("04", "bob"), ("11", "eve"), ("11", "ada")):
+        runner = runner_for(f"2026-12-{day}")
+        await runner.run(task(f"{email}@x.io"), params={"email": f"{email}@x.io"})
+        assert runner.last_result is not None
+        hits.append(runner.last_result.hit)
+    assert hits == [False, True, False, True] and model.remaining_steps == 0
+
+
+async def test_callable_instructions_are_resolved_with_the_calls_context() -> None:
+    """Instructions made from the run's context count as this call's context makes them."""
+    desk = Desk()
+    model = ScriptedModel([*script("ada@x.io"), *script("eve@x.io", "T-3")])
+
+    def instructions(ctx: RunContextWrapper[dict[str, str]], agent: Agent[Any]) -> str:
+        return f"You are {agent.name}. Today is {ctx.context['today']}."
+
+    agent = Agent(name="desk", instructions=instructions, model=model, tools=desk.tools())
+    runner = CachedRunner(Engine(), agent)
+    hits = []
+    for day, email in (("04", "ada"), ("04", "bob"), ("11", "eve"), ("11", "ada")):
+        today = {"today": f"2026-12-{day}"}
+        await runner.run(task(f"{email}@x.io"), params={"email": f"{email}@x.io"}, context=today)
+        assert runner.last_result is not None
+        hits.append(runner.last_result.hit)
+    assert hits == [False, True, False, True] and model.remaining_steps == 0
+
+
+async def test_a_handoff_agents_changed_instructions_are_another_task() -> None:
+    """The agents a handoff names are known up front: what they read counts, reached or not."""
+
+    @function_tool
+    def refund(order: str) -> str:
+        """Refund an order."""
+        return f"refunded {order}"
+
+    engine = Engine()
+    refunds = [[function_call("refund", {"order": "A1"}, call_id="c1")], [assistant_message("Refunded A1")]]
+    billing_model = ScriptedModel(refunds * 2)
+    triage_model = ScriptedModel([[function_call("transfer_to_billing", {}, call_id="h1")]] * 2)
+    hits = []
+    for limit in ("$100", "$100", "$50"):
+        billing = Agent(
+            name="billing", instructions=f"Refund up to {limit}.", model=billing_model, tools=[refund]
+        )
+        runner = CachedRunner(engine, Agent(name="triage", model=triage_model, handoffs=[handoff(billing)]))
+        await runner.run("refund order A1", params={"order": "A1"})
+        assert runner.last_result is not None
+        hits.append(runner.last_result.hit)
+    assert hits == [False, True, False] and billing_model.remaining_steps == 0
+
+
+async def test_instructions_never_reach_the_store_in_clear(tmp_path: Path) -> None:
+    """The instructions are keyed by their fingerprint: a secret in them is not stored, and the run is."""
+    engine = Engine(f"sqlite:///{tmp_path / 'store.db'}")
+    secret = "Bill with the key sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0, desk bot."
+    agent = Agent(
+        name="desk", instructions=secret, model=ScriptedModel(script("ada@x.io")), tools=Desk().tools()
+    )
+    runner = CachedRunner(engine, agent)
+    await runner.run(task("ada@x.io"), params={"email": "ada@x.io"})
+    assert runner.last_result is not None and runner.last_result.stored
+    engine.close()
+    stored = (tmp_path / "store.db").read_bytes()
+    assert b"sk-live-9f8e7d6c5b4a" not in stored and b"desk bot" not in stored

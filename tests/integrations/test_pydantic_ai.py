@@ -486,6 +486,100 @@ async def test_an_injected_run_context_is_not_recorded_and_a_replay_gets_this_ru
     assert seen[-1] is not None and seen[-1].startswith("mm_")
 
 
+# 9. What the agent reads besides the prompt (instructions, system prompts) is part of the task.
+
+
+def dated(engine: Engine, model: Support, day: str) -> tuple[MuscleMem, Agent[None, Any]]:
+    """The support agent with today's date in its static instructions."""
+    capability = MuscleMem(engine, params=lambda ctx: ctx.metadata)
+    return capability, support_agent(Desk(), model, capability, instructions=f"Today is {day}.")
+
+
+async def test_changed_static_instructions_are_another_task_and_the_same_ones_hit() -> None:
+    """An agent whose instructions hold yesterday's date never serves today's; today's serves today's."""
+    engine, model = Engine(), Support()
+    for day, email in (("2026-12-04", "ada@x.io"), ("2026-12-11", "bob@x.io"), ("2026-12-11", "eve@x.io")):
+        capability, agent = dated(engine, model, day)
+        await agent.run(task(email), metadata=meta(email))
+    assert capability.last_result is not None and capability.last_result.hit
+    assert model.calls == 8  # two runs by the model: one per date
+
+
+async def test_a_toolsets_changed_instructions_are_another_task() -> None:
+    """A toolset's instructions reach the model too: changed ones make another task."""
+    from pydantic_ai.toolsets import FunctionToolset
+
+    engine, model = Engine(), Support()
+    hits = []
+    for day, email in (("2026-12-04", "ada@x.io"), ("2026-12-11", "bob@x.io"), ("2026-12-11", "eve@x.io")):
+        capability = MuscleMem(engine, params=lambda ctx: ctx.metadata)
+        calendar = FunctionToolset[None]([], instructions=f"Today is {day}.")
+        agent = support_agent(Desk(), model, capability, toolsets=[calendar])
+        await agent.run(task(email), metadata=meta(email))
+        assert capability.last_result is not None
+        hits.append(capability.last_result.hit)
+    assert hits == [False, False, True] and model.calls == 8
+
+
+async def test_an_instruction_function_and_a_system_prompt_function_are_resolved_for_each_run(
+    setup: Setup,
+) -> None:
+    """Dynamic instructions and system prompts count as the run's model would read them."""
+    _, desk, model, capability, _ = setup
+    today, tier = ["2026-12-04"], ["gold"]
+    agent = support_agent(desk, model, capability, instructions=lambda: f"Today is {today[0]}.")
+
+    @agent.system_prompt
+    def customer_tier() -> str:
+        return f"Customers here are {tier[0]}."
+
+    async def hit(email: str) -> bool:
+        await agent.run(task(email), metadata=meta(email))
+        return capability.last_result is not None and capability.last_result.hit
+
+    assert [await hit("ada@x.io"), await hit("bob@x.io")] == [False, True]
+    today[0] = "2026-12-11"
+    assert [await hit("eve@x.io"), await hit("ada@x.io")] == [False, True]
+    tier[0] = "silver"
+    assert [await hit("bob@x.io"), await hit("eve@x.io")] == [False, True]
+    assert model.calls == 12
+
+
+async def test_instructions_given_to_one_run_keep_that_run_out_of_the_store(setup: Setup) -> None:
+    """``run(instructions=...)`` is seen only at the first model request: the run is not stored."""
+    _, _, model, capability, agent = setup
+    await agent.run(task("ada@x.io"), metadata=meta("ada@x.io"), instructions="Today is 2026-12-04.")
+    result = capability.last_result
+    assert result is not None and not result.stored and "task key does not hold" in str(result.not_stored)
+    await agent.run(task("bob@x.io"), metadata=meta("bob@x.io"), instructions="Today is 2026-12-11.")
+    assert capability.last_result is not None and not capability.last_result.hit and model.calls == 8
+
+
+async def test_a_replay_for_a_run_given_its_own_instructions_warns_that_it_did_not_know_them(
+    setup: Setup, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A limit, logged: a replay happens before the run's own instructions show (pass them as params)."""
+    _, _, _, capability, agent = setup
+    await agent.run(task("ada@x.io"), metadata=meta("ada@x.io"))
+    with caplog.at_level(logging.WARNING, logger="muscle_mem"):
+        await agent.run(task("bob@x.io"), metadata=meta("bob@x.io"), instructions="Today is 2026-12-11.")
+    assert capability.last_result is not None and capability.last_result.hit
+    assert "the replay went by the agent's own instructions" in caplog.text
+
+
+async def test_instructions_never_reach_the_store_in_clear(tmp_path: Path) -> None:
+    """The instructions are keyed by their fingerprint: a secret in them is not stored, and the run is."""
+    engine = Engine(f"sqlite:///{tmp_path / 'store.db'}")
+    capability = MuscleMem(engine, params=lambda ctx: ctx.metadata)
+    secret = "Bill with the key sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0, desk bot."
+    agent = support_agent(Desk(), Support(), capability, instructions=secret)
+    await agent.run(task("ada@x.io"), metadata=meta("ada@x.io"))
+    assert capability.last_result is not None and capability.last_result.stored
+    engine.close()
+    stored = (tmp_path / "store.db").read_bytes()
+    assert b"sk-live-9f8e7d6c5b4a" not in stored and b"desk bot" not in stored
+
+
 # Beyond the list: streaming, structured output, concurrency, persistence, bad input.
 
 

@@ -6,6 +6,7 @@ import itertools
 import logging
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -326,3 +327,52 @@ def test_a_plain_run_a_miss_and_a_hit_leave_memories_of_the_same_shape() -> None
     assert [row[0] for row in miss] == [row[0] for row in hit]
     assert [row[2:] for row in hit] == [row[2:] for row in memory_shape(plain)]
     assert [[name for name, _ in row[1]] for row in hit] == [[name for name, _ in row[1]] for row in miss]
+
+
+# what the agent reads besides the task is part of the task
+
+
+def test_changed_instructions_are_another_task_and_the_same_ones_hit() -> None:
+    """The run's system prompt holds the agent's instructions: yesterday's date never serves today."""
+    desk = Desk()
+    model = ScriptedModel([*tool_calling_script("ada@x.io"), *tool_calling_script("cy@x.io")])
+    agent = CachedAgent(Engine(), ToolCallingAgent(tools=desk.tools(), model=model))
+    hits = []
+    for day, email in (("04", "ada"), ("04", "bob"), ("11", "cy"), ("11", "ada")):
+        agent.agent.instructions = f"Today is 2026-12-{day}."
+        desk.ids = itertools.count(100)  # each run's ticket is the one its script sends the reset on
+        agent.run(f"reset the password of {email}@x.io", params={"email": f"{email}@x.io"})
+        assert agent.last_result is not None
+        hits.append(agent.last_result.hit)
+    assert hits == [False, True, False, True] and model.calls == 8
+
+
+def test_changed_additional_args_are_another_task() -> None:
+    """``additional_args`` are read by the agent (in its task text, as variables): other ones, another task."""
+    desk = Desk()
+    model = ScriptedModel([*tool_calling_script("ada@x.io"), *tool_calling_script("bob@x.io")])
+    agent = CachedAgent(Engine(), ToolCallingAgent(tools=desk.tools(), model=model))
+    hits = []
+    for email, region in (("ada", "eu"), ("cy", "eu"), ("bob", "us")):
+        desk.ids = itertools.count(100)
+        agent.run(
+            f"reset the password of {email}@x.io",
+            params={"email": f"{email}@x.io"},
+            additional_args={"region": region},
+        )
+        assert agent.last_result is not None
+        hits.append(agent.last_result.hit)
+    assert hits == [False, True, False] and model.calls == 8
+
+
+def test_instructions_never_reach_the_store_in_clear(tmp_path: Path) -> None:
+    """The system prompt is keyed by its fingerprint: a secret in it is not stored, and the run is."""
+    engine = Engine(f"sqlite:///{tmp_path / 'store.db'}")
+    secret = "Bill with the key sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0, desk bot."
+    model = ScriptedModel(tool_calling_script("ada@x.io"))
+    agent = CachedAgent(engine, ToolCallingAgent(tools=Desk().tools(), model=model, instructions=secret))
+    agent.run("reset the password of ada@x.io", params={"email": "ada@x.io"})
+    assert agent.last_result is not None and agent.last_result.stored
+    engine.close()
+    stored = (tmp_path / "store.db").read_bytes()
+    assert b"sk-live-9f8e7d6c5b4a" not in stored and b"desk bot" not in stored

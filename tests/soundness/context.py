@@ -61,7 +61,10 @@ def _in_prompt(name: str, front: Front, doc: str, hidden: str | None = None) -> 
         TOOLS,
         _policy("context"),
         [Run(text, _world("2026-12-04"))],
-        [Run(text, _world("2026-12-11"))],
+        [
+            Run(text, _world("2026-12-11")),
+            Run(text, _world("2026-12-04"), harmless=True, note="the recorded prompt again: it hits"),
+        ],
         context=_today,
         hidden_state=hidden,
         doc=doc,
@@ -100,6 +103,16 @@ SCENARIOS = [
         "date_in_instructions_pydantic_ai",
         "pydantic_ai",
         "Today's date in pydantic-ai instructions: a changed prompt is another task.",
+    ),
+    _in_prompt(
+        "date_in_instructions_openai_agents",
+        "openai_agents",
+        "Today's date in an OpenAI Agents instructions callable: a changed prompt is another task.",
+    ),
+    _in_prompt(
+        "date_in_instructions_smolagents",
+        "smolagents",
+        "Today's date in a smolagents agent's instructions (its system prompt): another task.",
     ),
     _in_prompt(
         "date_in_agent_memory_core",

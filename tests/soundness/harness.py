@@ -2,12 +2,15 @@
 
 A scenario is a world (a plain dict), tools acting on it, and a deterministic policy: given the task
 text, the agent's own context and the tool calls so far with their outputs, it names the next call or
-its answer, as an LLM agent would. The same policy drives four front ends: a plain Python agent on
+its answer, as an LLM agent would. The same policy drives six front ends: a plain Python agent on
 ``Engine`` that resumes from ``current_run()``, a LangChain ``create_agent`` graph under
 ``CachedAgent`` whose fake chat model decides from the messages, a pydantic-ai ``Agent`` with the
-``MuscleMem`` capability whose ``FunctionModel`` decides from the messages, and a remote agent
-talking to ``muscle-mem``'s MCP caching proxy (in process) in front of an MCP server of the tools: it
-calls ``muscle_mem_begin``, reads the steps the proxy says were replayed, and goes on from there.
+``MuscleMem`` capability whose ``FunctionModel`` decides from the messages, an OpenAI Agents SDK
+``Agent`` under ``CachedRunner`` whose ``ScriptedModel`` decides from its input and instructions, a
+smolagents ``ToolCallingAgent`` under ``CachedAgent`` whose model decides from the agent's memory,
+and a remote agent talking to ``muscle-mem``'s MCP caching proxy (in process) in front of an MCP
+server of the tools: it calls ``muscle_mem_begin``, reads the steps the proxy says were replayed, and
+goes on from there.
 
 Every run (recordings and probes) is made twice on the same starting world: through the engine, and by
 the agent alone on a ``copy.deepcopy``. A run is *unsafe* when the final worlds or the answers differ.
@@ -31,7 +34,7 @@ from typing import Any, Literal
 
 from muscle_mem import Check, Engine, Result, current_run
 
-Front = Literal["core", "langchain", "pydantic_ai", "mcp_proxy"]
+Front = Literal["core", "langchain", "pydantic_ai", "mcp_proxy", "openai_agents", "smolagents"]
 CheckMode = Literal["narrow", "none"]
 CHECK_MODES: tuple[CheckMode, ...] = ("narrow", "none")
 World = dict[str, Any]
@@ -453,6 +456,178 @@ def _pai_respond(policy: Policy, messages: list[Any], info: Any) -> Any:
     return ModelResponse(parts=[TextPart(str(move.value))])
 
 
+class _OpenAIAgents(_Front):
+    def __init__(self, sc: Scenario, box: Box, engine: Engine, checks: CheckMode) -> None:
+        from agents import Agent, function_tool
+
+        from muscle_mem.integrations.openai_agents import CachedRunner
+
+        self.sc, self.box = sc, box
+        oa_checks = {
+            t.name: Check.equal(_capture(t, box)) for t in sc.tools if checks == "narrow" and t.check
+        }
+
+        def agent() -> Any:
+            context = sc.context
+            return Agent(
+                name=sc.name,
+                instructions=(lambda ctx, agent: context(box.world)) if context is not None else None,
+                model=policy_agents_model(sc.policy),
+                tools=[function_tool(_json_text(_callable(t, box))) for t in sc.tools],
+            )
+
+        self.agent_alone = agent()
+        self.runner = CachedRunner(engine, agent(), checks=oa_checks or None)
+
+    def alone(self, run: Run) -> Any:
+        from agents import Runner
+
+        return Runner.run_sync(self.agent_alone, run.text).final_output
+
+    def cached(self, run: Run) -> tuple[Result | None, Any]:
+        result = self.runner.run_sync(run.text, params=dict(run.params))
+        return self.runner.last_result, result.final_output
+
+
+def agents_history(items: Any) -> tuple[str, list[Step]]:
+    """The task text and the calls so far, read from an Agents SDK model input."""
+    if isinstance(items, str):
+        return items, []
+    text, history = "", []
+    asked: dict[str, tuple[str, dict[str, Any]]] = {}
+    for item in items:
+        kind = item.get("type")
+        if item.get("role") == "user" and not text:
+            text = str(item["content"])
+        elif kind == "function_call":
+            asked[item["call_id"]] = (item["name"], json.loads(item["arguments"] or "{}"))
+        elif kind == "function_call_output":
+            name, args = asked[item["call_id"]]
+            history.append((name, args, _parse(item["output"])))
+    return text, history
+
+
+def policy_agents_model(policy: Policy) -> Any:
+    """The Agents SDK's ScriptedModel, deciding each turn from its input and instructions by ``policy``."""
+    from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+
+    def respond(call: ModelCall) -> Any:
+        text, history = agents_history(call.input)
+        move = policy(text, call.system_instructions or "", history)
+        if isinstance(move, Call):
+            return [function_call(move.tool, dict(move.kwargs), call_id=f"c{len(history)}")]
+        return [assistant_message(str(move.value))]
+
+    return ScriptedModel([ModelStep.respond(respond) for _ in range(500)])
+
+
+class _Smolagents(_Front):
+    def __init__(self, sc: Scenario, box: Box, engine: Engine, checks: CheckMode) -> None:
+        from smolagents import ToolCallingAgent
+
+        from muscle_mem.integrations.smolagents import CachedAgent
+
+        self.sc, self.box = sc, box
+        sm_checks = {
+            t.name: Check.equal(_capture(t, box)) for t in sc.tools if checks == "narrow" and t.check
+        }
+
+        def agent() -> Any:
+            model = policy_smol_model(sc.policy)
+            tools = [_smol_tool(t, box) for t in sc.tools]
+            model.agent = ToolCallingAgent(tools=tools, model=model, verbosity_level=-1)
+            return model.agent
+
+        self.agent_alone = agent()
+        self.cached_agent = CachedAgent(engine, agent(), checks=sm_checks or None)
+
+    def _instruct(self, agent: Any) -> Any:
+        """The agent, its instructions set from the world (as an app sets today's before a run)."""
+        agent.instructions = self.sc.context(self.box.world) if self.sc.context else None
+        return agent
+
+    def alone(self, run: Run) -> Any:
+        return self._instruct(self.agent_alone).run(run.text)
+
+    def cached(self, run: Run) -> tuple[Result | None, Any]:
+        self._instruct(self.cached_agent.agent)
+        answer = self.cached_agent.run(run.text, params=dict(run.params))
+        return self.cached_agent.last_result, answer
+
+
+_SMOL_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
+
+
+def _smol_tool(tool: Tool, box: Box) -> Any:
+    """The tool as a smolagents ``Tool``: its output as JSON text."""
+    from smolagents import Tool as SmolTool
+
+    fn = _json_text(_callable(tool, box))
+    inputs = {
+        p.name: {
+            "type": _SMOL_TYPES.get(typing.get_origin(p.annotation) or p.annotation, "any"),
+            "description": p.name,
+        }
+        | ({"nullable": True} if p.default is not inspect.Parameter.empty else {})
+        for p in _signature(tool).parameters.values()
+    }
+    attributes = {
+        "name": tool.name,
+        "description": tool.doc or tool.name,
+        "inputs": inputs,
+        "output_type": "string",
+        "skip_forward_signature_validation": True,
+        "forward": lambda self, **kwargs: fn(**kwargs),
+    }
+    return type(f"{tool.name}_tool", (SmolTool,), attributes)()
+
+
+def smol_history(agent: Any) -> tuple[str, str, list[Step]]:
+    """The task text, the system prompt and the calls so far, read from a smolagents agent's memory."""
+    from smolagents.memory import ActionStep, TaskStep
+
+    steps = agent.memory.steps
+    text = next(str(s.task) for s in steps if isinstance(s, TaskStep))
+    history: list[Step] = []
+    for step in steps:
+        if isinstance(step, ActionStep):
+            for c in step.tool_calls or []:
+                if c.name != "final_answer":
+                    history.append((c.name, dict(c.arguments), _parse(step.observations)))
+    return text, str(agent.memory.system_prompt.system_prompt), history
+
+
+def policy_smol_model(policy: Policy) -> Any:
+    """A smolagents ``Model`` deciding each turn from its agent's memory by ``policy``."""
+    from smolagents.models import (
+        ChatMessage,
+        ChatMessageToolCall,
+        ChatMessageToolCallFunction,
+        MessageRole,
+        Model,
+    )
+
+    class PolicyModel(Model):  # type: ignore[misc]  # smolagents has no type hints
+        agent: Any = None
+
+        def generate(self, messages: Any, *args: Any, **kwargs: Any) -> ChatMessage:
+            text, context, history = smol_history(self.agent)
+            move = policy(text, context, history)
+            name, arguments = (
+                (move.tool, dict(move.kwargs))
+                if isinstance(move, Call)
+                else ("final_answer", {"answer": move.value})
+            )
+            call = ChatMessageToolCall(
+                function=ChatMessageToolCallFunction(name=name, arguments=arguments),
+                id=f"c{len(history)}",
+                type="function",
+            )
+            return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
+
+    return PolicyModel(model_id="policy")
+
+
 class _McpProxy(_Front):
     def __init__(self, sc: Scenario, box: Box, engine: Engine, checks: CheckMode) -> None:
         from mcp.server.mcpserver import MCPServer
@@ -541,6 +716,8 @@ FRONTS: dict[str, type[_Front]] = {
     "langchain": _LangChain,
     "pydantic_ai": _PydanticAI,
     "mcp_proxy": _McpProxy,
+    "openai_agents": _OpenAIAgents,
+    "smolagents": _Smolagents,
 }
 
 

@@ -10,7 +10,13 @@ import pytest
 from . import BY_NAME, SCENARIOS
 from .harness import CHECK_MODES, CheckMode, Report, run_scenario
 
-FRAMEWORKS = {"langchain": "langgraph", "pydantic_ai": "pydantic_ai", "mcp_proxy": "mcp"}
+FRAMEWORKS = {
+    "langchain": "langgraph",
+    "pydantic_ai": "pydantic_ai",
+    "mcp_proxy": "mcp",
+    "openai_agents": "agents",
+    "smolagents": "smolagents",
+}
 CLASSES = {
     "branches",
     "loops",
@@ -87,6 +93,13 @@ def test_the_suite_covers_every_class_a_third_of_it_through_frameworks() -> None
     assert len(SCENARIOS) >= 60
     assert {s.cls for s in SCENARIOS} == CLASSES
     framed = [s for s in SCENARIOS if s.front in ("langchain", "pydantic_ai")]
-    assert {s.front for s in SCENARIOS} == {"core", "langchain", "pydantic_ai", "mcp_proxy"}
+    assert {s.front for s in SCENARIOS} == {
+        "core",
+        "langchain",
+        "pydantic_ai",
+        "mcp_proxy",
+        "openai_agents",
+        "smolagents",
+    }
     assert 3 * len(framed) >= len(SCENARIOS)
     assert all(s.probes and s.records for s in SCENARIOS)

@@ -6,11 +6,17 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from muscle_mem import codec
 from muscle_mem.check import Check
+from muscle_mem.keys import checked_tags
+from muscle_mem.recording import current_run
 from muscle_mem.secrecy import redact, secret_values
+
+if TYPE_CHECKING:
+    from muscle_mem.engine import Engine
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +52,30 @@ def schema_version(name: str, description: str | None, schema: Any) -> str:
     """A tool version for a tool with no Python callable to fingerprint: its name, description and schema."""
     text = json.dumps([name, description or "", schema], sort_keys=True, default=str)
     return "schema:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+CONTEXT_TAG = "context:"
+"""What the tag naming an agent's context starts with; the context's fingerprint follows."""
+
+
+def with_context(tags: Sequence[str] | None, context: Mapping[str, Any]) -> Sequence[str] | None:
+    """The run's tags, and one naming the agent's context (its prompts) when it has any.
+
+    The tag is ``context:`` and the fingerprint of the context's non-empty parts: a changed prompt
+    is another task, the same prompt the same task, and no prompt text reaches the store (a prompt
+    may hold a secret). Raises :class:`codec.CodecError` for a part the engine cannot encode.
+    """
+    parts = {name: value for name, value in context.items() if value}
+    if not parts:
+        return tags
+    return (*checked_tags(tags), CONTEXT_TAG + codec.fingerprint(parts))
+
+
+def refuse_run(engine: Engine, reason: str) -> None:
+    """Keep the run ``engine`` is recording in this context out of the store, and say why."""
+    run = current_run()
+    if run is not None and run.engine is engine:
+        run.refuse(reason)
 
 
 def missing_extra(framework: str, extra: str) -> ImportError:

@@ -15,6 +15,9 @@ and ``tags=`` are values, or callables over the run's ``RunContext`` (``lambda c
   type refuses goes back to the model, as pydantic-ai retries any answer.
 - A failed check: the steps replayed before it are scripted the same way, then the model takes over
   with them as its history, and the resumed run is recorded.
+- The agent's instructions and system prompts (functions resolved for the run) are part of the
+  task, by their fingerprint in a ``context:`` tag. Instructions given to one run alone show only
+  at its first model request: such a run is not stored (a replay made for one logs a warning).
 - A run with a message history (a follow-up) is solved uncached unless ``cache_followups=True``; so
   is one without a text prompt, and one that ends on deferred tool calls is not stored.
 
@@ -39,7 +42,9 @@ from muscle_mem.integrations._common import (
     note_followup_bypass,
     schema_version,
     unknown_checks,
+    with_context,
 )
+from muscle_mem.recording import current_run
 from muscle_mem.result import Result
 from muscle_mem.secrecy import redact, secret_values
 from muscle_mem.tools import source_version
@@ -52,6 +57,7 @@ try:
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
+    from muscle_mem.integrations._pydantic_ai_context import agent_context, unkeyed_instructions
     from muscle_mem.integrations._pydantic_ai_run import (
         LIVE,
         RUN,
@@ -104,6 +110,8 @@ class MuscleMem(AbstractCapability[Any]):
         """The engine's Result of the latest run (None if it was solved uncached or ended unfinished)."""
         self._origin = self
         self._state = RunState()
+        self._keyed: list[str] | None = None
+        """The instructions this run's task was keyed on, until its first model request checks them."""
         self._shims: dict[str, tuple[str, Callable[..., Any]]] = {}
         self._versions: dict[Callable[..., Any], str] = {}
 
@@ -117,6 +125,7 @@ class MuscleMem(AbstractCapability[Any]):
     async def for_run(self, ctx: RunContext[Any]) -> AbstractCapability[Any]:
         run = copy.copy(self)  # shares the options, the origin and the tools registered
         run._state = RunState()
+        run._keyed = None
         return run
 
     def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any] | None:
@@ -131,6 +140,10 @@ class MuscleMem(AbstractCapability[Any]):
             return await handler()
         state.ctx, state.handler = ctx, handler
         state.tools = await self._register(ctx, state)
+        assert state.toolset is not None  # checked by _task
+        context = await agent_context(ctx, state.toolset)
+        tags = with_context(tags, context)
+        self._keyed = context.get("instructions", [])
         live, run = LIVE.set(None), RUN.set(state)
         try:
             result = await self.engine.arun(task, params=params, tags=tags)
@@ -153,8 +166,30 @@ class MuscleMem(AbstractCapability[Any]):
     async def wrap_model_request(
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, handler: WrapModelRequestHandler
     ) -> ModelResponse:
+        keyed, self._keyed = self._keyed, None
+        if keyed is not None:
+            self._check_instructions(keyed, request_context)
         turn = self._state.next_turn()
         return turn if turn is not None else await handler(request_context)
+
+    def _check_instructions(self, keyed: list[str], request_context: ModelRequestContext) -> None:
+        """Keep a run out of the store when its model reads instructions its task was not keyed on.
+
+        Those given to one run alone (``agent.run(..., instructions=...)``), or by an MCP server that
+        connected since, are known only now: a replay could not have told them apart (the log says so).
+        """
+        unkeyed = unkeyed_instructions(keyed, request_context)
+        if not unkeyed:
+            return
+        why = (
+            f"the model reads {len(unkeyed)} instruction(s) known only at its first request (given to "
+            "this run alone, or by an MCP server connected since), which the task key does not hold"
+        )
+        run = current_run()
+        if run is not None and run.engine is self.engine:
+            run.refuse(f"{why}: the run is not stored")
+        else:
+            logger.warning("%s: the replay went by the agent's own instructions", why)
 
     def _task(self, ctx: RunContext[Any], state: RunState, params: Any) -> str | None:
         """The run's task text, or None when the run is solved uncached (and the log says why)."""

@@ -11,6 +11,8 @@ steps in ``agent.memory``.
 - ``CodeAgent`` runs each code block in a worker thread when its executor has a timeout (the
   default). The worker would not carry the run, so the wrapper runs the code with the run's context
   in that worker itself, keeping the agent's timeout.
+- The system prompt the run gives the model (with the agent's ``instructions``), and the run's
+  ``additional_args`` and ``images``, are part of the task, by their fingerprint in a ``context:`` tag.
 - ``final_answer`` is not a step. Managed agents are not tools the engine can replay: an agent that
   has them runs uncached (logged). Remote executors (E2B, Docker...) call tools out of this process:
   nothing can be recorded there (logged).
@@ -34,6 +36,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from muscle_mem.codec import CodecError
 from muscle_mem.engine import Engine
 from muscle_mem.integrations._common import (
     Checks,
@@ -42,6 +45,7 @@ from muscle_mem.integrations._common import (
     missing_extra,
     note_followup_bypass,
     unknown_checks,
+    with_context,
 )
 from muscle_mem.recording import current_run
 from muscle_mem.result import Result, StepView
@@ -190,6 +194,8 @@ class CachedAgent:
     ) -> Any:
         """Run the task: replayed when it is known and safe, else by the agent (and recorded)."""
         passthrough = self._uncached_because(task, params, stream, reset)
+        if passthrough is None:
+            tags, passthrough = self._context_tags(tags, run_kwargs)
         if passthrough is not None:
             self.last_result = None
             logger.info("a smolagents run passes through uncached: %s", passthrough)
@@ -229,6 +235,24 @@ class CachedAgent:
             note_followup_bypass("smolagents", task, params)
             return "a follow-up (reset=False)"
         return None
+
+    def _context_tags(
+        self, tags: Sequence[str] | None, run_kwargs: Mapping[str, Any]
+    ) -> tuple[Sequence[str] | None, str | None]:
+        """The run's tags, with one naming what the agent reads besides the task; or why it runs uncached.
+
+        That is the system prompt the run will give the model (the agent's ``instructions`` and tools
+        in its template) and the ``additional_args`` and ``images`` the run is given.
+        """
+        context = {
+            "system_prompt": self.agent.system_prompt,
+            "additional_args": run_kwargs.get("additional_args"),
+            "images": run_kwargs.get("images"),
+        }
+        try:
+            return with_context(tags, context), None
+        except CodecError as exc:
+            return tags, f"what the agent reads besides the task cannot identify it: {exc}"
 
     def _remember(self, task: str, calls: Sequence[StepView], output: Any, started: float) -> None:
         """Leave the replayed run in the agent's memory, as a run of the agent would have."""

@@ -16,13 +16,22 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.messages import SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt import ToolNode
 from langgraph.pregel import Pregel
 
+from muscle_mem.codec import CodecError
 from muscle_mem.engine import Engine
-from muscle_mem.integrations._common import Checks, checks_for, note_followup_bypass, unknown_checks
+from muscle_mem.integrations._common import (
+    Checks,
+    checks_for,
+    note_followup_bypass,
+    refuse_run,
+    unknown_checks,
+    with_context,
+)
 from muscle_mem.integrations.langchain.messages import (
     CallIds,
     Task,
@@ -37,7 +46,6 @@ from muscle_mem.integrations.langchain.tools import (
     REPLAYED,
     Replayed,
     is_async_only,
-    refuse_run,
     wrap_tool,
     wrapping_of,
 )
@@ -59,6 +67,8 @@ class _Call:
     config: Any
     kwargs: dict[str, Any]
     is_async: bool
+    tags: Sequence[str] | None
+    """The call's tags, with the one naming the system prompts the model reads (:func:`with_context`)."""
     replayed: list[Replayed] = field(default_factory=list)
     state: Any = None
     """The state the graph returned (on a miss)."""
@@ -97,6 +107,7 @@ class CachedAgent:
         """The engine's Result of the last call (None when the call ran uncached)."""
         self.tools = _wrap_tool_nodes(engine, graph, checks)
         """The graph's tools found in its ToolNodes, by name, as wrapped."""
+        self._prompts = _built_in_prompts(graph)
         self._end_node: str | None = None
         engine.set_agent(_run_graph)
 
@@ -112,7 +123,7 @@ class CachedAgent:
         **kwargs: Any,
     ) -> Any:
         """``graph.invoke``, replayed when the engine can: the state a run returns."""
-        call = self._call(input, config, kwargs, params, is_async=False)
+        call = self._call(input, config, kwargs, params, tags, is_async=False)
         if call is not None and self._threaded(config):
             call = self._in_thread(call, self.graph.get_state(config), params)
         if call is None:
@@ -124,7 +135,9 @@ class CachedAgent:
                 f"the graph has async tools ({', '.join(async_only)}): use `await agent.ainvoke(...)`"
             )
         with _scope(call):
-            result = self.engine(call.task.request, params=params, tags=tags, **call.task.extra, **kwargs)
+            result = self.engine(
+                call.task.request, params=params, tags=call.tags, **call.task.extra, **kwargs
+            )
         self.last_result = result
         if not result.hit:
             return call.state
@@ -144,7 +157,7 @@ class CachedAgent:
         **kwargs: Any,
     ) -> Any:
         """``graph.ainvoke``, replayed when the engine can: the state a run returns."""
-        call = self._call(input, config, kwargs, params, is_async=True)
+        call = self._call(input, config, kwargs, params, tags, is_async=True)
         if call is not None and self._threaded(config):
             call = self._in_thread(call, await self.graph.aget_state(config), params)
         if call is None:
@@ -152,7 +165,7 @@ class CachedAgent:
             return await self.graph.ainvoke(_as_graph_input(input), config, **kwargs)
         with _scope(call):
             result = await self.engine.arun(
-                call.task.request, params=params, tags=tags, **call.task.extra, **kwargs
+                call.task.request, params=params, tags=call.tags, **call.task.extra, **kwargs
             )
         self.last_result = result
         if not result.hit:
@@ -171,6 +184,7 @@ class CachedAgent:
         config: Any,
         kwargs: dict[str, Any],
         params: Mapping[str, Any] | None,
+        tags: Sequence[str] | None,
         *,
         is_async: bool,
     ) -> _Call | None:
@@ -178,6 +192,11 @@ class CachedAgent:
         task = read_task(input)
         if isinstance(task, str):
             logger.info("%s run uncached: %s", FRAMEWORK, task)
+            return None
+        try:
+            tags = with_context(tags, {**task.context, "graph_system": self._prompts})
+        except CodecError as exc:
+            logger.info("%s run uncached: its system prompts cannot identify the task: %s", FRAMEWORK, exc)
             return None
         if self._has_checkpointer() and not _thread_of(config):
             logger.info(
@@ -190,7 +209,7 @@ class CachedAgent:
                 FRAMEWORK,
             )
             return None
-        call = _Call(self, task, config, kwargs, is_async)
+        call = _Call(self, task, config, kwargs, is_async, tags)
         return self._followup(call, params) if task.history else call
 
     def _in_thread(self, call: _Call, snapshot: Any, params: Mapping[str, Any] | None) -> _Call | None:
@@ -312,6 +331,29 @@ def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dic
     for by_name, name, tool in wrapped:  # all or nothing: a tool that cannot be wrapped raised above
         by_name[name] = tool
     return {name: tool for _, name, tool in wrapped}
+
+
+def _built_in_prompts(graph: Graph) -> list[Any]:
+    """The system prompts built into the graph's model nodes (``create_agent(system_prompt=...)``).
+
+    ``create_agent`` keeps its prompt in its model node's closure, as ``system_message``; a prompt a
+    middleware makes for each model call cannot be seen before the run.
+    """
+    graphs = [graph, *(sub for _, sub in graph.get_subgraphs(recurse=True) if isinstance(sub, Pregel))]
+    found: list[Any] = []
+    for node in (node for g in graphs for node in g.nodes.values()):
+        func = getattr(node.bound, "func", None)
+        code, cells = getattr(func, "__code__", None), getattr(func, "__closure__", None)
+        if code is None or not cells:
+            continue
+        cell = dict(zip(code.co_freevars, cells, strict=True)).get("system_message")
+        try:
+            message = cell.cell_contents if cell is not None else None
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(message, SystemMessage):
+            found.append(message.content)
+    return found
 
 
 def _thread_of(config: Any) -> bool:

@@ -35,9 +35,11 @@ class Task:
     history: bool
     """Earlier conversation (other than system messages) comes before the request."""
     extra: dict[str, Any] = field(default_factory=dict)
-    """What else the graph gets that changes the task: system messages, other state keys."""
+    """What else the graph gets that changes the task: the input's other state keys."""
     state: dict[str, Any] = field(default_factory=dict)
     """The input's keys other than ``messages``."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """What the model reads besides the request: the contents of the system messages before it."""
 
 
 def read_task(graph_input: Any) -> Task | str:
@@ -55,13 +57,10 @@ def read_task(graph_input: Any) -> Task | str:
         return "the input does not end with a user message"
     earlier = messages[:-1]
     state = {k: v for k, v in graph_input.items() if k != "messages"}
-    extra: dict[str, Any] = {}
-    if earlier and all(isinstance(m, SystemMessage) for m in earlier):
-        extra["system"] = [m.content for m in earlier]
-    if state:
-        extra["state"] = state
+    extra: dict[str, Any] = {"state": state} if state else {}
     history = any(not isinstance(m, SystemMessage) for m in earlier)
-    return Task(messages, messages[-1].content, history, extra, state)
+    context = {"system": [m.content for m in earlier if isinstance(m, SystemMessage)]}
+    return Task(messages, messages[-1].content, history, extra, state, context)
 
 
 def graph_input(task: Task, replayed: Sequence[BaseMessage]) -> dict[str, Any]:

@@ -26,8 +26,14 @@ from langgraph.types import Command
 
 from muscle_mem.check import Check
 from muscle_mem.engine import Engine
-from muscle_mem.integrations._common import Checks, checks_for, fresh_call_id, schema_version, unknown_checks
-from muscle_mem.recording import current_run
+from muscle_mem.integrations._common import (
+    Checks,
+    checks_for,
+    fresh_call_id,
+    refuse_run,
+    schema_version,
+    unknown_checks,
+)
 from muscle_mem.tools import source_version
 
 logger = logging.getLogger(__name__)
@@ -110,13 +116,6 @@ def wrapping_of(tool: BaseTool) -> _Wrapping | None:
 def is_async_only(tool: BaseTool) -> bool:
     """Whether a tool has only an async function (a sync graph run cannot call it)."""
     return isinstance(tool, StructuredTool | Tool) and tool.func is None and tool.coroutine is not None
-
-
-def refuse_run(engine: Engine, reason: str) -> None:
-    """Keep the run ``engine`` is recording in this context out of the store, and say why."""
-    run = current_run()
-    if run is not None and run.engine is engine:
-        run.refuse(reason)
 
 
 def seen(output: Any) -> Any:

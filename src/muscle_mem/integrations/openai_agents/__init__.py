@@ -10,6 +10,9 @@ without the model and returns a real ``RunResult`` (replayed call and output ite
 the replayed calls and their outputs as history. ``wrap_agent`` gives the wrapped agent alone, for
 an engine whose agent calls ``Runner.run`` itself.
 
+The instructions (and prompt) of the agent and of its handoff agents, resolved with the call's
+``context``, are part of the task, by their fingerprint in a ``context:`` tag.
+
 What is recorded: the calls of each ``FunctionTool`` of the agent and of its handoff agents (an
 ``Agent.as_tool`` sub-agent is one step). A run that also used a hosted tool, an MCP server's
 tool, a tool approval or a tripped guardrail is not stored (``last_result`` is None), since a

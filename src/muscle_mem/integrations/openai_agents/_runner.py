@@ -22,7 +22,8 @@ from agents import (
 )
 
 from muscle_mem import Engine, Result
-from muscle_mem.integrations._common import Checks, note_followup_bypass
+from muscle_mem.integrations._common import Checks, note_followup_bypass, with_context
+from muscle_mem.integrations.openai_agents._context import agents_context
 from muscle_mem.integrations.openai_agents._items import answer, as_users, history, hit_result, unrecordable
 from muscle_mem.integrations.openai_agents._tools import CALL, AgentGraph, CallState
 from muscle_mem.integrations.openai_agents._usage import report_usage
@@ -80,7 +81,7 @@ class CachedRunner:
         **runner_kwargs: Any,
     ) -> RunResult:
         """``Runner.run`` with muscle memory: replayed if it can be, else run and recorded."""
-        task = self._task(input, params, runner_kwargs)
+        task, tags = await self._keyed(input, params, tags, context, runner_kwargs)
         if task is None or isinstance(input, RunState):
             self.last_result = None
             with _calling(CallState(context, None)):
@@ -128,7 +129,7 @@ class CachedRunner:
         A miss returns the SDK's ``RunResultStreaming``, recorded when its run ends (``last_result``
         is set once ``stream_events()`` is done); a hit returns a :class:`CachedStreamingResult`.
         """
-        task = self._task(input, params, runner_kwargs)
+        task, tags = await self._keyed(input, params, tags, context, runner_kwargs)
         if task is None or isinstance(input, RunState):
             self.last_result = None
             with _calling(CallState(context, None)):
@@ -192,6 +193,27 @@ class CachedRunner:
         wrapper = asyncio.create_task(recorded())
         wrapper.add_done_callback(cancel_run)
         streamed.run_loop_task = wrapper
+
+    async def _keyed(
+        self,
+        given: Any,
+        params: Mapping[str, Any] | None,
+        tags: Sequence[str] | None,
+        context: Any,
+        runner_kwargs: Mapping[str, Any],
+    ) -> tuple[str | None, Sequence[str] | None]:
+        """The task text and the tags to key the call on (with one naming what its agents read).
+
+        The text is None (logged) when the call runs uncached.
+        """
+        task = self._task(given, params, runner_kwargs)
+        if task is None:
+            return None, tags
+        try:
+            return task, with_context(tags, await agents_context(self.agent, context))
+        except Exception as exc:  # an instructions function that raises, a prompt that cannot be encoded
+            logger.info("the agents' instructions cannot identify the task: solved uncached (%r)", exc)
+            return None, tags
 
     def _task(
         self, given: Any, params: Mapping[str, Any] | None, runner_kwargs: Mapping[str, Any]
