@@ -71,7 +71,7 @@ def _leaves_uncovered(leaves: tuple[Leaf, ...], runs: list[tuple[Leaf, ...]], na
             continue
         plain = [r for r in recorded if r[1] != "#"]
         if kind == "#" or not _value_covered(kind, value, plain, path):
-            shown = _equal_to(label) if kind == "#" else _shown(kind, value)
+            shown = _label_text(label) if kind == "#" else _shown(kind, value)
             return f"{where(name, path)}: {shown}, recorded {_shown_all(plain)}"
     if by_path:
         shared = set(by_path[0]).intersection(*by_path[1:])
@@ -182,11 +182,6 @@ def _shown(kind: str, value: Any) -> str:
     if kind == "q":
         return f"{value:g}" if type(value) is float else repr(value)
     return "another text"
-
-
-def _equal_to(label: str) -> str:
-    """What a masked leaf is now (a secret, or a repeat of a param or of an earlier value)."""
-    return _label_text(label)
 
 
 def _label_text(label: str) -> str:

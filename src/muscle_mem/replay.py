@@ -235,18 +235,12 @@ class Replayer:
                 self.edge = first  # in use from now on: eviction leaves its trajectories alone
                 value = yield tool.fn, call_args, kwargs
                 if type(value) is Raised:
-                    if not isinstance(value.error, Exception):
-                        raise value.error
-                    return Ending(
-                        reason=f"replayed tool {tool.name!r} raised {value.error!r} at step {step_no}",
-                        tool=tool.name,
-                        kind=MissReason.TOOL_RAISED,
-                    )
+                    return _tool_raised(value, tool, step_no)
                 edge: StepEdge | None
                 if tool.post_check is None:
                     edge, post = first, NOT_CAPTURED
                 else:
-                    post = yield from self._post_capture(attempt, tool.post_check)
+                    post = yield from self._post_capture(tool, tool.post_check, call_args, kwargs)
                     edge = None
                 output = self._replayed(tool, value, call_args, kwargs, pre, post, step)
                 if type(output) is Ending:
@@ -262,7 +256,7 @@ class Replayer:
                             node = edge.node
                             continue
                     if observer is None:
-                        observer = self._observer_before(step_no, taken, first)
+                        observer = self._observed(_history(taken) or (first.step.given,), step_no)
                     if fast and type(output) is int and not observer.bound_numbers and not observer.hidden:
                         assert seen is not None and edge is not None
                         if observer.int_key(step_no, output, seen.identities) == seen.key:
@@ -272,7 +266,7 @@ class Replayer:
                             self.edge = edge
                             node = edge.node
                             continue
-                        observer = self._observer_before(step_no, taken, first)  # not half-seen
+                        observer = self._observed(_history(taken) or (first.step.given,), step_no)  # anew
                     if tool.secret_outputs:
                         observer.hide(run.hidden().values())
                     flat = observer.flatten(step_no, output)
@@ -459,9 +453,10 @@ class Replayer:
         )
         return output
 
-    def _post_capture(self, attempt: _Attempt, check: Check[Any]) -> Generator[Invoke, Any, Any]:
+    def _post_capture(
+        self, tool: Tool, check: Check[Any], call_args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Generator[Invoke, Any, Any]:
         """What the post-check captures after the call (:data:`NOT_CAPTURED` if the capture raised, logged)."""
-        _, _, _, tool, _, call_args, kwargs, _ = attempt
         captured = yield check.capture, call_args, kwargs
         if type(captured) is Raised:
             logger.warning(
@@ -537,26 +532,10 @@ class Replayer:
                 self.edge = edges[0][1]
                 value = yield tool.fn, call_args, kwargs
                 if type(value) is Raised:
-                    if not isinstance(value.error, Exception):
-                        raise value.error
-                    return Ending(
-                        reason=f"replayed tool {tool.name!r} raised {value.error!r} at step {step_no}",
-                        tool=tool.name,
-                        kind=MissReason.TOOL_RAISED,
-                    )
+                    return _tool_raised(value, tool, step_no)
                 post = NOT_CAPTURED
                 if tool.post_check is not None:
-                    attempt = (
-                        edges[0][1],
-                        iter(()),
-                        pre,
-                        tool,
-                        edges[0][1].step,
-                        call_args,
-                        kwargs,
-                        pairs[0][1],
-                    )
-                    post = yield from self._post_capture(attempt, tool.post_check)
+                    post = yield from self._post_capture(tool, tool.post_check, call_args, kwargs)
                     edges = [(h, e) for h, e in edges if _post_passes(tool.post_check, post, e)]
                 output = self._replayed(
                     tool, value, call_args, kwargs, pre, post, edges[0][1].step if edges else pairs[0][1].step
@@ -594,51 +573,51 @@ class Replayer:
                 kind=kind,
             )
 
-    def _observer_before(self, step_no: int, taken: Sequence[StepEdge], first: StepEdge) -> Observer:
-        """An observer that has seen the params and the outputs before ``step_no`` as the runs followed did.
+    def _observed(self, like: History, upto: int, live: list[tuple[Leaf, ...]] | None = None) -> Observer:
+        """An observer that has seen the params and the outputs before step ``upto`` as the run ``like`` did.
 
-        The params bound and the identities freed are those of the edges ``taken`` (``first``, the
-        edge about to be followed, when none is yet).
+        The params bound and the identities freed are those ``like`` recorded (its params, then each
+        step's output). ``live`` gets what each observation shows as the evidence compares it.
         """
         observer = Observer(self.params, self.run.hidden().values())
         if self.params:
-            observer.flatten_params()
-            bound = bound_names((taken[0] if taken else first).step.given)
+            flat = observer.flatten_params()
+            if live is not None:
+                live.append(kept_leaves(flat, frozenset()))
+            bound = bound_names(like[0] if like else None)
             observer.bound_numbers = bound_numbers(self.params, bound)
             observer.free_params(bound)
-        for step in range(step_no):
+        elif live is not None:
+            live.append(())
+        for step in range(upto):
             flat = observer.flatten(step, self.outputs[step])
-            seen = taken[step].step.observed
+            if live is not None:
+                live.append(kept_leaves(flat, frozenset(), observer.bound_numbers))
+            seen = like[step + 1] if step + 1 < len(like) else None
             if seen is not None and seen.identities:
                 observer.free_leaves(step, flat, seen.identities)
         return observer
 
     def _live(self, like: History) -> tuple[list[tuple[Leaf, ...]], list[str]]:
-        """What this replay saw so far (its params, then each output) as the evidence compares it, and their names.
-
-        Values are freed where the recorded run ``like`` freed them (its bound params, its identities).
-        """
-        observer = Observer(self.params, self.run.hidden().values())
-        none: frozenset[str] = frozenset()
-        live = [kept_leaves(observer.flatten_params(), none) if self.params else ()]
-        given = like[0] if like else None
-        if given is not None:
-            bound = bound_names(given)
-            observer.bound_numbers = bound_numbers(self.params, bound)
-            observer.free_params(bound)
-        names = ["the params"]
-        for step, (call, output) in enumerate(zip(self.run.calls, self.outputs, strict=False)):
-            flat = observer.flatten(step, output)
-            live.append(kept_leaves(flat, none, observer.bound_numbers))
-            names.append(f"step {step} {call.tool}")
-            seen = like[step + 1] if step + 1 < len(like) else None
-            if seen is not None and seen.identities:
-                observer.free_leaves(step, flat, seen.identities)
-        return live, names
+        """What this replay saw so far (its params, then each output) as the evidence compares it, and their names."""
+        live: list[tuple[Leaf, ...]] = []
+        self._observed(like, len(self.outputs), live)
+        return live, ["the params", *(f"step {step} {call.tool}" for step, call in enumerate(self.run.calls))]
 
 
 MAX_MEMBERS = 64
 """The most recorded runs a replay follows at once where they saw different things."""
+
+
+def _tool_raised(raised: Raised, tool: Tool, step_no: int) -> Ending:
+    """The end of a replay whose tool raised (anything but an ``Exception`` goes on up)."""
+    if not isinstance(raised.error, Exception):
+        raise raised.error
+    return Ending(
+        reason=f"replayed tool {tool.name!r} raised {raised.error!r} at step {step_no}",
+        tool=tool.name,
+        kind=MissReason.TOOL_RAISED,
+    )
 
 
 def _history(taken: Sequence[StepEdge]) -> tuple[Observation | None, ...]:
