@@ -19,11 +19,10 @@ whether any two texts are equal. A set of one run covers only what that run saw,
 from __future__ import annotations
 
 import datetime
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from muscle_mem.observations import Leaf, Observation, names_a_thing
+from muscle_mem.observations import Leaf, Observation, names_a_thing, sign_of
 
 MAX_RELATED = 48
 """Numbers, and texts, taken into the relations per check (the first ones in the run's order)."""
@@ -124,11 +123,11 @@ def _orders_broken(
     places = [p for p in live if all(p in run for run in runs)]
     for i, a in enumerate(places):
         for b in places[i + 1 :]:
-            signs = {_sign(run[a] - run[b]) for run in runs}
-            if len(signs) == 1 and _sign(live[a] - live[b]) not in signs:
+            signs = {sign_of(run[a] - run[b]) for run in runs}
+            if len(signs) == 1 and sign_of(live[a] - live[b]) not in signs:
                 return (
                     f"{_place(a, names)} and {_place(b, names)}: their order changed "
-                    f"({live[a]:g} {_sign(live[a] - live[b])} {live[b]:g}, recorded {signs.pop()})"
+                    f"({live[a]:g} {sign_of(live[a] - live[b])} {live[b]:g}, recorded {signs.pop()})"
                 )
     return None
 
@@ -144,12 +143,6 @@ def _equalities_broken(
                 was = "equal" if equal.pop() else "different"
                 return f"{_place(a, names)} and {_place(b, names)}: no longer {was} as in every recorded run"
     return None
-
-
-def _sign(difference: float) -> str:
-    if math.isclose(difference, 0.0, abs_tol=_TOLERANCE):
-        return "="
-    return "<" if difference < 0 else ">"
 
 
 def _place(place: tuple[int, str], names: Sequence[str]) -> str:

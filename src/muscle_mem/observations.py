@@ -27,7 +27,7 @@ import math
 import re
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,8 +198,10 @@ class Observer:
 
     def __init__(self, params: Mapping[str, Any], hidden: Iterable[Any] = ()) -> None:
         self.params = params
-        self.hidden = frozenset(_hashable(v) for v in hidden) if hidden else frozenset()
+        self.hidden: frozenset[Any] = frozenset()
         """Secret values: always masked, never kept."""
+        if hidden:
+            self.hide(hidden)
         self._seen: dict[Any, str] = {}
         self.bound_numbers: tuple[tuple[str, float], ...] = ()
         """The numeric params bound by the run (free); a step's key keeps each number's order to them."""
@@ -214,9 +216,8 @@ class Observer:
                 value = value.isoformat()
             if (type(value) is int or type(value) is str) and len(str(value)) >= MIN_ECHO:
                 self._free.setdefault(str(value), place)
-            if (
-                type(value) is str
-            ):  # its other cases, and the words of it (an email's local part), are free too
+            if type(value) is str:
+                # its other cases, and the words of it (an email's local part), are free too
                 for form in (value.upper(), value.lower(), value.title(), value.capitalize()):
                     self._free.setdefault(form, place)
                 local, at, _ = value.partition("@")
@@ -387,28 +388,37 @@ def key_of(flat: Flat, identities: frozenset[str], bound_numbers: Iterable[tuple
     keeps its order to each of them: an amount read from a tool still covers the amount asked for.
     """
     if not bound_numbers and len(flat.leaves) == 1:  # one part: its hash remembered (a hit's common case)
-        path, _, _, written, label = flat.leaves[0]
-        return _part_key(f"{path}=#{label}" if path in identities else f"{path}={written}")
-    parts = []
-    for path, _, _, written, label in flat.leaves:
-        parts.append(f"{path}=#{label}" if path in identities else f"{path}={written}")
-    for name, number in bound_numbers:
-        for path, leaf in flat.numbers:
-            if path not in identities:
-                parts.append(f"{path}?{name}{_sign(leaf - number)}")
+        return _part_key(_part(flat.leaves[0], identities))
+    parts = [_part(leaf, identities) for leaf in flat.leaves]
+    parts += [f"{path}?{name}{sign}" for path, name, sign in _orders(flat.numbers, identities, bound_numbers)]
     return codec.hash_text("\x1f".join(parts))
+
+
+def _part(leaf: tuple[str, str, Any, str, str], identities: frozenset[str]) -> str:
+    """A leaf as a key writes it: its path, and its value, or for an identity what it equals."""
+    path, _, _, written, label = leaf
+    return f"{path}=#{label}" if path in identities else f"{path}={written}"
+
+
+def _orders(
+    numbers: Iterable[tuple[str, float]],
+    identities: frozenset[str],
+    bound_numbers: Iterable[tuple[str, float]],
+) -> Iterator[tuple[str, str, str]]:
+    """Each numeric leaf's order to each bound number param: ``(path, param, sign)``."""
+    for name, number in bound_numbers:
+        for path, leaf in numbers:
+            if path not in identities:
+                yield path, name, sign_of(leaf - number)
 
 
 def params_key(flat: Flat, identities: frozenset[str]) -> str:
     """The key of a run's params: unbound ones as they are, bound ones masked, and the order of every two numbers."""
-    parts = [
-        f"{path}=#{label}" if path in identities else f"{path}={written}"
-        for path, _, _, written, label in flat.leaves
-    ]
+    parts = [_part(leaf, identities) for leaf in flat.leaves]
     numbers = flat.numbers
     for i, (a, x) in enumerate(numbers):
         for b, y in numbers[i + 1 :]:
-            parts.append(f"{a}?{b}{_sign(x - y)}")
+            parts.append(f"{a}?{b}{sign_of(x - y)}")
     return codec.hash_text("\x1f".join(parts))
 
 
@@ -427,10 +437,8 @@ def kept_leaves(
             leaves.append((path, "#", None, label))
         else:
             leaves.append((path, kind, value, label if kind in ("w", "i", "q", "n") else ""))
-    for name, number in bound_numbers:
-        for path, leaf in flat.numbers[:MAX_LEAVES]:
-            if path not in identities:
-                leaves.append((f"{path}?{name}", "r", _sign(leaf - number), ""))
+    for path, name, sign in _orders(flat.numbers[:MAX_LEAVES], identities, bound_numbers):
+        leaves.append((f"{path}?{name}", "r", sign, ""))
     rest = flat.leaves[MAX_LEAVES:]
     if rest:
         text = "\x1f".join(f"{p}={w}" for p, _, _, w, _ in rest)
@@ -438,8 +446,9 @@ def kept_leaves(
     return tuple(leaves)
 
 
-def _sign(difference: float) -> str:
-    if abs(difference) <= 1e-9 * max(1.0, abs(difference)):
+def sign_of(difference: float) -> str:
+    """How two numbers are ordered, by their difference: ``<``, ``=`` (within 1e-9) or ``>``."""
+    if abs(difference) <= 1e-9:
         return "="
     return "<" if difference < 0 else ">"
 
