@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import functools
 import hashlib
 import math
 import re
@@ -154,6 +155,7 @@ def is_identity_shape(path: str, leaf_kind: str, value: Any) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)
 def is_name(path: str) -> bool:
     """Whether the key a leaf is under says it is the name or id of a thing (``id``, ``user_id``, ``name``, ``email``).
 
@@ -164,12 +166,14 @@ def is_name(path: str) -> bool:
     return last is not None and _NAME_KEY.search(last.strip("_")) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def names_a_thing(path: str) -> bool:
     """Whether the key a leaf is under says it names a thing (``id``, ``user_id``, ``email``, ``name``)."""
     last = _last_key(path)
     return last is not None and _ID_KEY.search(last.strip("_")) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def _last_key(path: str) -> str | None:
     match = re.search(r"\[['\"]([^'\"]*)['\"]\]$|\.(\w+)$", path)
     if match is None:
