@@ -107,3 +107,13 @@ def test_demo_without_checks_or_observations_reports_unsafe_replays_and_fails(
     assert int(row(out, "unsafe replays")[1]) > 0
     assert "UNSAFE replay on task" in out
     assert "only after the replay" in out
+
+
+def test_demo_ignoring_observations_takes_no_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A demo with observations ignored runs on a throwaway store only: a store given is refused, untouched."""
+    store = f"sqlite:///{tmp_path / 'kept.db'}"
+    assert main(demo(tmp_path, "--ignore-observations", "--store", store, "--plain")) == 2
+    assert "--ignore-observations always use a throwaway in-memory store" in capsys.readouterr().err
+    assert not (tmp_path / "kept.db").exists()

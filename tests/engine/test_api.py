@@ -560,4 +560,6 @@ def test_options_are_checked_before_the_store_is_opened(tmp_path: Any) -> None:
         Engine(f"sqlite:///{path}", match="semantic", similarity=2.0)
     with pytest.raises(ValueError):
         Engine(f"sqlite:///{path}", embedder="bogus")
+    with pytest.raises(ValueError, match="observations must be 'compared' or 'ignored', not 'off'"):
+        Engine(f"sqlite:///{path}", observations="off")  # type: ignore[arg-type]
     assert not path.exists()

@@ -215,3 +215,17 @@ def test_the_record_text_is_the_json_of_the_record_and_its_signatures_the_steps_
         text, signatures = record_text(trajectory)
         assert text == json.dumps(to_record(trajectory), separators=(",", ":"))
         assert signatures == [step.signature for step in trajectory.steps]
+
+
+@pytest.mark.parametrize(
+    "leaf",
+    [["", "z", 1, ""], ["", "n", float("inf"), ""], ["", "n", [1], ""], [1, "n", 1, ""], ["", "n", 1]],
+    ids=["unknown kind", "infinite number", "a list for a value", "a number for a path", "three fields"],
+)
+def test_a_malformed_observation_refuses_its_record(leaf: list[Any]) -> None:
+    """What a step saw is read as strictly as its arguments: a malformed leaf refuses the record."""
+    trajectory = Trajectory(task_key="k", steps=(Step("a", "1"),))
+    record = json.loads(json.dumps(to_record(trajectory)))
+    record["steps"][0]["observed"] = {"key": "k", "ids": [], "leaves": [leaf]}
+    with pytest.raises(RecordError, match="observed leaf"):
+        from_record(record)
