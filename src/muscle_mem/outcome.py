@@ -19,6 +19,7 @@ from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending, Replay
 from muscle_mem.result import Result
+from muscle_mem.similar import agrees
 from muscle_mem.stores import StoreUnavailable
 from muscle_mem.trajectory import Trajectory
 from muscle_mem.writer import Writer
@@ -152,11 +153,28 @@ class Outcomes:
         trajectory = trajectory_of(run, output, seconds)
         if isinstance(trajectory, Problem):
             return None, trajectory
+        if run.similar is not None:
+            self._compare_similar(trajectory, run.similar)
         if self.writer is not None:
             self.writer.submit(functools.partial(self._write, trajectory, run))
             return trajectory.id, None
         problem = self._add(trajectory, run)
         return (None, problem) if problem is not None else (trajectory.id, None)
+
+    def _compare_similar(self, trajectory: Trajectory, similar: TaskSteps) -> None:
+        """Count whether the agent's run agreed with the similar task's runs (a replay would have been right)."""
+        try:
+            agreed = agrees(trajectory, similar)
+        except Exception:  # a stored step that cannot be read now: no evidence either way
+            logger.debug("the similar task %r could not be compared", similar.text, exc_info=True)
+            return
+        self.metrics.add("similar_agreed" if agreed else "similar_disagreed")
+        logger.info(
+            "the agent's run of task %r %s the runs of the similar task %r",
+            trajectory.task,
+            "agreed with" if agreed else "differed from",
+            similar.text,
+        )
 
     def _add(self, trajectory: Trajectory, run: Run) -> Problem | None:
         """Store the run's trajectory: None, or why the store did not take it."""

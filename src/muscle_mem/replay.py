@@ -130,7 +130,7 @@ class Replayer:
         try:
             node: StepNode = task.root
             if not node.groups and not node.ends:
-                return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
+                return _nothing_stored(self.run)
             run, calls, outputs, tools = self.run, self.run.calls, self.outputs, self.registry.by_name
             context = self.context
             compare = self.compare
@@ -813,3 +813,14 @@ class ActiveReplays:
         """The trajectories replays in progress follow (eviction leaves them alone)."""
         edges = [r.edge for r in tuple(self._by_run.values()) if r.edge is not None]
         return frozenset().union(*(e.trajectories for e in edges))
+
+
+def _nothing_stored(run: Run) -> Ending:
+    """The ending of a task with no stored trajectory, naming the similar task semantic matching found."""
+    if run.similar is None:
+        return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
+    why = (
+        f"no trajectory is stored for this task; the similar task {run.similar.text!r} is only a "
+        "candidate: the agent solves this one, and its run is compared with that task's"
+    )
+    return Ending(reason=why, kind=MissReason.SIMILAR_TASK)
