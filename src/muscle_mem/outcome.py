@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time
@@ -15,7 +16,8 @@ from muscle_mem.fast_init import fast_instance
 from muscle_mem.index import TaskSteps
 from muscle_mem.journal import Journal, hit_event, miss_event
 from muscle_mem.metrics import Metrics
-from muscle_mem.reasons import NotStoredReason, Problem
+from muscle_mem.near_tasks import NearTasks
+from muscle_mem.reasons import MissReason, NotStoredReason, Problem
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending, Replay
 from muscle_mem.result import Result
@@ -56,6 +58,9 @@ class Outcomes:
         """Where store writes go when they are made behind the caller (``Engine(write_behind=True)``)."""
         self.telemetry: Telemetry | None = None
         """Where calls are reported to OpenTelemetry (``Engine(telemetry=True)``), else None."""
+        self.near: NearTasks | None = NearTasks()
+        """The tasks stored lately, to say when a miss differs from one only in a number or a quoted
+        value (a forgotten ``params=``); None where the task text does not decide (``match="tags"``)."""
 
     def hit(self, call: Call, ending: Ending) -> Result:
         """The result of a full hit, its event and its use statistics written."""
@@ -75,7 +80,7 @@ class Outcomes:
             self.metrics.add("store_errors")
             logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
         if logger.isEnabledFor(logging.DEBUG):  # one call instead of two when it is not
-            logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
+            logger.debug("hit, %s replayed from trajectory %s", _steps(steps), trajectory.id)
         if self.telemetry is not None:
             self.telemetry.hit(run, call.started, trajectory.tokens, trajectory.id)
         return fast_instance(
@@ -105,6 +110,9 @@ class Outcomes:
     def miss(self, call: Call, ending: Ending, output: Any) -> Result:
         """The result of a miss, the agent's run stored (or why not) and journaled."""
         run, started, agent_started = call.run, call.started, call.agent_started
+        near = self.near
+        if near is not None and ending.kind is MissReason.NO_TRAJECTORY:
+            ending = self._near_miss(run, ending, near)
         now = time.perf_counter()
         replayed = sum(c.replayed for c in run.calls)
         self.metrics.miss(replayed, ending.kind, now - agent_started, run.tokens)
@@ -121,12 +129,14 @@ class Outcomes:
         run.stored_id = stored_id
         if refused is not None:
             self.metrics.not_stored(refused.kind)
+        if near is not None and stored_id is not None and not run.hidden():
+            near.remember(run.task, run.tags)
         if run.late is not None:  # a tool called while the run was being stored: it misses the call
             self.stray_call(run.late, run)
             stored_id = run.stored_id
         elapsed = time.perf_counter() - started
         self.journal.add(miss_event(run, ending, replayed, elapsed, now - agent_started, stored_id, refused))
-        logger.info("miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
+        logger.info("miss (%s); %s replayed, then the agent", ending.reason, _steps(replayed))
         if self.telemetry is not None:
             self.telemetry.miss(run, started, ending, replayed)
         return fast_instance(
@@ -147,6 +157,15 @@ class Outcomes:
             tokens_spent=run.tokens,
             steps=tuple(run.calls),
         )
+
+    @staticmethod
+    def _near_miss(run: Run, ending: Ending, near: NearTasks) -> Ending:
+        """The ending of a miss with no trajectory, saying so when a stored task differs only in a value."""
+        differences = near.differences(run.task, run.tags)
+        if differences is None:
+            return ending
+        hint = run.redact(f"{differences}: declare it as a param")
+        return dataclasses.replace(ending, reason=f"{ending.reason}; {hint}")
 
     def _store(self, run: Run, output: Any, seconds: float) -> tuple[str | None, Problem | None]:
         """Store what the run did: the new trajectory's id, or None and why it was not stored."""
@@ -226,3 +245,8 @@ class Outcomes:
                 self._remove(ended.stored_id)
             self.metrics.not_stored(NotStoredReason.CALLED_AFTER_RUN)
             ended.stored_id = None
+
+
+def _steps(count: int) -> str:
+    """``1 step``, ``3 steps``."""
+    return f"{count} step" if count == 1 else f"{count} steps"
