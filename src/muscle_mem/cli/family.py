@@ -137,3 +137,29 @@ def _evidence(leaves: Sequence[Leaf], path: str) -> str:
     if written == ["another text"]:
         return f"{len(distinct)} texts, each only as seen"
     return "one of " + ", ".join(written[:6]) + (" …" if len(written) > 6 else "")
+
+
+def generality(runs: Sequence[Trajectory]) -> tuple[int, int]:
+    """How many ways a family's runs went, and how many of the leaves they saw are free.
+
+    A leaf (a step's output path) is free when, among the runs that went the same way, it is an
+    identity or the runs showed it varying freely (:func:`evidence.varies_freely`).
+    """
+    ways = _ways(runs)
+    by_way: dict[str, list[Trajectory]] = defaultdict(list)
+    for run in runs:
+        by_way[ways[run.id]].append(run)
+    free: set[tuple[int, str]] = set()
+    for members in by_way.values():
+        seen: dict[tuple[int, str], list[Leaf]] = defaultdict(list)
+        for run in members:
+            for number, step in enumerate(run.steps):
+                for leaf in step.observed.leaves if step.observed is not None else ():
+                    seen[(number, leaf[0])].append(leaf)
+        for place, leaves in seen.items():
+            kinds = {leaf[1] for leaf in leaves}
+            if kinds == {"#"} or (
+                len(kinds) == 1 and varies_freely(leaves[0][1], [leaf[2] for leaf in leaves], place[1])
+            ):
+                free.add(place)
+    return len(by_way), len(free)
