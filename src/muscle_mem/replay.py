@@ -142,8 +142,8 @@ class Replayer:
                 given = {}
             taken: list[StepEdge] = []
             """The edges followed so far (what each run through them saw is on their steps)."""
-            renewals: list[Any] = []
-            """Per edge taken, the pre snapshot a full hit renews it with (:data:`NOT_RENEWED`: none)."""
+            renewals: list[tuple[int, Any]] = []
+            """The steps whose edge a full hit renews, with the pre snapshot each was replayed on."""
             params_differ = False
             while True:
                 step_no = len(calls)
@@ -227,7 +227,7 @@ class Replayer:
                         return (yield from self._general([(node, ())]))
                     if node.ends:
                         ending = self._finish(node)
-                        if compare and ending.trajectory is not None:
+                        if renewals and ending.trajectory is not None:
                             _renew(taken, renewals)
                         return ending
                     return Ending(
@@ -251,8 +251,9 @@ class Replayer:
                 if type(output) is Ending:
                     return output
                 if compare:
-                    renewing = tool.pre_check is not None and tool.pre_check.renew
-                    renewals.append(calls[-1].pre if renewing else NOT_RENEWED)
+                    renewing = tool.pre_check
+                    if renewing is not None and renewing.renew:
+                        renewals.append((step_no, calls[-1].pre))
                     seen = first.step.observed
                     fast = edge is not None and seen is not None and not tool.secret_outputs
                     if fast and observer is None and not self.params and type(output) in SCALAR_TYPES:
@@ -744,11 +745,10 @@ def _passing(
             )
 
 
-def _renew(taken: list[StepEdge], renewals: list[Any]) -> None:
+def _renew(taken: list[StepEdge], renewals: list[tuple[int, Any]]) -> None:
     """After a full hit, keep each step's replayed pre snapshot on the edge it took (see ``Check.renew``)."""
-    for edge, pre in zip(taken, renewals, strict=True):
-        if pre is not NOT_RENEWED:
-            edge.renewed = pre
+    for step_no, pre in renewals:
+        taken[step_no].renewed = pre
 
 
 def _key(value: Any) -> str | None:
