@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import random
 import sys
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -92,36 +92,30 @@ class Recorder:
 
     def run_streamed(self, agent: Agent[Any], input: Any, **kwargs: Any) -> Streamed:
         if self.cached is None:
-            return Streamed(self, _ready(Runner.run_streamed(agent, input, **kwargs)), None)
+            return Streamed(self, Runner.run_streamed(agent, input, **kwargs), None)
         runner = self._runner(agent)
         return Streamed(self, runner.run_streamed(input, **kwargs), runner)
-
-
-async def _ready(value: Any) -> Any:
-    return value
 
 
 class Streamed:
     """A streamed result as the example uses it, its events noted as they pass."""
 
-    def __init__(self, recorder: Recorder, started: Awaitable[Any], runner: CachedRunner | None) -> None:
-        self._recorder, self._started, self._runner = recorder, started, runner
-        self._result: Any = None
+    def __init__(self, recorder: Recorder, streamed: Any, runner: CachedRunner | None) -> None:
+        self._recorder, self._streamed, self._runner = recorder, streamed, runner
 
     async def stream_events(self) -> AsyncIterator[Any]:
-        self._result = await self._started
         seen = []
-        async for event in self._result.stream_events():
+        async for event in self._streamed.stream_events():
             if event.type != "raw_response_event":
                 seen.append((event.type, getattr(event, "name", None) or event.new_agent.name))
             yield event
         if self._runner is not None:
             assert self._runner.last_result is not None
             self._recorder.hits.append(self._runner.last_result.hit)
-        self._recorder.shapes.append(shape(self._result, seen))
+        self._recorder.shapes.append(shape(self._streamed, seen))
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._result, name)
+        return getattr(self._streamed, name)
 
 
 async def plain_miss_hit(name: str, script: list[Any], hit_script: list[Any]) -> list[Recorder]:
