@@ -17,10 +17,13 @@ from muscle_mem.journal import Journal, hit_event, miss_event
 from muscle_mem.metrics import Metrics
 from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.recording import Run
-from muscle_mem.replay import Ending, Replay
+from muscle_mem.replay import Ending, Replay, Replayer
 from muscle_mem.result import Result
+from muscle_mem.shadow import judge, shadow_replayer
+from muscle_mem.shadow_report import ShadowBook
 from muscle_mem.stores import StoreUnavailable
 from muscle_mem.trajectory import Trajectory
+from muscle_mem.verdict import Shadow
 from muscle_mem.writer import Writer
 
 if TYPE_CHECKING:
@@ -40,6 +43,15 @@ class Call:
     ending: Ending
     started: float
     agent_started: float = 0.0
+    shadowed: Replayer | None = None
+    """In a shadow run: the replayer whose params and context judge what a replay of ``task`` would have done."""
+
+
+_FROZEN: tuple[str | None, Problem | None] = (
+    None,
+    Problem(NotStoredReason.FROZEN, "the engine is frozen (mode='frozen'): it stores nothing"),
+)
+"""What storing a run comes to in a frozen engine: nothing stored, and why."""
 
 
 class Outcomes:
@@ -55,6 +67,10 @@ class Outcomes:
         """Where store writes go when they are made behind the caller (``Engine(write_behind=True)``)."""
         self.telemetry: Telemetry | None = None
         """Where calls are reported to OpenTelemetry (``Engine(telemetry=True)``), else None."""
+        self.frozen = False
+        """Whether nothing is written: no run stored, no use statistics, no event (``Engine(mode="frozen")``)."""
+        self.book: ShadowBook | None = None
+        """Where shadow verdicts are noted at once (``Engine(mode="proven")``), else None."""
 
     def hit(self, call: Call, ending: Ending) -> Result:
         """The result of a full hit, its event and its use statistics written."""
@@ -65,14 +81,8 @@ class Outcomes:
         saved = saved if saved > 0.0 else 0.0  # max(0.0, saved) without its call
         steps = len(run.calls)
         self.metrics.hit(steps, saved, trajectory.tokens)
-        self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
-        try:
-            self.cache.touch(run, task, trajectory, saved)
-        except StoreUnavailable:
-            pass  # the outage is logged once, by the breaker
-        except Exception:
-            self.metrics.add("store_errors")
-            logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
+        if not self.frozen:
+            self._note_hit(run, task, trajectory, steps, elapsed, saved)
         if logger.isEnabledFor(logging.DEBUG):  # one call instead of two when it is not
             logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
         if self.telemetry is not None:
@@ -88,6 +98,19 @@ class Outcomes:
             steps=tuple(run.calls),
         )
 
+    def _note_hit(
+        self, run: Run, task: TaskSteps, trajectory: Trajectory, steps: int, elapsed: float, saved: float
+    ) -> None:
+        """Write a hit's event and its use statistics."""
+        self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
+        try:
+            self.cache.touch(run, task, trajectory, saved)
+        except StoreUnavailable:
+            pass  # the outage is logged once, by the breaker
+        except Exception:
+            self.metrics.add("store_errors")
+            logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
+
     def agent_raised(self, call: Call, ending: Ending) -> None:
         """Count and journal a run whose agent raised (nothing is stored)."""
         run = call.run
@@ -96,7 +119,8 @@ class Outcomes:
         self.metrics.miss(replayed, ending.kind, agent_seconds, run.tokens)
         refused = Problem(NotStoredReason.AGENT_RAISED, "the agent raised")
         self.metrics.not_stored(refused.kind)
-        self.journal.add(miss_event(run, ending, replayed, agent_seconds, agent_seconds, None, refused))
+        if not self.frozen:
+            self.journal.add(miss_event(run, ending, replayed, agent_seconds, agent_seconds, None, refused))
         logger.info("the agent raised; nothing is stored for task %r", run.task)
         if self.telemetry is not None:
             self.telemetry.miss(run, call.started, ending, replayed, raised=True)
@@ -104,6 +128,7 @@ class Outcomes:
     def miss(self, call: Call, ending: Ending, output: Any) -> Result:
         """The result of a miss, the agent's run stored (or why not) and journaled."""
         run, started, agent_started = call.run, call.started, call.agent_started
+        shadow = self._judge(call, output) if call.shadowed is not None else None
         now = time.perf_counter()
         replayed = sum(c.replayed for c in run.calls)
         self.metrics.miss(replayed, ending.kind, now - agent_started, run.tokens)
@@ -116,7 +141,7 @@ class Outcomes:
                     "it did not wait for): the trajectory would miss them",
                 )
             )
-        stored_id, refused = self._store(run, output, now - started)
+        stored_id, refused = _FROZEN if self.frozen else self._store(run, output, now - started)
         run.stored_id = stored_id
         if refused is not None:
             self.metrics.not_stored(refused.kind)
@@ -124,7 +149,13 @@ class Outcomes:
             self.stray_call(run.late, run)
             stored_id = run.stored_id
         elapsed = time.perf_counter() - started
-        self.journal.add(miss_event(run, ending, replayed, elapsed, now - agent_started, stored_id, refused))
+        if not self.frozen:
+            event = miss_event(
+                run, ending, replayed, elapsed, now - agent_started, stored_id, refused, shadow
+            )
+            self.journal.add(event)
+            if shadow is not None and self.book is not None:
+                self.book.note(event)
         logger.info("miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
         if self.telemetry is not None:
             self.telemetry.miss(run, started, ending, replayed)
@@ -145,7 +176,19 @@ class Outcomes:
             miss_tool=ending.tool,
             tokens_spent=run.tokens,
             steps=tuple(run.calls),
+            shadow=shadow,
         )
+
+    def _judge(self, call: Call, output: Any) -> Shadow | None:
+        """What a replay of the call's task would have done in the agent's run (None if that cannot be told)."""
+        run, task, replayer = call.run, call.task, call.shadowed
+        assert task is not None and replayer is not None
+        try:
+            twin = Run(run.owner, run.task, run.task_key, run.tags, run.params)
+            return judge(shadow_replayer(replayer, twin), task, tuple(run.calls), output, run)
+        except Exception:
+            logger.exception("could not tell what a replay of task %r would have done", run.task)
+            return None
 
     def _store(self, run: Run, output: Any, seconds: float) -> tuple[str | None, Problem | None]:
         """Store what the run did: the new trajectory's id, or None and why it was not stored."""

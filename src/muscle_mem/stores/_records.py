@@ -54,6 +54,11 @@ _EVENT_KINDS: dict[str, tuple[type, ...]] = {
     "not_stored": (str, type(None)),
     "not_stored_reason": (str, type(None)),
     "usage": (list,),
+    "shadow": (str, type(None)),
+    "shadow_step": (int, type(None)),
+    "shadow_expected": (str, type(None)),
+    "shadow_actual": (str, type(None)),
+    "shadow_saved_seconds": (int, float),
 }
 assert _EVENT_KINDS.keys() == _EVENT_FIELDS
 
