@@ -38,14 +38,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from proven_soundness import HEADER as PROVEN_HEADER
-from proven_soundness import Proven
 
 from muscle_mem import Engine
 from soundness import BY_NAME, SCENARIOS
 from soundness.harness import CHECK_MODES, CheckMode, Report, Scenario, run_scenario
+from soundness.proven import HEADER as PROVEN_HEADER
+from soundness.proven import Proven
 
 BASELINE_OPTIONS: dict[str, Any] = {"observations": "ignored"}
 QUICK_PER_CLASS = 2
