@@ -19,7 +19,7 @@ from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending, Replay, Replayer
 from muscle_mem.result import Result
-from muscle_mem.shadow import judge, shadow_replayer
+from muscle_mem.shadow import judge
 from muscle_mem.shadow_report import ShadowBook
 from muscle_mem.stores import StoreUnavailable
 from muscle_mem.trajectory import Trajectory
@@ -184,8 +184,7 @@ class Outcomes:
         run, task, replayer = call.run, call.task, call.shadowed
         assert task is not None and replayer is not None
         try:
-            twin = Run(run.owner, run.task, run.task_key, run.tags, run.params)
-            return judge(shadow_replayer(replayer, twin), task, tuple(run.calls), output, run)
+            return judge(replayer, task, run, output)
         except Exception:
             logger.exception("could not tell what a replay of task %r would have done", run.task)
             return None

@@ -23,7 +23,7 @@ from muscle_mem.index import TaskSteps
 from muscle_mem.recording import NOT_CAPTURED, Call, Run
 from muscle_mem.replay import Replayer, drive
 from muscle_mem.secret_patterns import scrub
-from muscle_mem.tools import Tool
+from muscle_mem.tools import Tool, ToolRegistry
 from muscle_mem.verdict import Shadow, Verdict
 
 logger = logging.getLogger(__name__)
@@ -32,15 +32,16 @@ MAX_CALL_TEXT = 300
 """The most characters of a call's text kept in a verdict (and in its event)."""
 
 
-def judge(replayer: Replayer, task: TaskSteps, calls: Sequence[Call], answer: Any, run: Run) -> Shadow:
-    """How a replay of ``task`` would have compared with the agent's ``calls`` and ``answer``.
+def judge(replayer: Replayer, task: TaskSteps, run: Run, answer: Any) -> Shadow:
+    """How a replay of ``task`` would have compared with the agent's ``run`` and its ``answer``.
 
-    ``replayer`` is made for the shadow (:func:`shadow_replayer`); ``run`` is the agent's, whose
-    secrets are redacted from the texts.
+    ``replayer`` is the engine call's (its params, context and comparison are the replay's); the
+    texts of the verdict are redacted of the run's secrets.
     """
-    oracle = replayer.registry
-    assert isinstance(oracle, Oracle)
-    oracle.calls = calls
+    calls = tuple(run.calls)
+    twin = Run(run.owner, run.task, run.task_key, run.tags, run.params)
+    tools = RecordedTools(replayer.registry.by_name, twin, calls)
+    replayer = Replayer(tools, replayer.context, twin, replayer.params, compare=replayer.compare)
     try:
         ending = drive(replayer.replay(task), _async_capture)
     except _Parted as parted:
@@ -54,35 +55,25 @@ def judge(replayer: Replayer, task: TaskSteps, calls: Sequence[Call], answer: An
     if not _same(ending.answer, answer):
         expected, actual = f"answer {_short(ending.answer)}", f"answer {_short(answer)}"
         return _redacted(Shadow(Verdict.DISAGREED, step, expected, actual), run)
-    if oracle.unknown is not None:
-        step, why = oracle.unknown
+    if tools.unknown is not None:
+        step, why = tools.unknown
         return Shadow(Verdict.MISSED, step, reason=why)
     return Shadow(Verdict.AGREED)
 
 
-def shadow_replayer(replayer: Replayer, run: Run) -> Replayer:
-    """A replayer like ``replayer`` (its params, context, comparison) whose tools ask the agent's calls.
-
-    ``run`` is a fresh run of the same task, which the shadow replay fills.
-    """
-    oracle = Oracle(replayer.registry.by_name, run)
-    return Replayer(oracle, replayer.context, run, replayer.params, compare=replayer.compare)  # type: ignore[arg-type]
-
-
-class Oracle:
+class RecordedTools(ToolRegistry):
     """A tool registry for a shadow replay: each tool's body and captures answered by the agent's calls."""
 
-    def __init__(self, tools: Mapping[str, Tool], run: Run) -> None:
+    def __init__(self, tools: Mapping[str, Tool], run: Run, calls: Sequence[Call]) -> None:
+        super().__init__()
         self.run = run
         """The shadow replay's run: its calls so far are the steps that agreed."""
-        self.calls: Sequence[Call] = ()
+        self.calls = calls
         """The agent's calls, in order."""
         self.unknown: tuple[int, str] | None = None
         """The first step with a capture the agent's calls cannot answer, and why."""
-        self.by_name = {name: self._shadowed(tool) for name, tool in tools.items()}
-
-    def get(self, name: str) -> Tool | None:
-        return self.by_name.get(name)
+        for tool in tools.values():
+            self.add(self._shadowed(tool))
 
     def _shadowed(self, tool: Tool) -> Tool:
         """A copy of ``tool`` whose body and checks' captures ask the agent's calls instead of the world."""

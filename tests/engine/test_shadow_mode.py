@@ -6,7 +6,7 @@ import pytest
 
 from conftest import StoreSpec, open_spec
 from modes_desk import AGENT_TOKENS, ask, refund_desk
-from muscle_mem import Check, Engine, MissReason, Verdict
+from muscle_mem import Check, Engine, MissReason, Secret, Verdict
 
 
 def test_shadow_agrees_on_an_unchanged_world_and_stores_every_run() -> None:
@@ -176,3 +176,32 @@ async def test_an_async_agent_is_shadowed_too() -> None:
     second = await engine.arun("look up order 2", params={"order_id": 2})
     assert first.shadow is not None and first.shadow.verdict is Verdict.MISSED
     assert second.shadow is not None and second.shadow.verdict is Verdict.AGREED
+
+
+def test_a_disagreement_never_shows_a_secret_param() -> None:
+    """The calls a verdict quotes, in the result and in the store's events, name a secret, never show it."""
+    engine = Engine(mode="shadow")
+    policy = {"refunds": True}
+    key = "pw-7f3a9c1e5b"
+
+    @engine.tool()
+    def refund(order_id: int, api_key: str) -> str:
+        return f"refunded {order_id}"
+
+    @engine.tool()
+    def deny(order_id: int, api_key: str) -> str:
+        return f"denied {order_id}"
+
+    def agent(task: str) -> str:
+        n = int(task.split()[-1])
+        return refund(n, key) if policy["refunds"] else deny(n, key)
+
+    engine.set_agent(agent)
+    for n in (1, 2, 3):
+        policy["refunds"] = n != 3
+        shadow = engine(f"refund order {n}", params={"order_id": n, "api_key": Secret(key)}).shadow
+    assert shadow is not None and shadow.verdict is Verdict.DISAGREED
+    assert shadow.expected is not None and shadow.actual is not None
+    assert key not in shadow.expected + shadow.actual and "api_key" in shadow.expected
+    engine.flush()
+    assert all(key not in str(event) for event in engine.store.events())  # type: ignore[attr-defined]
