@@ -81,8 +81,15 @@ class Outcomes:
         saved = saved if saved > 0.0 else 0.0  # max(0.0, saved) without its call
         steps = len(run.calls)
         self.metrics.hit(steps, saved, trajectory.tokens)
-        if not self.frozen:
-            self._note_hit(run, task, trajectory, steps, elapsed, saved)
+        if not self.frozen:  # inline: the hit path
+            self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
+            try:
+                self.cache.touch(run, task, trajectory, saved)
+            except StoreUnavailable:
+                pass  # the outage is logged once, by the breaker
+            except Exception:
+                self.metrics.add("store_errors")
+                logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
         if logger.isEnabledFor(logging.DEBUG):  # one call instead of two when it is not
             logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
         if self.telemetry is not None:
@@ -97,19 +104,6 @@ class Outcomes:
             tokens_saved=trajectory.tokens,
             steps=tuple(run.calls),
         )
-
-    def _note_hit(
-        self, run: Run, task: TaskSteps, trajectory: Trajectory, steps: int, elapsed: float, saved: float
-    ) -> None:
-        """Write a hit's event and its use statistics."""
-        self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
-        try:
-            self.cache.touch(run, task, trajectory, saved)
-        except StoreUnavailable:
-            pass  # the outage is logged once, by the breaker
-        except Exception:
-            self.metrics.add("store_errors")
-            logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
 
     def agent_raised(self, call: Call, ending: Ending) -> None:
         """Count and journal a run whose agent raised (nothing is stored)."""
