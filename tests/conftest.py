@@ -23,6 +23,8 @@ settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("exploring", derandomize=False)
 settings.load_profile("exploring" if os.environ.get("MUSCLE_MEM_FUZZ_RANDOM") else "repeatable")
 
+pytest_plugins = ["skip_summary"]
+
 POSTGRES_ENV = "MUSCLE_MEM_TEST_POSTGRES"
 POSTGRES_URL = os.environ.get(POSTGRES_ENV, "")
 SKIP_POSTGRES = f"PostgreSQL tests need {POSTGRES_ENV}, e.g. postgresql://postgres@127.0.0.1:5432/test"

@@ -199,6 +199,8 @@ class Engine:
             raise TypeError(f"write_behind must be a bool, not {write_behind!r}")
         self._writer = Writer() if write_behind else None
         self._outcomes = Outcomes(self._cache, self.metrics, self.journal, self._writer)
+        if match == "tags":  # the task text does not decide: no miss is a forgotten param
+            self._outcomes.near = None
         if telemetry is not False:
             self._outcomes.telemetry = _telemetry(telemetry)
         self._outcomes.frozen = mode == "frozen"

@@ -10,6 +10,8 @@ class MissReason(str, Enum):
 
     NO_TRAJECTORY = "no_trajectory"
     """Nothing is stored for this task (a new task)."""
+    SIMILAR_TASK = "similar_task"
+    """Nothing is stored for this task; a similar stored task is only a candidate, never replayed for it."""
     NO_SAFE_STEP = "no_safe_step"
     """The stored next steps gave no other reason not to be taken, and none was."""
     TOOL_NOT_REGISTERED = "tool_not_registered"

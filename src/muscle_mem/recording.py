@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from muscle_mem import codec
 from muscle_mem.codec import Secret
@@ -30,6 +30,9 @@ from muscle_mem.secrecy import output_secrets, redact, secret_values
 from muscle_mem.spend import add_usage
 from muscle_mem.tools import Tool
 from muscle_mem.trajectory import Step
+
+if TYPE_CHECKING:
+    from muscle_mem.index import TaskSteps
 
 logger = logging.getLogger(__name__)
 
@@ -184,6 +187,7 @@ class Run:
         "sealed",
         "secret_outputs",
         "secrets",
+        "similar",
         "stored_id",
         "tags",
         "task",
@@ -231,6 +235,8 @@ class Run:
         """Whether this run started inside a tool call the parent run records (so it is part of it)."""
         self.stored_id: str | None = None
         """The trajectory this run was stored as, once it ended."""
+        self.similar: TaskSteps | None = None
+        """A stored task semantic matching found similar: a candidate the agent's run is compared with."""
 
     def start(self, tool: str) -> Flight | None:
         """A call made in the run's context begins (None, the problem noted, if the agent returned)."""

@@ -124,7 +124,7 @@ class Rank:
     """How a store orders eviction victims (lowest first).
 
     ``priority``: by the stored ``Usage.priority`` (an index scan, O(log n)).
-    ``recency_attention``: by :meth:`score` (the Attention-LRU score of the second product document;
+    ``recency_attention``: by :meth:`score` (the score of the Attention-LRU reference code;
     it reorders as time passes, so stores read their ``last_used`` and ``attention`` orders side by
     side until the lowest are known, the threshold algorithm of :mod:`muscle_mem.stores.ranking`).
     """
