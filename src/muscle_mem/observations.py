@@ -533,6 +533,8 @@ def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
         kind = type(arg)
         if kind is Output or (kind is Guarded and type(arg.value) is Output):  # type: ignore[union-attr]
             output = arg if kind is Output else arg.value  # type: ignore[union-attr]
+            if output.form.kind == "secret":  # type: ignore[union-attr]
+                continue  # a value read out of a text: the text is compared, not freed as a copy
             place = (output.step, path_text(output.path))  # type: ignore[union-attr]
             copies.outputs.add(place)
             if in_call:

@@ -228,6 +228,18 @@ def test_a_shadow_run_says_the_agent_ran_because_of_the_mode() -> None:
     assert engine.metrics.misses_by_reason[MissReason.SHADOW] == 2
 
 
+def test_a_similar_task_is_its_own_kind_of_miss() -> None:
+    """A text semantic matching finds similar to a stored one misses as SIMILAR_TASK, naming it."""
+    engine = Engine(match="semantic")
+    restart = engine.register(lambda: "restarted", name="restart")
+    engine.set_agent(lambda task: restart())
+    engine("please restart the web server")
+    result = engine("restart the web server")
+    assert result.miss_reason is MissReason.SIMILAR_TASK and result.miss_tool is None
+    assert "'please restart the web server' is only a candidate" in (result.reason or "")
+    assert engine.metrics.misses_by_reason[MissReason.SIMILAR_TASK] == 1
+
+
 def test_every_kind_is_produced_by_some_run() -> None:
     """The tests above cover every member but the ones no engine run can cause yet."""
     covered = {
@@ -246,7 +258,7 @@ def test_every_kind_is_produced_by_some_run() -> None:
         MissReason.SNAPSHOT_UNHASHABLE,
         MissReason.OBSERVATION_CHANGED,
         MissReason.SHADOW,
-        MissReason.SIMILAR_TASK,  # test_similar_tasks
+        MissReason.SIMILAR_TASK,
     }
     assert covered | NOT_PRODUCED_YET == set(MissReason)
 
