@@ -17,6 +17,7 @@ from muscle_mem.session import Session, SessionAbandoned
 from muscle_mem.stores.base import StoreError
 from muscle_mem.tools import source_version
 from muscle_mem.trajectory import RecordError
+from muscle_mem.verdict import Shadow, Verdict
 
 __all__ = [
     "Check",
@@ -31,8 +32,10 @@ __all__ = [
     "Secret",
     "Session",
     "SessionAbandoned",
+    "Shadow",
     "StepView",
     "StoreError",
+    "Verdict",
     "current_run",
     "source_version",
 ]

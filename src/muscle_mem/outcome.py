@@ -19,11 +19,14 @@ from muscle_mem.metrics import Metrics
 from muscle_mem.near_tasks import NearTasks
 from muscle_mem.reasons import MissReason, NotStoredReason, Problem
 from muscle_mem.recording import Run
-from muscle_mem.replay import Ending, Replay
+from muscle_mem.replay import Ending, Replay, Replayer
 from muscle_mem.result import Result
+from muscle_mem.shadow import judge
+from muscle_mem.shadow_report import ShadowBook
 from muscle_mem.similar import agrees
 from muscle_mem.stores import StoreUnavailable
 from muscle_mem.trajectory import Trajectory
+from muscle_mem.verdict import Shadow
 from muscle_mem.writer import Writer
 
 if TYPE_CHECKING:
@@ -43,6 +46,15 @@ class Call:
     ending: Ending
     started: float
     agent_started: float = 0.0
+    shadowed: Replayer | None = None
+    """In a shadow run: the replayer whose params and context judge what a replay of ``task`` would have done."""
+
+
+_FROZEN: tuple[str | None, Problem | None] = (
+    None,
+    Problem(NotStoredReason.FROZEN, "the engine is frozen (mode='frozen'): it stores nothing"),
+)
+"""What storing a run comes to in a frozen engine: nothing stored, and why."""
 
 
 class Outcomes:
@@ -58,6 +70,10 @@ class Outcomes:
         """Where store writes go when they are made behind the caller (``Engine(write_behind=True)``)."""
         self.telemetry: Telemetry | None = None
         """Where calls are reported to OpenTelemetry (``Engine(telemetry=True)``), else None."""
+        self.frozen = False
+        """Whether nothing is written: no run stored, no use statistics, no event (``Engine(mode="frozen")``)."""
+        self.book: ShadowBook | None = None
+        """Where shadow verdicts are noted at once (``Engine(mode="proven")``), else None."""
         self.near: NearTasks | None = NearTasks()
         """The tasks stored lately, to say when a miss differs from one only in a number or a quoted
         value (a forgotten ``params=``); None where the task text does not decide (``match="tags"``)."""
@@ -71,14 +87,15 @@ class Outcomes:
         saved = saved if saved > 0.0 else 0.0  # max(0.0, saved) without its call
         steps = len(run.calls)
         self.metrics.hit(steps, saved, trajectory.tokens)
-        self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
-        try:
-            self.cache.touch(run, task, trajectory, saved)
-        except StoreUnavailable:
-            pass  # the outage is logged once, by the breaker
-        except Exception:
-            self.metrics.add("store_errors")
-            logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
+        if not self.frozen:  # inline: the hit path
+            self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
+            try:
+                self.cache.touch(run, task, trajectory, saved)
+            except StoreUnavailable:
+                pass  # the outage is logged once, by the breaker
+            except Exception:
+                self.metrics.add("store_errors")
+                logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
         if logger.isEnabledFor(logging.DEBUG):  # one call instead of two when it is not
             logger.debug("hit, %s replayed from trajectory %s", _steps(steps), trajectory.id)
         if self.telemetry is not None:
@@ -102,7 +119,8 @@ class Outcomes:
         self.metrics.miss(replayed, ending.kind, agent_seconds, run.tokens)
         refused = Problem(NotStoredReason.AGENT_RAISED, "the agent raised")
         self.metrics.not_stored(refused.kind)
-        self.journal.add(miss_event(run, ending, replayed, agent_seconds, agent_seconds, None, refused))
+        if not self.frozen:
+            self.journal.add(miss_event(run, ending, replayed, agent_seconds, agent_seconds, None, refused))
         logger.info("the agent raised; nothing is stored for task %r", run.task)
         if self.telemetry is not None:
             self.telemetry.miss(run, call.started, ending, replayed, raised=True)
@@ -113,6 +131,7 @@ class Outcomes:
         near = self.near
         if near is not None and ending.kind is MissReason.NO_TRAJECTORY:
             ending = self._near_miss(run, ending, near)
+        shadow = self._judge(call, output) if call.shadowed is not None else None
         now = time.perf_counter()
         replayed = sum(c.replayed for c in run.calls)
         self.metrics.miss(replayed, ending.kind, now - agent_started, run.tokens)
@@ -125,7 +144,7 @@ class Outcomes:
                     "it did not wait for): the trajectory would miss them",
                 )
             )
-        stored_id, refused = self._store(run, output, now - started)
+        stored_id, refused = _FROZEN if self.frozen else self._store(run, output, now - started)
         run.stored_id = stored_id
         if refused is not None:
             self.metrics.not_stored(refused.kind)
@@ -135,7 +154,13 @@ class Outcomes:
             self.stray_call(run.late, run)
             stored_id = run.stored_id
         elapsed = time.perf_counter() - started
-        self.journal.add(miss_event(run, ending, replayed, elapsed, now - agent_started, stored_id, refused))
+        if not self.frozen:
+            event = miss_event(
+                run, ending, replayed, elapsed, now - agent_started, stored_id, refused, shadow
+            )
+            self.journal.add(event)
+            if shadow is not None and self.book is not None:
+                self.book.note(event)
         logger.info("miss (%s); %s replayed, then the agent", ending.reason, _steps(replayed))
         if self.telemetry is not None:
             self.telemetry.miss(run, started, ending, replayed)
@@ -156,7 +181,18 @@ class Outcomes:
             miss_tool=ending.tool,
             tokens_spent=run.tokens,
             steps=tuple(run.calls),
+            shadow=shadow,
         )
+
+    def _judge(self, call: Call, output: Any) -> Shadow | None:
+        """What a replay of the call's task would have done in the agent's run (None if that cannot be told)."""
+        run, task, replayer = call.run, call.task, call.shadowed
+        assert task is not None and replayer is not None
+        try:
+            return judge(replayer, task, run, output)
+        except Exception:
+            logger.exception("could not tell what a replay of task %r would have done", run.task)
+            return None
 
     @staticmethod
     def _near_miss(run: Run, ending: Ending, near: NearTasks) -> Ending:

@@ -42,6 +42,9 @@ class MissReason(str, Enum):
     """The store could not be read."""
     STORE_UNAVAILABLE = "store_unavailable"
     """The store was unreachable (refused, timed out, connection lost), or had been since an outage began."""
+    SHADOW = "shadow"
+    """The engine is in shadow mode (or proven mode, the family not proven yet): the agent ran, and a
+    replay was only compared with it (``Result.shadow``)."""
 
 
 class NotStoredReason(str, Enum):
@@ -79,6 +82,8 @@ class NotStoredReason(str, Enum):
     """Another problem noted while recording (the text says what)."""
     REFUSED = "refused"
     """The agent or an integration kept the run out of the store (``current_run().refuse(why)``)."""
+    FROZEN = "frozen"
+    """The engine is frozen (``Engine(mode="frozen")``): it replays what is stored and writes nothing."""
 
 
 class Problem(str):
