@@ -140,6 +140,11 @@ class TrajectoryCache:
             breaker.trip(exc)
             raise
 
+    def count(self, task_key: str) -> int:
+        """How many trajectories a task key holds, as a lookup reads them."""
+        with self._breaker:
+            return len(self.index.lookup(task_key))
+
     def add(self, trajectory: Trajectory, relevance: float) -> None:
         """Store a new trajectory, then evict what the bounds no longer hold (raises if the store fails)."""
         now = time.time()

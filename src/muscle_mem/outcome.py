@@ -23,6 +23,7 @@ from muscle_mem.replay import Ending, Replay
 from muscle_mem.result import Result
 from muscle_mem.similar import agrees
 from muscle_mem.stores import StoreUnavailable
+from muscle_mem.task_templates import TemplateIndex, induce, stored_form
 from muscle_mem.trajectory import Trajectory
 from muscle_mem.writer import Writer
 
@@ -49,7 +50,12 @@ class Outcomes:
     """Turns the end of an engine call into its :class:`Result`, with its bookkeeping."""
 
     def __init__(
-        self, cache: TrajectoryCache, metrics: Metrics, journal: Journal, writer: Writer | None = None
+        self,
+        cache: TrajectoryCache,
+        metrics: Metrics,
+        journal: Journal,
+        writer: Writer | None = None,
+        templates: TemplateIndex | None = None,
     ) -> None:
         self.cache = cache
         self.metrics = metrics
@@ -61,6 +67,8 @@ class Outcomes:
         self.near: NearTasks | None = NearTasks()
         """The tasks stored lately, to say when a miss differs from one only in a number or a quoted
         value (a forgotten ``params=``); None where the task text does not decide (``match="tags"``)."""
+        self.templates = templates
+        """The engine's templates, which a plain-text task's run may propose one to (None: no templates)."""
 
     def hit(self, call: Call, ending: Ending) -> Result:
         """The result of a full hit, its event and its use statistics written."""
@@ -91,6 +99,8 @@ class Outcomes:
             trajectory_id=trajectory.id,
             elapsed=elapsed,
             tokens_saved=trajectory.tokens,
+            template=run.template.text if run.template is not None else None,
+            slots=run.template.params if run.template is not None else None,
             steps=tuple(run.calls),
         )
 
@@ -127,6 +137,8 @@ class Outcomes:
             )
         stored_id, refused = self._store(run, output, now - started)
         run.stored_id = stored_id
+        if stored_id is not None and run.text is not None and run.template is None:
+            self._propose_template(run, output, now - started)
         if refused is not None:
             self.metrics.not_stored(refused.kind)
         if near is not None and stored_id is not None and not run.hidden():
@@ -155,6 +167,8 @@ class Outcomes:
             miss_reason=ending.kind,
             miss_tool=ending.tool,
             tokens_spent=run.tokens,
+            template=run.template.text if run.template is not None else None,
+            slots=run.template.params if run.template is not None else None,
             steps=tuple(run.calls),
         )
 
@@ -174,6 +188,10 @@ class Outcomes:
             return None, trajectory
         if run.similar is not None:
             self._compare_similar(trajectory, run.similar)
+        if run.template is not None and run.text is not None:
+            trajectory = stored_form(trajectory, run.text)
+            if self.templates is not None:
+                self.templates.note(run.template)
         if self.writer is not None:
             self.writer.submit(functools.partial(self._write, trajectory, run))
             return trajectory.id, None
@@ -194,6 +212,23 @@ class Outcomes:
             "agreed with" if agreed else "differed from",
             similar.text,
         )
+
+    def _propose_template(self, run: Run, output: Any, seconds: float) -> None:
+        """Store the run once more under the template its text proposes, if data flow finds one."""
+        assert run.text is not None
+        if self.templates is None:
+            return
+        proposed = induce(run, run.text, output, seconds)
+        if proposed is None:
+            return
+        template, trajectory = proposed
+        self.templates.note(template)
+        if self.writer is not None:
+            self.writer.submit(functools.partial(self._write, trajectory, run))
+        else:
+            problem = self._add(trajectory, run)
+            if problem is not None:
+                logger.info("the run of task %r was not stored as a template run: %s", run.task, problem)
 
     def _add(self, trajectory: Trajectory, run: Run) -> Problem | None:
         """Store the run's trajectory: None, or why the store did not take it."""

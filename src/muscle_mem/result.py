@@ -77,6 +77,10 @@ class Result:
     """On a full hit: the LLM tokens the replayed trajectory's run spent when it was recorded."""
     tokens_spent: int = 0
     """On a miss: the LLM tokens the agent reported spending on this run (the integrations read them)."""
+    template: str | None = None
+    """When a template learned from the agent's runs served the call: the template (``refund order {1}``)."""
+    slots: Mapping[str, Any] | None = None
+    """With ``template``: the values its slots took in this task, by slot name (``{"1": 4471}``)."""
     steps: Sequence[Any] = field(default=(), repr=False, compare=False)
     """The run's calls as the engine keeps them; read :attr:`calls`."""
 

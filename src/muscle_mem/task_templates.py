@@ -1,0 +1,381 @@
+"""Templates of task texts, learned from the agent's own runs and proven before they serve a new text.
+
+After the agent solved a task given as plain text, the tokens of the text that data flow binds in
+its trajectory (a number passed to a tool, a name written into a message) are the *slots* of a
+candidate template; the other tokens stay fixed text. The run is stored once more under the
+template's key, with the slots as params (``refund order {1}``, ``{1}`` = 4471).
+
+A template serves a new text only once the agent solved at least two tasks of it with different
+slot values and made the same *family* of calls (the same tools, the same bindings, each slot
+flowing the same way), and then only for values its runs showed: a number slot within the closed
+range its runs saw, any other slot within its look (the token's kind, part of the template) if its
+runs saw two values or more, else only that value. A template replay is then a params replay: the
+observations of every step are still compared.
+
+A template is found by the text's shape (its tokens replaced by their kinds) and the slot positions
+used under that shape, both read from the store's task keys: a dict lookup per set of slot positions,
+whatever the number of templates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from muscle_mem import codec
+from muscle_mem.dataflow import COMMON_WORDS, build_trajectory, kept_secret
+from muscle_mem.keys import namespace_prefix
+from muscle_mem.provenance import Arg, Guarded, Param, children, nested
+from muscle_mem.recording import Run
+from muscle_mem.stores import CoreStore
+from muscle_mem.templates import whole_word
+from muscle_mem.text_slots import Reading, read
+from muscle_mem.trajectory import Trajectory, arg_record
+
+logger = logging.getLogger(__name__)
+
+MARK = "template:"
+"""What a template's task key holds after its namespace prefix."""
+MAX_SLOTS = 6
+"""A template has at most this many slots."""
+PROOF_RUNS = 2
+"""Runs of one family with different slot values a template needs before it serves a new text."""
+_WORD_KINDS = frozenset({"word", "Name", "WORD", "Mixed"})
+_ARG_DEPTH = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A text read as a template: the slots (token positions), the key and the slot values."""
+
+    reading: Reading
+    slots: tuple[int, ...]
+    key: str
+
+    @property
+    def text(self) -> str:
+        """The template as a person reads it: ``refund order {1}``."""
+        return self.reading.rendered(self.slots)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The slot values of this text, by slot name (``"1"``, ``"2"``, ...)."""
+        tokens = self.reading.tokens
+        return {str(n): tokens[i].value for n, i in enumerate(self.slots, 1)}
+
+
+def template_key(reading: Reading, slots: Sequence[int], tags: Iterable[str], namespace: str | None) -> str:
+    """The key a template's runs are stored under: its shape and slot positions, then its digest."""
+    positions = ",".join(map(str, slots))
+    body = codec.digest([reading.parts(slots), sorted(set(tags))])
+    return f"{namespace_prefix(namespace)}{MARK}{reading.shape}:{positions}:{body}"
+
+
+def key_slots(key: str, namespace: str | None) -> tuple[str, tuple[int, ...]] | None:
+    """The shape and slot positions a template key names, or None if it is not a template key."""
+    prefix = namespace_prefix(namespace) + MARK
+    if not key.startswith(prefix):
+        return None
+    shape, _, rest = key[len(prefix) :].partition(":")
+    positions, _, _ = rest.partition(":")
+    try:
+        slots = tuple(int(p) for p in positions.split(","))
+    except ValueError:
+        return None
+    return (shape, slots) if shape and slots else None
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """The runs of a template that made the same calls: the slot values each run had."""
+
+    signature: str
+    runs: tuple[tuple[Any, ...], ...]
+
+    @property
+    def proven(self) -> bool:
+        """Whether at least :data:`PROOF_RUNS` of its runs had different slot values."""
+        return len(set(self.runs)) >= PROOF_RUNS
+
+    def covers(self, values: Sequence[Any], numeric: Sequence[bool]) -> bool:
+        """Whether every value lies within what the family's runs showed for its slot."""
+        for i, value in enumerate(values):
+            seen = [run[i] for run in self.runs]
+            if numeric[i]:
+                if not min(seen) <= value <= max(seen):
+                    return False
+            elif len(set(seen)) < 2 and value != seen[0]:
+                return False
+        return True
+
+    def ranges(self, numeric: Sequence[bool]) -> list[str]:
+        """What each slot takes, in words: ``1000..1049``, ``any Name``, ``'Paris' only``."""
+        out = []
+        for i, is_number in enumerate(numeric):
+            seen = sorted({run[i] for run in self.runs}, key=repr)
+            if is_number:
+                out.append(f"{min(seen)}..{max(seen)}")
+            else:
+                out.append(f"{len(seen)} values seen" if len(seen) > 1 else f"{seen[0]!r} only")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    """What a template's stored runs showed: its families, most runs first."""
+
+    text: str
+    families: tuple[Family, ...]
+    numeric: tuple[bool, ...]
+
+    @property
+    def live(self) -> bool:
+        return any(f.proven for f in self.families)
+
+    def covers(self, values: Sequence[Any]) -> bool:
+        """Whether a proven family's runs showed these slot values."""
+        return any(f.proven and f.covers(values, self.numeric) for f in self.families)
+
+
+def proof_of(key: str, trajectories: Iterable[Trajectory], namespace: str | None) -> Proof | None:
+    """What the trajectories stored under a template key prove, or None if none is its own."""
+    named = key_slots(key, namespace)
+    if named is None:
+        return None
+    shape, slots = named
+    by_family: dict[str, list[tuple[Any, ...]]] = {}
+    text = ""
+    numeric: tuple[bool, ...] = ()
+    for trajectory in trajectories:
+        reading = read(trajectory.task)
+        if reading is None or reading.shape != shape or max(slots) >= len(reading.tokens):
+            continue
+        if template_key(reading, slots, trajectory.tags, namespace) != key:
+            continue  # a text that is not of this template: its values prove nothing
+        template = Template(reading, slots, key)
+        text, numeric = template.text, tuple(reading.tokens[i].numeric for i in slots)
+        by_family.setdefault(family_signature(trajectory), []).append(tuple(template.params.values()))
+    if not by_family:
+        return None
+    families = sorted(
+        (Family(sig, tuple(runs)) for sig, runs in by_family.items()), key=lambda f: -len(f.runs)
+    )
+    return Proof(text, tuple(families), numeric)
+
+
+def family_signature(trajectory: Trajectory) -> str:
+    """What runs of one family share: their calls, each argument bound alike, and their answer's binding."""
+    return codec.digest([[s.signature for s in trajectory.steps], arg_record(trajectory.result)])
+
+
+class TemplateIndex:
+    """The templates of one engine's store: found for a new text, proven from their stored runs."""
+
+    def __init__(
+        self,
+        store: CoreStore,
+        count: Callable[[str], int],
+        namespace: str | None = None,
+        refresh_interval: float = 1.0,
+    ) -> None:
+        self.store = store
+        self._count = count
+        """``count(key)``: how many trajectories the engine's index holds for a key (read as lookups read)."""
+        self.namespace = namespace
+        self._refresh_interval = refresh_interval
+        self._slots: dict[str, set[tuple[int, ...]]] | None = None
+        """Per shape, the slot positions its templates use (None: not read from the store yet)."""
+        self._revision = -1
+        self._refreshed = 0.0
+        self._proofs: dict[str, tuple[int, Proof | None]] = {}
+        self._lock = threading.Lock()
+
+    def find(self, text: str, tags: Sequence[str]) -> Template | None:
+        """The live template whose runs showed this text's slot values, or None."""
+        reading = read(text)
+        if reading is None:
+            return None
+        found = self._find(reading, tags)
+        if found is None and self._refresh_due():
+            self._load()
+            found = self._find(reading, tags)
+        return found
+
+    def _find(self, reading: Reading, tags: Sequence[str]) -> Template | None:
+        if self._slots is None:
+            self._load()
+        assert self._slots is not None
+        for slots in sorted(self._slots.get(reading.shape, ()), key=lambda s: (len(s), s)):
+            if max(slots) >= len(reading.tokens):
+                continue
+            key = template_key(reading, slots, tags, self.namespace)
+            proof = self.proof(key)
+            template = Template(reading, slots, key)
+            if proof is not None and proof.covers(list(template.params.values())):
+                return template
+        return None
+
+    def proof(self, key: str) -> Proof | None:
+        """What the runs stored under a template key prove (read again when their number changes)."""
+        count = self._count(key)
+        if not count:
+            return None
+        with self._lock:
+            known = self._proofs.get(key)
+        if known is not None and known[0] == count:
+            return known[1]
+        proof = proof_of(key, self.store.changes(key, 0).added, self.namespace)
+        with self._lock:
+            self._proofs[key] = (count, proof)
+        return proof
+
+    def note(self, template: Template) -> None:
+        """A template this process stored a run of: found from now on (others' at the next refresh)."""
+        if self._slots is None:
+            return
+        with self._lock:
+            self._slots.setdefault(template.reading.shape, set()).add(template.slots)
+
+    def _refresh_due(self) -> bool:
+        now = time.monotonic()
+        if now - self._refreshed < self._refresh_interval:
+            return False
+        self._refreshed = now
+        return self.store.revision() != self._revision
+
+    def _load(self) -> None:
+        """Read which slot positions each shape's templates use from the store's task keys."""
+        revision = self.store.revision()
+        slots: dict[str, set[tuple[int, ...]]] = {}
+        for key in self.store.tasks():
+            named = key_slots(key, self.namespace)
+            if named is not None:
+                slots.setdefault(named[0], set()).add(named[1])
+        with self._lock:
+            self._slots = slots
+            self._revision = revision
+            self._refreshed = time.monotonic()
+
+
+def induce(run: Run, text: str, output: Any, seconds: float) -> tuple[Template, Trajectory] | None:
+    """The template a finished run of a plain-text task proposes, with its trajectory under it.
+
+    The slots are the tokens of ``text`` that the trajectory binds (words only where a tool
+    argument holds them); None if none is bound, or if a slot's value is used in a way a replay
+    could not rebuild.
+    """
+    reading = read(text)
+    if reading is None:
+        return None
+    namespace = _namespace_of(run)
+    candidates = _candidates(reading, run)
+    if not candidates:
+        return None
+    names = [f"t{i}" for i in candidates]
+    trial = _as_template(
+        run,
+        reading.rendered(candidates, names),
+        "",
+        dict(zip(names, _values(reading, candidates), strict=True)),
+    )
+    try:
+        first = build_trajectory(trial, output, seconds)
+    except codec.CodecError:
+        return None
+    used, guarded = _params_used(first)
+    if used & guarded:
+        return None
+    slots = tuple(i for i, name in zip(candidates, names, strict=True) if name in used)
+    if not slots or len(slots) > MAX_SLOTS:
+        return None
+    key = template_key(reading, slots, run.tags, namespace)
+    template = Template(reading, slots, key)
+    view = _as_template(run, template.text, key, template.params)
+    try:
+        trajectory = build_trajectory(view, output, seconds)
+    except codec.CodecError:
+        return None
+    if kept_secret(view, trajectory) is not None:
+        return None
+    return template, stored_form(trajectory, text)
+
+
+def stored_form(trajectory: Trajectory, text: str) -> Trajectory:
+    """A template run's trajectory as stored: with the text it solved, whose tokens are its slot values."""
+    return dataclasses.replace(trajectory, task=text)
+
+
+def _namespace_of(run: Run) -> str | None:
+    namespace = getattr(run.owner, "namespace", None)
+    return namespace if isinstance(namespace, str) else None
+
+
+def _values(reading: Reading, positions: Sequence[int]) -> list[Any]:
+    return [reading.tokens[i].value for i in positions]
+
+
+def _candidates(reading: Reading, run: Run) -> list[int]:
+    """The tokens that may be slots: every value-like token, and words a tool argument holds."""
+    argument_texts: list[str] | None = None
+    out = []
+    for i, token in enumerate(reading.tokens):
+        if token.kind in _WORD_KINDS:
+            if token.text.lower() in COMMON_WORDS or len(token.text) < 3:
+                continue
+            if argument_texts is None:
+                argument_texts = list(_argument_texts(run))
+            pattern = whole_word(token.text)
+            if not any(pattern.search(t) for t in argument_texts):
+                continue
+        out.append(i)
+    return out
+
+
+def _argument_texts(run: Run) -> Iterator[str]:
+    """The texts inside the arguments of the run's calls (a few levels deep)."""
+
+    def walk(value: Any, depth: int) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+        elif depth < _ARG_DEPTH:
+            for _, child in children(value):
+                yield from walk(child, depth + 1)
+
+    for call in run.calls:
+        for value in (*call.args, *call.kwargs.values()):
+            yield from walk(value, 0)
+
+
+def _as_template(run: Run, text: str, key: str, params: Mapping[str, Any]) -> Run:
+    """The run as if its slot values had been given as params of a task with the template's text."""
+    view = Run(run.owner, text, key, run.tags, params)
+    view.calls = run.calls
+    view.tokens = run.tokens
+    view.secret_outputs = run.secret_outputs
+    view.problems = list(run.problems)
+    return view
+
+
+def _params_used(trajectory: Trajectory) -> tuple[set[str], set[str]]:
+    """The params a trajectory binds anywhere, and those it binds only by their recorded value."""
+    used: set[str] = set()
+    guarded: set[str] = set()
+
+    def visit(arg: Arg) -> None:
+        if isinstance(arg, Param):
+            used.add(arg.name)
+        elif isinstance(arg, Guarded):
+            guarded.update(name for name, _ in arg.params)
+        for inner in nested(arg):
+            visit(inner)
+
+    for step in trajectory.steps:
+        for arg in (*step.args, *(a for _, a in step.kwargs)):
+            visit(arg)
+    visit(trajectory.result)
+    return used, guarded
