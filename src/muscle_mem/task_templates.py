@@ -266,11 +266,12 @@ def induce(run: Run, text: str, output: Any, seconds: float) -> tuple[Template, 
     """The template a finished run of a plain-text task proposes, with its trajectory under it.
 
     The slots are the tokens of ``text`` that the trajectory binds (words only where a tool
-    argument holds them); None if none is bound, or if a slot's value is used in a way a replay
-    could not rebuild.
+    argument holds them); None if none is bound, if a slot's value is used in a way a replay
+    could not rebuild, or if a step was replayed from the text's own trajectory (whose arguments
+    are its constants).
     """
     reading = read(text)
-    if reading is None:
+    if reading is None or any(call.replayed for call in run.calls):
         return None
     namespace = _namespace_of(run)
     candidates = _candidates(reading, run)
