@@ -69,19 +69,29 @@ class Template:
         return {str(n): tokens[i].value for n, i in enumerate(self.slots, 1)}
 
 
-def template_key(reading: Reading, slots: Sequence[int], tags: Iterable[str], namespace: str | None) -> str:
-    """The key a template's runs are stored under: its shape and slot positions, then its digest."""
+def template_key(reading: Reading, slots: Sequence[int], tags: Iterable[str], prefix: str) -> str:
+    """The key a template's runs are stored under: its namespace ``prefix`` (see
+    :func:`~muscle_mem.keys.namespace_prefix`), its shape and slot positions, then its digest."""
     positions = ",".join(map(str, slots))
     body = codec.digest([reading.parts(slots), sorted(set(tags))])
-    return f"{namespace_prefix(namespace)}{MARK}{reading.shape}:{positions}:{body}"
+    return f"{prefix}{MARK}{reading.shape}:{positions}:{body}"
 
 
-def key_slots(key: str, namespace: str | None) -> tuple[str, tuple[int, ...]] | None:
-    """The shape and slot positions a template key names, or None if it is not a template key."""
-    prefix = namespace_prefix(namespace) + MARK
-    if not key.startswith(prefix):
+def key_prefix(key: str) -> str | None:
+    """The namespace prefix of a template key, or None if ``key`` is not a template key."""
+    at = key.find(MARK)
+    if at < 0:
         return None
-    shape, _, rest = key[len(prefix) :].partition(":")
+    prefix = key[:at]
+    return prefix if not prefix or (prefix.startswith("ns:") and prefix.endswith("/")) else None
+
+
+def key_slots(key: str) -> tuple[str, tuple[int, ...]] | None:
+    """The shape and slot positions a template key names, or None if it is not a template key."""
+    prefix = key_prefix(key)
+    if prefix is None:
+        return None
+    shape, _, rest = key[len(prefix) + len(MARK) :].partition(":")
     positions, _, _ = rest.partition(":")
     try:
         slots = tuple(int(p) for p in positions.split(","))
@@ -118,10 +128,12 @@ class Family:
         out = []
         for i, is_number in enumerate(numeric):
             seen = sorted({run[i] for run in self.runs}, key=repr)
-            if is_number:
+            if len(seen) == 1:
+                out.append(f"{seen[0]!r} only")
+            elif is_number:
                 out.append(f"{min(seen)}..{max(seen)}")
             else:
-                out.append(f"{len(seen)} values seen" if len(seen) > 1 else f"{seen[0]!r} only")
+                out.append(f"any of its look ({len(seen)} seen)")
         return out
 
 
@@ -142,10 +154,10 @@ class Proof:
         return any(f.proven and f.covers(values, self.numeric) for f in self.families)
 
 
-def proof_of(key: str, trajectories: Iterable[Trajectory], namespace: str | None) -> Proof | None:
+def proof_of(key: str, trajectories: Iterable[Trajectory]) -> Proof | None:
     """What the trajectories stored under a template key prove, or None if none is its own."""
-    named = key_slots(key, namespace)
-    if named is None:
+    named, prefix = key_slots(key), key_prefix(key)
+    if named is None or prefix is None:
         return None
     shape, slots = named
     by_family: dict[str, list[tuple[Any, ...]]] = {}
@@ -155,7 +167,7 @@ def proof_of(key: str, trajectories: Iterable[Trajectory], namespace: str | None
         reading = read(trajectory.task)
         if reading is None or reading.shape != shape or max(slots) >= len(reading.tokens):
             continue
-        if template_key(reading, slots, trajectory.tags, namespace) != key:
+        if template_key(reading, slots, trajectory.tags, prefix) != key:
             continue  # a text that is not of this template: its values prove nothing
         template = Template(reading, slots, key)
         text, numeric = template.text, tuple(reading.tokens[i].numeric for i in slots)
@@ -166,6 +178,15 @@ def proof_of(key: str, trajectories: Iterable[Trajectory], namespace: str | None
         (Family(sig, tuple(runs)) for sig, runs in by_family.items()), key=lambda f: -len(f.runs)
     )
     return Proof(text, tuple(families), numeric)
+
+
+def stored_proofs(store: CoreStore) -> Iterator[tuple[str, Proof]]:
+    """Every template in a store, by key, with what its runs prove."""
+    for key in sorted(store.tasks()):
+        if key_slots(key) is not None:
+            proof = proof_of(key, store.changes(key, 0).added)
+            if proof is not None:
+                yield key, proof
 
 
 def family_signature(trajectory: Trajectory) -> str:
@@ -186,7 +207,7 @@ class TemplateIndex:
         self.store = store
         self._count = count
         """``count(key)``: how many trajectories the engine's index holds for a key (read as lookups read)."""
-        self.namespace = namespace
+        self.prefix = namespace_prefix(namespace)
         self._refresh_interval = refresh_interval
         self._slots: dict[str, set[tuple[int, ...]]] | None = None
         """Per shape, the slot positions its templates use (None: not read from the store yet)."""
@@ -213,7 +234,7 @@ class TemplateIndex:
         for slots in sorted(self._slots.get(reading.shape, ()), key=lambda s: (len(s), s)):
             if max(slots) >= len(reading.tokens):
                 continue
-            key = template_key(reading, slots, tags, self.namespace)
+            key = template_key(reading, slots, tags, self.prefix)
             proof = self.proof(key)
             template = Template(reading, slots, key)
             if proof is not None and proof.covers(list(template.params.values())):
@@ -229,7 +250,7 @@ class TemplateIndex:
             known = self._proofs.get(key)
         if known is not None and known[0] == count:
             return known[1]
-        proof = proof_of(key, self.store.changes(key, 0).added, self.namespace)
+        proof = proof_of(key, self.store.changes(key, 0).added)
         with self._lock:
             self._proofs[key] = (count, proof)
         return proof
@@ -253,8 +274,8 @@ class TemplateIndex:
         revision = self.store.revision()
         slots: dict[str, set[tuple[int, ...]]] = {}
         for key in self.store.tasks():
-            named = key_slots(key, self.namespace)
-            if named is not None:
+            named = key_slots(key)
+            if named is not None and key_prefix(key) == self.prefix:
                 slots.setdefault(named[0], set()).add(named[1])
         with self._lock:
             self._slots = slots
@@ -273,7 +294,7 @@ def induce(run: Run, text: str, output: Any, seconds: float) -> tuple[Template, 
     reading = read(text)
     if reading is None or any(call.replayed for call in run.calls):
         return None
-    namespace = _namespace_of(run)
+    prefix = namespace_prefix(_namespace_of(run))
     candidates = _candidates(reading, run)
     if not candidates:
         return None
@@ -294,7 +315,7 @@ def induce(run: Run, text: str, output: Any, seconds: float) -> tuple[Template, 
     slots = tuple(i for i, name in zip(candidates, names, strict=True) if name in used)
     if not slots or len(slots) > MAX_SLOTS:
         return None
-    key = template_key(reading, slots, run.tags, namespace)
+    key = template_key(reading, slots, run.tags, prefix)
     template = Template(reading, slots, key)
     view = _as_template(run, template.text, key, template.params)
     try:
