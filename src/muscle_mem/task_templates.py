@@ -209,7 +209,7 @@ class TemplateIndex:
         """``count(key)``: how many trajectories the engine's index holds for a key (read as lookups read)."""
         self.prefix = namespace_prefix(namespace)
         self._refresh_interval = refresh_interval
-        self._slots: dict[str, set[tuple[int, ...]]] | None = None
+        self._slots: dict[str, frozenset[tuple[int, ...]]] | None = None
         """Per shape, the slot positions its templates use (None: not read from the store yet)."""
         self._revision = -1
         self._refreshed = 0.0
@@ -259,8 +259,9 @@ class TemplateIndex:
         """A template this process stored a run of: found from now on (others' at the next refresh)."""
         if self._slots is None:
             return
-        with self._lock:
-            self._slots.setdefault(template.reading.shape, set()).add(template.slots)
+        with self._lock:  # a new set, never one a lookup may be reading
+            shape = template.reading.shape
+            self._slots[shape] = self._slots.get(shape, frozenset()) | {template.slots}
 
     def _refresh_due(self) -> bool:
         now = time.monotonic()
@@ -278,7 +279,7 @@ class TemplateIndex:
             if named is not None and key_prefix(key) == self.prefix:
                 slots.setdefault(named[0], set()).add(named[1])
         with self._lock:
-            self._slots = slots
+            self._slots = {shape: frozenset(used) for shape, used in slots.items()}
             self._revision = revision
             self._refreshed = time.monotonic()
 

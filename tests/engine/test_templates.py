@@ -54,8 +54,8 @@ def desk_engine(store: Store | None = None) -> tuple[Engine, Desk]:
     return engine, Desk(engine)
 
 
-def test_a_template_serves_a_new_value_only_after_two_runs_with_different_values(local_store: Store) -> None:
-    engine, desk = desk_engine(local_store)
+def test_a_template_serves_a_new_value_only_after_two_runs_with_different_values(store: Store) -> None:
+    engine, desk = desk_engine(store)
     first, second = engine("refund order 100"), engine("refund order 200")
     assert not first.hit and not second.hit and first.template is None and second.template is None
     third = engine("refund order 150")
