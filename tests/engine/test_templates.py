@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Engine
+from muscle_mem import Engine, MissReason
 from muscle_mem.stores import Store
 
 
@@ -186,3 +186,23 @@ def test_without_templates_a_new_value_is_a_miss() -> None:
     for order_id in (100, 200, 150):
         assert not engine(f"refund order {order_id}").hit
     assert len(desk.agent_runs) == 3 and len(engine.store) == 3
+
+
+def test_semantic_matching_never_takes_a_templates_runs_for_a_similar_task(tmp_path: Any) -> None:
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+    writer, _ = desk_engine(url)  # type: ignore[arg-type]
+    writer("refund order 100")
+    writer("refund order 200")
+    assert len(_ids(writer, template=True)) == 2
+    writer.store.remove(_ids(writer, template=False))  # only the template's runs are left to match
+    reader = Engine(url, match="semantic", embedder="hashing", similarity=0.5)
+    Desk(reader)
+    result = reader("refund order 100 please")
+    assert not result.hit and result.miss_reason is MissReason.NO_TRAJECTORY
+    writer.close()
+    reader.close()
+
+
+def _ids(engine: Engine, *, template: bool) -> list[str]:
+    keys = [k for k in engine.store.tasks() if ("template:" in k) == template]
+    return [t.id for k in keys for t in engine.store.changes(k, 0).added]
