@@ -31,6 +31,7 @@ _TOKEN = re.compile(
     r"|(?P<id>(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*(?![\w-]))"
     r"|(?P<word>(?<![\w'-])[^\W\d_]+(?:['-][^\W\d_]+)*(?![\w'-]))"
 )
+_NUMERIC = frozenset({"int", "decimal", "negative", "negative decimal"})
 _CLASSES = re.compile(r"[A-Z]+|[a-z]+|\d+|.", re.DOTALL)
 
 
@@ -46,15 +47,16 @@ class Token:
     @property
     def value(self) -> Any:
         """The value a slot of this token takes: an int or a float for a number, else the text."""
-        if self.kind == "int":
+        if self.kind in ("int", "negative"):
             return int(self.text)
-        if self.kind == "decimal":
+        if self.kind in ("decimal", "negative decimal"):
             return float(self.text)
         return self.text
 
     @property
     def numeric(self) -> bool:
-        return self.kind in ("int", "decimal")
+        """Whether a slot of this token takes numbers (within a range), not texts."""
+        return self.kind in _NUMERIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,7 @@ def _kind(group: str, raw: str) -> str:
     """What a token looks like: its group, refined so that a slot takes only values of its look."""
     if group == "number":
         if raw.startswith("-"):
-            return "negative"
+            return "negative decimal" if "." in raw else "negative"
         if "." in raw:
             return "decimal"
         return "digits" if len(raw) > 1 and raw.startswith("0") else "int"

@@ -206,3 +206,12 @@ def test_semantic_matching_never_takes_a_templates_runs_for_a_similar_task(tmp_p
 def _ids(engine: Engine, *, template: bool) -> list[str]:
     keys = [k for k in engine.store.tasks() if ("template:" in k) == template]
     return [t.id for k in keys for t in engine.store.changes(k, 0).added]
+
+
+def test_a_negative_number_slot_takes_only_its_runs_range() -> None:
+    engine, _ = desk_engine()
+    engine("refund order -2")
+    engine("refund order -4")
+    assert engine("refund order -3").template == "refund order {1}"
+    assert engine("refund order -5").template is None
+    assert engine("refund order 3").template is None
