@@ -32,9 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--text-only",
         type=int,
-        default=20,
+        default=30,
         metavar="N",
-        help="then N more requests as plain text, no params declared, for templates to serve (20)",
+        help="then N more requests as plain text, no params declared, for templates to serve (30)",
     )
     parser.add_argument("--seed", type=int, default=7, help="seed of the desk and of the request stream (7)")
     parser.add_argument(
@@ -298,14 +298,15 @@ def _families(out: Output, t: Tally, store: CoreStore) -> None:
 def _templates_line(t: Tally) -> str:
     """What templates learned from the agent's runs did for the requests asked as plain text."""
     n = len(t.plain)
-    hits = sum(o.kind == "hit" for o in t.plain)
-    served = sum(o.kind == "hit" and o.result.template is not None for o in t.plain)
-    templates = t.templates()
+    hits = [o for o in t.plain if o.kind == "hit"]
+    served = [o.result.template for o in hits if o.result.template is not None]
+    templates = list(dict.fromkeys(served))
     such = f" (such as {templates[0]!r})" if templates else ""
     return (
-        f"Templates: {plural(n, 'more request')} asked as plain text, no params declared: {hits} full hits, "
-        f"{served} of them by {plural(len(templates), 'template')} learned from the agent's own runs{such}; "
-        f"{len(t.plain_unsafe)} unsafe. A template serves new values once two runs of the agent proved it."
+        f"Templates: {plural(n, 'more request')} asked as plain text, no params declared: "
+        f"{plural(len(hits), 'full hit')}, {len(served)} of them by {plural(len(templates), 'template')} "
+        f"learned from the agent's own runs{such}; {len(t.plain_unsafe)} unsafe. A template serves new "
+        "values once two runs of the agent proved it."
     )
 
 

@@ -94,10 +94,6 @@ class Tally:
     def plain_unsafe(self) -> list[Outcome]:
         return [o for o in self.plain if o.differences]
 
-    def templates(self) -> list[str]:
-        """The templates that served the plain-text requests, in the order they first did."""
-        return list(dict.fromkeys(o.result.template for o in self.plain if o.result.template))
-
     @property
     def steps_replayed(self) -> int:
         return sum(o.result.steps_replayed for o in self.outcomes)
