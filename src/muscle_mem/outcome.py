@@ -218,7 +218,7 @@ class Outcomes:
         assert run.text is not None
         if self.templates is None:
             return
-        proposed = induce(run, run.text, output, seconds)
+        proposed = induce(run, run.text, output, seconds, self.templates.prefix)
         if proposed is None:
             return
         template, trajectory = proposed

@@ -284,8 +284,12 @@ class TemplateIndex:
             self._refreshed = time.monotonic()
 
 
-def induce(run: Run, text: str, output: Any, seconds: float) -> tuple[Template, Trajectory] | None:
+def induce(
+    run: Run, text: str, output: Any, seconds: float, prefix: str = ""
+) -> tuple[Template, Trajectory] | None:
     """The template a finished run of a plain-text task proposes, with its trajectory under it.
+
+    ``prefix``: the namespace prefix of the engine's keys (:func:`~muscle_mem.keys.namespace_prefix`).
 
     The slots are the tokens of ``text`` that the trajectory binds (words only where a tool
     argument holds them); None if none is bound, if a slot's value is used in a way a replay
@@ -295,7 +299,6 @@ def induce(run: Run, text: str, output: Any, seconds: float) -> tuple[Template, 
     reading = read(text)
     if reading is None or any(call.replayed for call in run.calls):
         return None
-    prefix = namespace_prefix(_namespace_of(run))
     candidates = _candidates(reading, run)
     if not candidates:
         return None
@@ -331,11 +334,6 @@ def induce(run: Run, text: str, output: Any, seconds: float) -> tuple[Template, 
 def stored_form(trajectory: Trajectory, text: str) -> Trajectory:
     """A template run's trajectory as stored: with the text it solved, whose tokens are its slot values."""
     return dataclasses.replace(trajectory, task=text)
-
-
-def _namespace_of(run: Run) -> str | None:
-    namespace = getattr(run.owner, "namespace", None)
-    return namespace if isinstance(namespace, str) else None
 
 
 def _values(reading: Reading, positions: Sequence[int]) -> list[Any]:

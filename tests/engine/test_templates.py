@@ -215,3 +215,17 @@ def test_a_negative_number_slot_takes_only_its_runs_range() -> None:
     assert engine("refund order -3").template == "refund order {1}"
     assert engine("refund order -5").template is None
     assert engine("refund order 3").template is None
+
+
+def test_a_template_serves_only_its_own_namespace(tmp_path: Any) -> None:
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+    first = Engine(url, templates=True, namespace="team-a")
+    Desk(first)
+    first("refund order 100")
+    first("refund order 200")
+    assert first("refund order 150").template == "refund order {1}"
+    other = Engine(url, templates=True, namespace="team-b")
+    desk = Desk(other)
+    assert other("refund order 160").template is None and desk.agent_runs == ["refund order 160"]
+    first.close()
+    other.close()
