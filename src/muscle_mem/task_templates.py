@@ -106,6 +106,15 @@ class Family:
 
     signature: str
     runs: tuple[tuple[Any, ...], ...]
+    shown: tuple[tuple[Any, Any, int], ...]
+    """Per slot, what the runs showed: the least and the greatest value, and how many values."""
+
+    @classmethod
+    def of(cls, signature: str, runs: Sequence[tuple[Any, ...]]) -> Family:
+        """A family of these runs, with what they showed per slot worked out once."""
+        by_slot = list(zip(*runs, strict=True))
+        shown = tuple((min(seen), max(seen), len(set(seen))) for seen in by_slot)
+        return cls(signature, tuple(runs), shown)
 
     @property
     def proven(self) -> bool:
@@ -114,26 +123,24 @@ class Family:
 
     def covers(self, values: Sequence[Any], numeric: Sequence[bool]) -> bool:
         """Whether every value lies within what the family's runs showed for its slot."""
-        for i, value in enumerate(values):
-            seen = [run[i] for run in self.runs]
-            if numeric[i]:
-                if not min(seen) <= value <= max(seen):
+        for value, is_number, (least, greatest, count) in zip(values, numeric, self.shown, strict=True):
+            if is_number:
+                if not least <= value <= greatest:
                     return False
-            elif len(set(seen)) < 2 and value != seen[0]:
+            elif count < 2 and value != least:
                 return False
         return True
 
     def ranges(self, numeric: Sequence[bool]) -> list[str]:
-        """What each slot takes, in words: ``1000..1049``, ``any Name``, ``'Paris' only``."""
+        """What each slot takes, in words: ``1000..1049``, ``any of its look``, ``'Paris' only``."""
         out = []
-        for i, is_number in enumerate(numeric):
-            seen = sorted({run[i] for run in self.runs}, key=repr)
-            if len(seen) == 1:
-                out.append(f"{seen[0]!r} only")
+        for is_number, (least, greatest, count) in zip(numeric, self.shown, strict=True):
+            if count == 1:
+                out.append(f"{least!r} only")
             elif is_number:
-                out.append(f"{min(seen)}..{max(seen)}")
+                out.append(f"{least}..{greatest}")
             else:
-                out.append(f"any of its look ({len(seen)} seen)")
+                out.append(f"any of its look ({count} seen)")
         return out
 
 
@@ -154,30 +161,43 @@ class Proof:
         return any(f.proven and f.covers(values, self.numeric) for f in self.families)
 
 
-def proof_of(key: str, trajectories: Iterable[Trajectory]) -> Proof | None:
-    """What the trajectories stored under a template key prove, or None if none is its own."""
+RunSeen = tuple[str, tuple[Any, ...], str, tuple[bool, ...]]
+"""What one stored run of a template showed: its family signature, its slot values, the template's
+text and which slots are numbers."""
+
+
+def run_seen(key: str, trajectory: Trajectory) -> RunSeen | None:
+    """What a trajectory stored under a template key showed, or None if it is not a run of it."""
     named, prefix = key_slots(key), key_prefix(key)
     if named is None or prefix is None:
         return None
     shape, slots = named
-    by_family: dict[str, list[tuple[Any, ...]]] = {}
-    text = ""
-    numeric: tuple[bool, ...] = ()
-    for trajectory in trajectories:
-        reading = read(trajectory.task)
-        if reading is None or reading.shape != shape or max(slots) >= len(reading.tokens):
-            continue
-        if template_key(reading, slots, trajectory.tags, prefix) != key:
-            continue  # a text that is not of this template: its values prove nothing
-        template = Template(reading, slots, key)
-        text, numeric = template.text, tuple(reading.tokens[i].numeric for i in slots)
-        by_family.setdefault(family_signature(trajectory), []).append(tuple(template.params.values()))
-    if not by_family:
+    reading = read(trajectory.task)
+    if reading is None or reading.shape != shape or max(slots) >= len(reading.tokens):
         return None
-    families = sorted(
-        (Family(sig, tuple(runs)) for sig, runs in by_family.items()), key=lambda f: -len(f.runs)
-    )
+    if template_key(reading, slots, trajectory.tags, prefix) != key:
+        return None  # a text that is not of this template: its values prove nothing
+    template = Template(reading, slots, key)
+    numeric = tuple(reading.tokens[i].numeric for i in slots)
+    return family_signature(trajectory), tuple(template.params.values()), template.text, numeric
+
+
+def proof_from(runs: Iterable[RunSeen]) -> Proof | None:
+    """What the runs of a template prove, or None if there is none."""
+    by_family: dict[str, list[tuple[Any, ...]]] = {}
+    last: RunSeen | None = None
+    for last in runs:
+        by_family.setdefault(last[0], []).append(last[1])
+    if last is None:
+        return None
+    text, numeric = last[2], last[3]
+    families = sorted((Family.of(sig, runs) for sig, runs in by_family.items()), key=lambda f: -len(f.runs))
     return Proof(text, tuple(families), numeric)
+
+
+def proof_of(key: str, trajectories: Iterable[Trajectory]) -> Proof | None:
+    """What the trajectories stored under a template key prove, or None if none is its own."""
+    return proof_from(seen for t in trajectories if (seen := run_seen(key, t)) is not None)
 
 
 def stored_proofs(store: CoreStore) -> Iterator[tuple[str, Proof]]:
@@ -192,6 +212,16 @@ def stored_proofs(store: CoreStore) -> Iterator[tuple[str, Proof]]:
 def family_signature(trajectory: Trajectory) -> str:
     """What runs of one family share: their calls, each argument bound alike, and their answer's binding."""
     return codec.digest([[s.signature for s in trajectory.steps], arg_record(trajectory.result)])
+
+
+@dataclass(frozen=True, slots=True)
+class _Proven:
+    """A template's runs as last read: how many, up to which revision of its key, and what they prove."""
+
+    count: int
+    revision: int
+    runs: dict[str, RunSeen]
+    proof: Proof | None
 
 
 class TemplateIndex:
@@ -213,7 +243,7 @@ class TemplateIndex:
         """Per shape, the slot positions its templates use (None: not read from the store yet)."""
         self._revision = -1
         self._refreshed = 0.0
-        self._proofs: dict[str, tuple[int, Proof | None]] = {}
+        self._proofs: dict[str, _Proven] = {}
         self._lock = threading.Lock()
 
     def find(self, text: str, tags: Sequence[str]) -> Template | None:
@@ -242,18 +272,27 @@ class TemplateIndex:
         return None
 
     def proof(self, key: str) -> Proof | None:
-        """What the runs stored under a template key prove (read again when their number changes)."""
+        """What the runs stored under a template key prove (the runs added or removed since read
+        again when their number changes)."""
         count = self._count(key)
         if not count:
             return None
         with self._lock:
             known = self._proofs.get(key)
-        if known is not None and known[0] == count:
-            return known[1]
-        proof = proof_of(key, self.store.changes(key, 0).added)
+        if known is not None and known.count == count:
+            return known.proof
+        changes = self.store.changes(key, known.revision if known is not None else 0)
+        runs = {} if known is None or changes.reset else dict(known.runs)
+        for removed in changes.removed:
+            runs.pop(removed, None)
+        for trajectory in changes.added:
+            seen = run_seen(key, trajectory)
+            if seen is not None:
+                runs[trajectory.id] = seen
+        read_now = _Proven(count, changes.revision, runs, proof_from(runs.values()))
         with self._lock:
-            self._proofs[key] = (count, proof)
-        return proof
+            self._proofs[key] = read_now
+        return read_now.proof
 
     def note(self, template: Template) -> None:
         """A template this process stored a run of: found from now on (others' at the next refresh)."""
