@@ -27,6 +27,7 @@ from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE, Decoded, LazyIndex
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
 from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable, TaskRecall, UsageBatched
+from muscle_mem.task_templates import key_slots
 from muscle_mem.trajectory import Trajectory
 from muscle_mem.usage_log import UsageLog
 
@@ -122,7 +123,12 @@ class TrajectoryCache:
             if task.root.groups:  # the store's count says none, its steps say otherwise: not a similar task's
                 return task
             tags = frozenset(run.tags)
-            known = {k: text for k, text in self.store.tasks().items() if in_namespace(k, self._namespace)}
+            known = {
+                k: text
+                for k, text in self.store.tasks().items()
+                if in_namespace(k, self._namespace)
+                and key_slots(k) is None  # a template's runs need its slots
+            }
             for similar in self._matcher.candidates(run.task, known):
                 found = self.index.lookup(similar) if similar != run.task_key else task
                 if not len(found) or found.tags != tags:  # tags partition the cache, semantic matching too
@@ -139,6 +145,11 @@ class TrajectoryCache:
         except StoreUnavailable as exc:
             breaker.trip(exc)
             raise
+
+    def count(self, task_key: str) -> int:
+        """How many trajectories a task key holds, as a lookup reads them."""
+        with self._breaker:
+            return len(self.index.lookup(task_key))
 
     def add(self, trajectory: Trajectory, relevance: float) -> None:
         """Store a new trajectory, then evict what the bounds no longer hold (raises if the store fails)."""

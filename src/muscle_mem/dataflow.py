@@ -618,14 +618,14 @@ def trajectory_of(run: Run, output: Any, seconds: float) -> Trajectory | Problem
             else NotStoredReason.UNSTORABLE_VALUE
         )
         return Problem(kind, run.redact(str(exc)))
-    leak = _kept_secret(run, trajectory)
+    leak = kept_secret(run, trajectory)
     if leak is not None:
         logger.error("the trajectory of task %r is not stored: %s", run.task, leak)
         return Problem(NotStoredReason.SECRET_LEAK, leak)
     return trajectory
 
 
-def _kept_secret(run: Run, trajectory: Trajectory) -> str | None:
+def kept_secret(run: Run, trajectory: Trajectory) -> str | None:
     """Why the trajectory would store a secret in clear, or None if it would not (or it cannot be told)."""
     captured = (v for c in run.calls for v in (c.pre, c.post) if v is not NOT_CAPTURED)
     try:

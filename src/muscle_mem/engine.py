@@ -38,6 +38,7 @@ from muscle_mem.spend import Prices, check_prices
 from muscle_mem.stores import CoreStore, MemoryStore, StoreUnavailable, budget, open_store
 from muscle_mem.stores.base import EventLog
 from muscle_mem.stores.signing import Keys, signer_from
+from muscle_mem.task_templates import Template, TemplateIndex
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 from muscle_mem.writer import Writer
 
@@ -104,6 +105,10 @@ class Engine:
     family once ``proof`` (default 3) shadow runs agreed with no disagreement since, and shadows it
     until then; ``"frozen"`` replays what is stored and writes nothing (a SQLite URL is opened read
     only).
+    ``templates=True``: a task given as one plain text and nothing else may be served by a template
+    learned from the agent's own runs (``refund order {1}``), once two runs with different values
+    proved it, and only for values its runs showed (see docs/templates.md). Each such run is then
+    stored twice: under its text, and under the template its data flow proposes.
     """
 
     def __init__(
@@ -131,6 +136,7 @@ class Engine:
         telemetry: bool | Telemetry = False,
         mode: Mode = "replay",
         proof: int = DEFAULT_PROOF,
+        templates: bool = False,
     ) -> None:
         self.mode: Mode = check_mode(mode, proof)
         """What the engine does with a task it could replay (see docs/modes.md)."""
@@ -195,10 +201,17 @@ class Engine:
             decoded_size=decoded_size,
             sync_interval=sync_interval,
         )
+        if type(templates) is not bool:
+            raise TypeError(f"templates must be a bool, not {templates!r}")
+        self._templates = (
+            TemplateIndex(self.store, self._cache.count, namespace, max(sync_interval, 1.0))
+            if templates and match == "exact"
+            else None
+        )
         if type(write_behind) is not bool:
             raise TypeError(f"write_behind must be a bool, not {write_behind!r}")
         self._writer = Writer() if write_behind else None
-        self._outcomes = Outcomes(self._cache, self.metrics, self.journal, self._writer)
+        self._outcomes = Outcomes(self._cache, self.metrics, self.journal, self._writer, self._templates)
         if match == "tags":  # the task text does not decide: no miss is a forgotten param
             self._outcomes.near = None
         if telemetry is not False:
@@ -517,8 +530,22 @@ class Engine:
             run.problems.append(Problem(NotStoredReason.UNKEYABLE_TASK, unkeyable))
             return run, replayer, None, Ending(reason=unkeyable, kind=MissReason.UNKEYABLE_TASK)
         self._cache.observe(run)
+        if (
+            self._templates is not None
+            and not params
+            and not kwargs
+            and len(args) == 1
+            and type(args[0]) is str
+        ):
+            run.text = text
         try:
-            return run, replayer, self._cache.lookup(run), _GOING_ON
+            task = self._cache.lookup(run)
+            if run.text is not None and not len(task):
+                template = self._templates.find(run.text, tag_tuple) if self._templates is not None else None
+                if template is not None:
+                    run, replayer = self._template_run(run, template)
+                    task = self._cache.lookup(run)
+            return run, replayer, task, _GOING_ON
         except StoreUnavailable as exc:  # logged once per outage, by the breaker
             why = f"the store is unavailable: {exc}"
             return run, replayer, None, Ending(reason=why, kind=MissReason.STORE_UNAVAILABLE)
@@ -527,6 +554,17 @@ class Engine:
             logger.exception("store lookup failed; the agent handles this task")
             why = f"the store could not be read: {exc!r}"
             return run, replayer, None, Ending(reason=why, kind=MissReason.STORE_ERROR)
+
+    def _template_run(self, exact: Run, template: Template) -> tuple[Run, Replayer]:
+        """The run of a plain-text task served by a template: its slots are its params."""
+        self._active.remove(exact)
+        params = template.params
+        run = Run(self, template.text, template.key, exact.tags, params)
+        run.text, run.template, run.relevance = exact.text, template, exact.relevance
+        context = None if self._context is _UNSET else self._context
+        replayer = Replayer(self._registry, context, run, params, self._cache.skipped, compare=self._compare)
+        self._active.add(replayer)
+        return run, replayer
 
     def _task_identity(
         self,

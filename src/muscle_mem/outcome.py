@@ -25,6 +25,7 @@ from muscle_mem.shadow import judge
 from muscle_mem.shadow_report import ShadowBook
 from muscle_mem.similar import agrees
 from muscle_mem.stores import StoreUnavailable
+from muscle_mem.task_templates import TemplateIndex, induce, stored_form
 from muscle_mem.trajectory import Trajectory
 from muscle_mem.verdict import Shadow
 from muscle_mem.writer import Writer
@@ -61,7 +62,12 @@ class Outcomes:
     """Turns the end of an engine call into its :class:`Result`, with its bookkeeping."""
 
     def __init__(
-        self, cache: TrajectoryCache, metrics: Metrics, journal: Journal, writer: Writer | None = None
+        self,
+        cache: TrajectoryCache,
+        metrics: Metrics,
+        journal: Journal,
+        writer: Writer | None = None,
+        templates: TemplateIndex | None = None,
     ) -> None:
         self.cache = cache
         self.metrics = metrics
@@ -77,6 +83,8 @@ class Outcomes:
         self.near: NearTasks | None = NearTasks()
         """The tasks stored lately, to say when a miss differs from one only in a number or a quoted
         value (a forgotten ``params=``); None where the task text does not decide (``match="tags"``)."""
+        self.templates = templates
+        """The engine's templates, which a plain-text task's run may propose one to (None: no templates)."""
 
     def hit(self, call: Call, ending: Ending) -> Result:
         """The result of a full hit, its event and its use statistics written."""
@@ -108,6 +116,8 @@ class Outcomes:
             trajectory_id=trajectory.id,
             elapsed=elapsed,
             tokens_saved=trajectory.tokens,
+            template=run.template.text if run.template is not None else None,
+            slots=run.template.params if run.template is not None else None,
             steps=tuple(run.calls),
         )
 
@@ -146,6 +156,8 @@ class Outcomes:
             )
         stored_id, refused = _FROZEN if self.frozen else self._store(run, output, now - started)
         run.stored_id = stored_id
+        if stored_id is not None and run.text is not None and run.template is None:
+            self._propose_template(run, output, now - started)
         if refused is not None:
             self.metrics.not_stored(refused.kind)
         if near is not None and stored_id is not None and not run.hidden():
@@ -180,6 +192,8 @@ class Outcomes:
             miss_reason=ending.kind,
             miss_tool=ending.tool,
             tokens_spent=run.tokens,
+            template=run.template.text if run.template is not None else None,
+            slots=run.template.params if run.template is not None else None,
             steps=tuple(run.calls),
             shadow=shadow,
         )
@@ -210,6 +224,10 @@ class Outcomes:
             return None, trajectory
         if run.similar is not None:
             self._compare_similar(trajectory, run.similar)
+        if run.template is not None and run.text is not None:
+            trajectory = stored_form(trajectory, run.text)
+            if self.templates is not None:
+                self.templates.note(run.template)
         if self.writer is not None:
             self.writer.submit(functools.partial(self._write, trajectory, run))
             return trajectory.id, None
@@ -230,6 +248,23 @@ class Outcomes:
             "agreed with" if agreed else "differed from",
             similar.text,
         )
+
+    def _propose_template(self, run: Run, output: Any, seconds: float) -> None:
+        """Store the run once more under the template its text proposes, if data flow finds one."""
+        assert run.text is not None
+        if self.templates is None:
+            return
+        proposed = induce(run, run.text, output, seconds, self.templates.prefix)
+        if proposed is None:
+            return
+        template, trajectory = proposed
+        self.templates.note(template)
+        if self.writer is not None:
+            self.writer.submit(functools.partial(self._write, trajectory, run))
+        else:
+            problem = self._add(trajectory, run)
+            if problem is not None:
+                logger.info("the run of task %r was not stored as a template run: %s", run.task, problem)
 
     def _add(self, trajectory: Trajectory, run: Run) -> Problem | None:
         """Store the run's trajectory: None, or why the store did not take it."""

@@ -33,6 +33,7 @@ from muscle_mem.trajectory import Step
 
 if TYPE_CHECKING:
     from muscle_mem.index import TaskSteps
+    from muscle_mem.task_templates import Template
 
 logger = logging.getLogger(__name__)
 
@@ -192,6 +193,8 @@ class Run:
         "tags",
         "task",
         "task_key",
+        "template",
+        "text",
         "tokens",
         "usage",
     )
@@ -237,6 +240,10 @@ class Run:
         """The trajectory this run was stored as, once it ended."""
         self.similar: TaskSteps | None = None
         """A stored task semantic matching found similar: a candidate the agent's run is compared with."""
+        self.text: str | None = None
+        """The task as plain text, when it came as one with nothing else (a template may be learned from it)."""
+        self.template: Template | None = None
+        """The template this run follows, if a template served it."""
 
     def start(self, tool: str) -> Flight | None:
         """A call made in the run's context begins (None, the problem noted, if the agent returned)."""

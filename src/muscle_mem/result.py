@@ -81,6 +81,10 @@ class Result:
     shadow: Shadow | None = None
     """In shadow mode (and proven mode, the family not proven yet): how a replay would have compared
     with the agent's run; None when there was nothing stored to compare with, and in other modes."""
+    template: str | None = None
+    """When a template learned from the agent's runs served the call: the template (``refund order {1}``)."""
+    slots: Mapping[str, Any] | None = None
+    """With ``template``: the values its slots took in this task, by slot name (``{"1": 4471}``)."""
     steps: Sequence[Any] = field(default=(), repr=False, compare=False)
     """The run's calls as the engine keeps them; read :attr:`calls`."""
 

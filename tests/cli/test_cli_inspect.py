@@ -317,6 +317,8 @@ def test_stats_and_report_after_a_demo_run(tmp_path: Path, capsys: pytest.Captur
         "demo",
         "--tasks",
         "16",
+        "--text-only",
+        "4",
         "--speed",
         "200",
         "--plain",
@@ -328,7 +330,7 @@ def test_stats_and_report_after_a_demo_run(tmp_path: Path, capsys: pytest.Captur
     assert run_cli(capsys, *demo).status == 0
     figures = json.loads(run_cli(capsys, "stats", "--json", "--store", store).out)
     calls = figures["calls"]
-    assert calls["calls"] == 16 and calls["hits"] + calls["misses"] == 16
+    assert calls["calls"] == 20 and calls["hits"] + calls["misses"] == 20  # and the 4 asked as plain text
     assert "no_trajectory" in dict(figures["miss_reasons"])  # the first request is new
     assert calls["tokens_spent"] > 0
     if calls["hits"]:

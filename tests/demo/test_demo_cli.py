@@ -162,3 +162,25 @@ def test_demo_shows_how_each_kind_of_request_earned_its_generality(
     assert int(kinds["refund"][4]) > 0  # a customer's id, a ticket's id: freed by the runs themselves
     assert "The first stop on a changed observation, per kind of request:" in out
     assert re.search(r"^  refund, request \d+: step \d \w+ output\[", out, re.MULTILINE)
+
+
+def test_demo_summary_says_what_templates_did_for_plain_text_requests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = f"sqlite:///{tmp_path / 'cache.db'}"
+    argv = [*demo(tmp_path, "--tasks", "10", "--text-only", "40", "--store", store, "--plain")]
+    assert main(argv) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("Templates:"))
+    found = re.search(
+        r"40 more requests .*: (\d+) full hits?, (\d+) of them by (\d+) templates? .*; 0 unsafe", line
+    )
+    assert found is not None, line
+    hits, served, templates = map(int, found.groups())
+    assert served > 0 and templates > 0 and served <= hits
+
+
+def test_demo_without_plain_text_requests_prints_no_template_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*demo(tmp_path, "--tasks", "3", "--text-only", "0", "--plain", "--no-checks")]) == 0
+    assert "Templates:" not in capsys.readouterr().out

@@ -30,6 +30,13 @@ HELP = "Run a support agent on a stream of requests with muscle memory, and veri
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", type=_positive(int), default=60, metavar="N", help="requests to run (60)")
+    parser.add_argument(
+        "--text-only",
+        type=int,
+        default=30,
+        metavar="N",
+        help="then N more requests as plain text, no params declared, for templates to serve (30)",
+    )
     parser.add_argument("--seed", type=int, default=7, help="seed of the desk and of the request stream (7)")
     parser.add_argument(
         "--speed",
@@ -123,10 +130,15 @@ def run(args: argparse.Namespace) -> int:
                 bar.advance(_running(runner.tally, runner.verifying))
 
             runner.stream(args.tasks, on_task)
+        if args.text_only > 0:
+            with out.progress("plain-text requests", args.text_only) as bar:
+                runner.stream(
+                    args.text_only, lambda o: on_task(o) if args.verbose else bar.advance(), plain=True
+                )
         with out.progress("verifying replays", runner.pending) as bar:
             tally = runner.finish(lambda _: bar.advance())
         _summary(out, tally, store, runner.engine.store)
-    return 1 if tally.unsafe else 0
+    return 1 if tally.unsafe or tally.plain_unsafe else 0
 
 
 def _running(tally: Tally, verifying: int) -> str:
@@ -225,7 +237,10 @@ def _summary(out: Output, t: Tally, store: str, cache: CoreStore) -> None:
             [[reason, str(count)] for reason, count in reasons.most_common()],
         )
     _families(out, t, cache)
-    for o in t.unsafe[:SHOW_UNSAFE]:
+    if t.plain:
+        out.line()
+        out.line(_templates_line(t))
+    for o in (t.unsafe + t.plain_unsafe)[:SHOW_UNSAFE]:
         out.line()
         out.line(f"UNSAFE replay on task {o.index + 1}: {o.task.text}", style="bold red")
         for difference in o.differences:
@@ -315,6 +330,21 @@ def _families(out: Output, t: Tally, store: CoreStore) -> None:
         out.line("The first stop on a changed observation, per kind of request:")
         for line in stops:
             out.line(line)
+
+
+def _templates_line(t: Tally) -> str:
+    """What templates learned from the agent's runs did for the requests asked as plain text."""
+    n = len(t.plain)
+    hits = [o for o in t.plain if o.kind == "hit"]
+    served = [o.result.template for o in hits if o.result.template is not None]
+    templates = list(dict.fromkeys(served))
+    such = f" (such as {templates[0]!r})" if templates else ""
+    return (
+        f"Templates: {plural(n, 'more request')} asked as plain text, no params declared: "
+        f"{plural(len(hits), 'full hit')}, {len(served)} of them by {plural(len(templates), 'template')} "
+        f"learned from the agent's own runs{such}; {len(t.plain_unsafe)} unsafe. A template serves new "
+        "values once two runs of the agent proved it."
+    )
 
 
 def _share(part: int, whole: int) -> str:

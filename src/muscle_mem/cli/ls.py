@@ -15,7 +15,9 @@ from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.untrusted import shown
 from muscle_mem.secret_patterns import scrub
+from muscle_mem.stores import Store
 from muscle_mem.stores.base import Summary
+from muscle_mem.task_templates import stored_proofs
 
 NAME = "ls"
 HELP = "List the stored trajectories: task, tags, steps, hits, last use, agent time saved."
@@ -34,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--limit must be 0 or more, got {args.limit}")
     with cache.opened(args) as store:
         rows = [s for s in untrusted.summaries(store.summaries()) if all(t in s.tags for t in args.tag)]
+        templates = [] if args.json else _template_rows(store)
     if args.limit is not None:
         rows = rows[: args.limit]
     if args.json:
@@ -61,7 +64,28 @@ def run(args: argparse.Namespace) -> int:
             for s in rows
         ],
     )
+    if templates:
+        out.table(
+            f"{plural(len(templates), 'template')} learned from the agent's runs",
+            ["template<", "slots<", "runs", "proved by<"],
+            templates,
+        )
     return 0
+
+
+def _template_rows(store: Store) -> list[list[str]]:
+    """One row per template: its text, what each slot takes, its runs, and the runs that proved it."""
+    rows = []
+    for _, proof in stored_proofs(store):
+        proven = [f for f in proof.families if f.proven]
+        family = proven[0] if proven else proof.families[0]
+        slots = ", ".join(f"{{{n}}} {r}" for n, r in enumerate(family.ranges(proof.numeric), 1))
+        runs = sum(len(f.runs) for f in proof.families)
+        by = "; ".join("/".join(map(str, run)) for run in family.runs[:4]) if proven else "not yet proven"
+        rows.append(
+            [cache.clip(shown(scrub(proof.text)), 50), shown(scrub(slots)), str(runs), shown(scrub(by))]
+        )
+    return rows
 
 
 def _record(s: Summary) -> dict[str, object]:

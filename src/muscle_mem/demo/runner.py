@@ -69,6 +69,8 @@ class Tally:
     """Everything the demo's summary shows."""
 
     outcomes: list[Outcome] = field(default_factory=list)
+    plain: list[Outcome] = field(default_factory=list)
+    """The requests asked afterwards as plain text, no params declared (templates may serve them)."""
     wall_seconds: float = 0.0
     """Wall time of the whole run, verification included."""
     saved_seconds_estimate: float = 0.0
@@ -88,6 +90,10 @@ class Tally:
     @property
     def unsafe(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.differences]
+
+    @property
+    def plain_unsafe(self) -> list[Outcome]:
+        return [o for o in self.plain if o.differences]
 
     @property
     def steps_replayed(self) -> int:
@@ -180,7 +186,9 @@ class DemoRunner:
         self.copies = workdir / "copies"
         shutil.rmtree(self.copies, ignore_errors=True)
         self.copies.mkdir(parents=True)
-        self.engine = Engine(store, observations="compared" if observations else "ignored", mode=mode)
+        self.engine = Engine(
+            store, observations="compared" if observations else "ignored", mode=mode, templates=True
+        )
         if fresh:
             self.engine.store.clear()
         Desk.create(workdir / "desk.db", seed=seed).close()
@@ -194,21 +202,26 @@ class DemoRunner:
         self._started = time.time()
         self.tally = Tally()
 
-    def stream(self, tasks: int, on_task: Callable[[Outcome], None] = lambda _: None) -> None:
-        """Run ``tasks`` requests through the engine, starting a verification after each replay."""
+    def stream(
+        self, tasks: int, on_task: Callable[[Outcome], None] = lambda _: None, *, plain: bool = False
+    ) -> None:
+        """Run ``tasks`` requests through the engine, starting a verification after each replay.
+
+        ``plain``: ask them as plain text, with no params declared (kept in :attr:`Tally.plain`).
+        """
         started = time.perf_counter()
         for index, task in enumerate(self.workload.tasks(tasks)):
             copy = self.copies / f"{index}.db"
             self.desk.copy_to(copy).close()
             llm_before, agent_before = self.llm.usage, self.engine.metrics.agent_seconds
             call_started = time.perf_counter()
-            result = self.engine(task.text, tags=task.tags, params=task.params)
+            result = self.engine(task.text, tags=task.tags, params=None if plain else task.params)
             seconds = time.perf_counter() - call_started
             llm = self.llm.usage - llm_before
             outcome = Outcome(
                 index, task, result, seconds, self.engine.metrics.agent_seconds - agent_before, llm
             )
-            self.tally.outcomes.append(outcome)
+            (self.tally.plain if plain else self.tally.outcomes).append(outcome)
             if outcome.replayed:
                 self._pending[self._pool.submit(self._verify, outcome, copy, self.desk.state())] = outcome
             else:
