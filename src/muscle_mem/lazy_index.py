@@ -295,11 +295,15 @@ class LazyGroup:
         for key in {None, pre_key}:
             edges = self._edges.get(key)
             if edges is not None and any(not edge.trajectories.isdisjoint(removed) for edge in edges):
-                self._edges[key] = [
+                kept = [
                     LazyEdge(edge.step, edge.node, edge.trajectories - removed, edge.stamp)
                     for edge in edges
                     if not edge.trajectories <= removed
                 ]
+                if kept or key is None:
+                    self._edges[key] = kept
+                else:  # read again if asked: a call's pre keys do not pile up as trajectories come and go
+                    del self._edges[key]
         return self._edges.get(None) != []
 
     def promote(self, row: StepRow, now: float) -> None:

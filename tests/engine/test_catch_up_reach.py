@@ -15,6 +15,7 @@ from test_lazy_index import TASK, call, index_of, key_of, recorded, worker
 from muscle_mem import Engine
 from muscle_mem.lazy_index import LazyNode
 from muscle_mem.stores import MemoryStore
+from muscle_mem.stores.steps import root
 
 
 class CountedNodes(OrderedDict[str, LazyNode]):
@@ -121,4 +122,17 @@ def test_a_removed_trajectory_is_not_replayed_after_its_nodes_were_evicted() -> 
     assert call(engine, state, 4)
     store.remove([replayed.trajectory_id])
     assert not call(engine, state, 4)
+    engine.close()
+
+
+def test_pre_keys_of_removed_trajectories_do_not_pile_up() -> None:
+    """An engine keeping 3 trajectories records 30 states: its first node keeps edge lists for a few pre keys."""
+    engine, state, _ = worker(MemoryStore(), capacity=3)
+    recorded(engine, state, range(30))
+    assert call(engine, state, 29)
+    index = index_of(engine)
+    first = index.cached(root(key_of(engine)))
+    assert first is not None
+    [group] = (first.loaded_groups() or {}).values()
+    assert len(group._edges) <= 3 + 2  # the stored ones' keys, the one just missed, all edges
     engine.close()
