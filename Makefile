@@ -23,8 +23,9 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks examples
 	$(BIN)/mypy
 
+# Skipped tests are summed up, one line per reason (tests/skip_summary.py).
 test: lint
-	$(BIN)/pytest -q -rs
+	$(BIN)/pytest -q
 
 bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done

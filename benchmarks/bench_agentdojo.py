@@ -14,7 +14,14 @@ tools (``agentdojo_harness.py`` documents the tools, checks and params). For eac
 Every unperturbed and perturbed run is judged; each unsafe one is listed with the first call that
 differs from the oracle's and, for each wrong argument, where the oracle's value came from.
 
+With ``--mode shadow`` the engine never replays: the oracle runs every time, and each run after the
+recording is compared with what a replay would have done. The shadow table gives, per suite, the runs
+a replay would have matched (agreed), done otherwise (disagreed: each would have been an unsafe
+replay) and handed to the agent (missed); ``--mode proven`` replays a task once it agreed
+``--proof`` times.
+
 Run: python benchmarks/bench_agentdojo.py [--quick] [--suites workspace banking] [--no-params]
+[--mode shadow]
 (needs ``pip install 'muscle-mem[agentdojo]'``; without it the script says so and exits).
 """
 
@@ -52,6 +59,9 @@ class Tally:
     unsafe: int = 0
     needless: int = 0
     skipped: int = 0
+    agreed: int = 0
+    disagreed: int = 0
+    shadow_missed: int = 0
     seconds: float = 0.0
 
     def add(self, other: Tally) -> None:
@@ -122,7 +132,7 @@ def run_suite(name: str, suite: Any, args: argparse.Namespace, unsafe: list[Unsa
 
     started = time.perf_counter()
     tally = Tally()
-    engine = Engine()
+    engine = Engine(mode=getattr(args, "mode", "replay"), proof=getattr(args, "proof", 3))
     holder = EnvHolder()
     oracle = Oracle(register_tools(engine, suite, holder, checks=args.checks))
     engine.set_agent(oracle)
@@ -136,6 +146,13 @@ def run_suite(name: str, suite: Any, args: argparse.Namespace, unsafe: list[Unsa
     params = {
         tid: ({} if args.no_params else params_for(t.PROMPT, plan(t, initial[tid]))) for tid, t in tasks
     }
+
+    def judged(result: Any) -> None:
+        """Count a run's shadow verdict (none in replay mode, nor for a run that replayed)."""
+        verdict = result.shadow.verdict.value if result.shadow is not None else None
+        tally.agreed += verdict == "agreed"
+        tally.disagreed += verdict == "disagreed"
+        tally.shadow_missed += verdict == "missed"
 
     def run(tid: str, task: Any, env: Any, label: str) -> Any:
         """One engine run on ``env``, judged against the oracle alone on a copy of it."""
@@ -162,6 +179,7 @@ def run_suite(name: str, suite: Any, args: argparse.Namespace, unsafe: list[Unsa
         tally.stored += bool(result.stored)
     for tid, task in tasks:
         result, wrong = run(tid, task, initial[tid].model_copy(deep=True), "unperturbed")
+        judged(result)
         tally.reuse += bool(result.hit)
         tally.unperturbed_unsafe += wrong
     for label, perturb in PERTURBATIONS[name].items():
@@ -175,6 +193,7 @@ def run_suite(name: str, suite: Any, args: argparse.Namespace, unsafe: list[Unsa
                 continue
             needless = calls in recorded[tid]
             result, wrong = run(tid, task, env, label)
+            judged(result)
             tally.runs += 1
             tally.unsafe += wrong
             if result.hit:
@@ -201,6 +220,15 @@ def row(name: str, t: Tally) -> str:
     )
 
 
+SHADOW_HEADER = "| suite | shadow runs | agreed | disagreed | a replay would have missed |"
+
+
+def shadow_row(name: str, t: Tally) -> str:
+    runs = t.agreed + t.disagreed + t.shadow_missed
+    share = f" ({t.agreed / runs:.0%})" if runs else ""
+    return f"| {name} | {runs} | {t.agreed}{share} | **{t.disagreed}** | {t.shadow_missed} |"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help=f"the first {QUICK_TASKS} tasks of each suite")
@@ -213,6 +241,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="all",
         help="which tools get their pre-check: all (default), reads only, or none (a control)",
     )
+    parser.add_argument(
+        "--mode",
+        choices=("replay", "shadow", "proven"),
+        default="replay",
+        help="the engine's mode: replay (default); shadow: the oracle runs every time and each run is "
+        "compared with what a replay would have done; proven: a task replays after --proof agreements",
+    )
+    parser.add_argument("--proof", type=int, default=3, help="agreements before --mode proven replays (3)")
     args = parser.parse_args(argv)
     if importlib.util.find_spec("agentdojo") is None:
         print("agentdojo is not installed: pip install 'muscle-mem[agentdojo]'; nothing measured")
@@ -222,19 +258,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     freeze_clock()
     version, suites = load_suites(args.version or BENCHMARK_VERSION)
-    print(f"AgentDojo {_package_version()}, benchmark version {version}, pre-checks on {args.checks} tools")
+    print(
+        f"AgentDojo {_package_version()}, benchmark version {version}, pre-checks on {args.checks} tools, "
+        f"mode {args.mode}"
+    )
     names = args.suites or list(suites)
     unsafe: list[Unsafe] = []
     total = Tally()
     lines = [HEADER, "| --- " * 11 + "|"]
+    tallies = []
     for name in names:
         tally = run_suite(name, suites[name], args, unsafe)
+        tallies.append(tally)
         total.add(tally)
         lines.append(row(name, tally))
         print(lines[-1], flush=True)
     lines.append(row("total", total))
     print()
     print("\n".join(lines))
+    if args.mode != "replay":
+        shadows = [SHADOW_HEADER, "| --- " * 5 + "|"]
+        shadows += [shadow_row(name, tally) for name, tally in zip(names, tallies, strict=True)]
+        print(
+            "\nShadow runs after the recording (unperturbed and perturbed), against what a replay would have done:"
+        )
+        print("\n".join([*shadows, shadow_row("total", total)]))
     if total.skipped:
         print(f"\n{total.skipped} perturbed runs skipped: the task's ground truth raised on that environment")
     print(f"\n{len(unsafe)} unsafe runs" + (":" if unsafe else ""))

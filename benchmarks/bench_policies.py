@@ -16,7 +16,7 @@ Hit ratio = requests whose task was still cached / all requests (first requests 
 is a share of the distinct tasks in the stream.
 
 ``--only legacy`` prints the earlier tables on the bfcl streams alone (LFU, the Attention-LRU
-variants and the document's claim, the ``decayed`` half-life sweep, docs/hit_ratio.png);
+variants and the Attention-LRU claim, the ``decayed`` half-life sweep, docs/hit_ratio.png);
 ``--only matcher`` the semantic matcher's precision and recall; ``--only eviction`` the eviction
 costs at 1,000 to 100,000 trajectories; ``--only workers`` the default policy's margins with 1, 2
 and 4 workers sharing one store at one request a second, hits written at once and behind by
@@ -204,9 +204,9 @@ def ours_cache_run(s: policies_stream.Stream, capacity: int, vectors: Array) -> 
     )
 
 
-def brief_cache_run(s: policies_stream.Stream, capacity: int, vectors: Array) -> int:
+def reference_cache_run(s: policies_stream.Stream, capacity: int, vectors: Array) -> int:
     return ref.run_attention_cache(
-        lambda: ref.BriefAttentionLRUCache(capacity, ALPHA, BETA),
+        lambda: ref.ReferenceAttentionLRUCache(capacity, ALPHA, BETA),
         s.keys.tolist(),
         s.queries,
         vectors,
@@ -252,7 +252,7 @@ def hit_ratios(
         "LFU (cachetools)": lambda s, c: ref.lfu(s.keys.tolist(), c),
         "ARC": lambda s, c: ref.arc(s.keys.tolist(), c),
         "S3-FIFO": lambda s, c: ref.s3fifo(s.keys.tolist(), c),
-        "brief's Attention-LRU code": lambda s, c: brief_cache_run(s, c, data.vectors),
+        "reference Attention-LRU code": lambda s, c: reference_cache_run(s, c, data.vectors),
         "AttentionLRUCache (ours)": lambda s, c: ours_cache_run(s, c, data.vectors),
     }
     for name in ("lru", "lfu", "attention-lru", "decayed"):
@@ -424,12 +424,15 @@ def _median_mean(seconds: list[float]) -> str:
 
 def cache_put_latency(sizes: tuple[int, ...]) -> None:
     print(
-        "\nAttention-LRU caches at capacity, the document's pattern (each put followed by a get of a"
+        "\nAttention-LRU caches at capacity, the reference code's pattern (each put followed by a get of a"
         " random item with a random query): µs per put (each evicts one)"
     )
     print(f"{'':<36}" + "".join(f"{n:>12,}" for n in sizes))
     for label, factory in (
-        ("the document's class (Python loop)", lambda c: ref.BriefAttentionLRUCache(c, ALPHA, BETA)),
+        (
+            "the reference code's class (Python loop)",
+            lambda c: ref.ReferenceAttentionLRUCache(c, ALPHA, BETA),
+        ),
         (
             "AttentionLRUCache (numpy)",
             lambda c: AttentionLRUCache(c, ALPHA, BETA, clock=lambda: ref.time.now),
@@ -936,7 +939,7 @@ def latency_tables(quick: bool, postgres: str) -> None:
 
 
 def legacy(args: argparse.Namespace, start: float) -> None:
-    """The earlier tables on the bfcl streams (30 s between requests), the document's claim and the plot."""
+    """The earlier tables on the bfcl streams (30 s between requests), the Attention-LRU claim and the plot."""
     texts = policies_data.task_texts()
     emb, label = embedder(args.embedder)
     data = policies_stream.tasks(texts, emb)
@@ -949,17 +952,17 @@ def legacy(args: argparse.Namespace, start: float) -> None:
     decayed_sweep(data, streams)
     plot(ratios)
     lru, att = ratios["engine: lru"][:, 1].mean(), ratios["engine: attention-lru"][:, 1].mean()
-    brief = ratios["brief's Attention-LRU code"][:, 1].mean()
-    brief_cost = cost["brief's Attention-LRU code"]
+    reference = ratios["reference Attention-LRU code"][:, 1].mean()
+    reference_cost = cost["reference Attention-LRU code"]
     print(
-        f"\nThe brief's claim (context recall LRU 0.65 vs Attention-LRU 0.84, +29 %; 4.8 vs 5.1 ms/query):"
+        f"\nThe claim that came with Attention-LRU (context recall LRU 0.65 vs Attention-LRU 0.84, +29 %; 4.8 vs 5.1 ms/query):"
         f"\n  measured at 5 % capacity: LRU {lru:.3f}, Attention-LRU (engine) {att:.3f} ({att / lru - 1:+.0%}),"
-        f" the brief's own code {brief:.3f} ({brief / lru - 1:+.0%});"
+        f" the reference code {reference:.3f} ({reference / lru - 1:+.0%});"
         f"\n  µs per request: LRU {cost['engine: lru'] * 1e6:.0f}, Attention-LRU {cost['engine: attention-lru'] * 1e6:.0f},"
-        f" the brief's code {brief_cost * 1e6:.0f}"
+        f" the reference code {reference_cost * 1e6:.0f}"
     )
     lru_all = ratios["engine: lru"].mean(0)
-    for name in ("engine: attention-lru", "brief's Attention-LRU code"):
+    for name in ("engine: attention-lru", "reference Attention-LRU code"):
         against = ", ".join(
             f"{share:.1%}: {ratio / lru - 1:+.0%}"
             for share, ratio, lru in zip(SHARES, ratios[name].mean(0), lru_all, strict=True)

@@ -9,7 +9,7 @@ such as ``git worktree add /tmp/restart-base <commit>``) side by side, each on a
 (the two schemas differ). Stores are built once and kept in a temp dir (SQLite) or schema
 (PostgreSQL, with ``--postgres URL`` or ``MUSCLE_MEM_TEST_POSTGRES``) for the next runs.
 
-Target (issue 12): under 0.5 s and under 100 MiB added on 100,000 trajectories.
+Target: under 0.5 s and under 100 MiB added on 100,000 trajectories.
 
 Run: python benchmarks/bench_restart.py [--size 100000] [--base /tmp/restart-base] [--quick]
 """
@@ -179,7 +179,7 @@ def main() -> None:
             f"{label:<8} {kind:<9} {row['hit']!s:<5} {row['open']:>8.3f} {row['first_call']:>13.3f} "
             f"{row['added_mib']:>10.1f} {row['peak_added_mib']:>9.1f}"
         )
-    print(f"target: first call < {TARGET_SECONDS} s and < {TARGET_MIB:.0f} MiB added (issue 12)")
+    print(f"target: first call < {TARGET_SECONDS} s and < {TARGET_MIB:.0f} MiB added")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,12 @@ takes that option. Hidden-state scenarios (the difference lives in state no tool
 left out of the class rows and counted on their own line; scenarios marked as a tradeoff (a harmless
 probe no sound engine can tell from a harmful one) are counted and named.
 
-Run: python benchmarks/bench_soundness.py [--quick] [--only NAME ...] [--list]
+With ``--proven 1 3``, every scenario runs again through ``Engine(mode="proven", proof=N)`` for each
+N: the recording runs and probes are shadow runs until a family is proven, and the table shows what
+was replayed, whether any family was replayed before ``proof`` agreements since a disagreement in
+shadow (never), and the unsafe runs.
+
+Run: python benchmarks/bench_soundness.py [--quick] [--only NAME ...] [--list] [--proven N ...]
 """
 
 from __future__ import annotations
@@ -34,9 +39,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+
 from muscle_mem import Engine
 from soundness import BY_NAME, SCENARIOS
 from soundness.harness import CHECK_MODES, CheckMode, Report, Scenario, run_scenario
+from soundness.proven import HEADER as PROVEN_HEADER
+from soundness.proven import Proven
 
 BASELINE_OPTIONS: dict[str, Any] = {"observations": "ignored"}
 QUICK_PER_CLASS = 2
@@ -179,6 +187,29 @@ def failing(reports: Mapping[Config, list[Report]]) -> list[str]:
     return lines
 
 
+def proven_table(scenarios: Sequence[Scenario], proofs: Sequence[int], tmp_dir: Path) -> str:
+    """Every scenario in both check modes through ``Engine(mode="proven", proof=N)``: what it replayed.
+
+    With observations compared (the default) and ignored: a replay that ignores them is where a
+    shadow run disagrees, and proven mode then keeps the family in shadow.
+    """
+    lines = [PROVEN_HEADER, "| --- " * 10 + "|"]
+    notes = []
+    for proof in proofs:
+        for checks in CHECK_MODES:
+            for observations in ("compared", "ignored"):
+                options = {"mode": "proven", "proof": proof, "observations": observations}
+                tallied = Proven()
+                for scenario in scenarios:
+                    report = run_scenario(scenario, checks, options, tmp_dir)
+                    tallied.add(scenario.name, report.events, proof, len(report.unsafe))
+                label = f"proof={proof}, {checks} checks, observations {observations}"
+                lines.append(tallied.row(label))
+                if tallied.disagreed_in:
+                    notes.append(f"{label}: disagreed in shadow in {', '.join(tallied.disagreed_in)}")
+    return "\n".join(lines + [""] + [textwrap.fill(n, width=110, subsequent_indent="  ") for n in notes])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
@@ -187,6 +218,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="scenario names")
     parser.add_argument("--list", action="store_true", help="name every scenario and what it probes")
     parser.add_argument("--verbose", action="store_true", help="print every unsafe run")
+    parser.add_argument(
+        "--proven",
+        nargs="*",
+        type=int,
+        default=[],
+        metavar="N",
+        help="also run every scenario with Engine(mode='proven', proof=N) for each N, and show what it replayed",
+    )
     args = parser.parse_args(argv)
 
     scenarios = list(SCENARIOS)
@@ -229,6 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for sc in tradeoffs:
             print(f"  {sc.name}: {sc.tradeoff}")
+    if args.proven:
+        with tempfile.TemporaryDirectory() as tmp:
+            print("\n" + proven_table(scenarios, args.proven, Path(tmp)))
     if args.verbose:
         for (checks, kind), batch in reports.items():
             for report in batch:

@@ -3,7 +3,7 @@
 Hit latency: a 5-step trajectory with cheap equality pre-checks (``Check.equal``); N trajectories stored
 under the same task, each recorded in a different environment state, the matching one recorded last
 (as in ``bench_engine.py``). The median time of a full hit through the engine, per store, at each N.
-Targets (issue 3): a SQLite hit within 3x of the memory store's, a PostgreSQL hit within 10x.
+Targets: a SQLite hit within 3x of the memory store's, a PostgreSQL hit within 10x.
 
 Filling: one trajectory per state is recorded by the engine itself; the other states' trajectories are
 the same steps with that state's snapshots (checked equal to what the engine records), written with

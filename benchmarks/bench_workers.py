@@ -10,7 +10,7 @@ stime of the backends of the run, from ``/proc``, before and after). With ``--ba
 checkout of the branch point: ``git worktree add /tmp/feed-base main``), the same workload runs with
 ``PYTHONPATH=SRC`` in alternation, on a store of its own, and both rows are printed side by side.
 
-Target (issue 12, goal 1): at most 0.1 round trips per hit, and p99 at 16 processes within 2x of one.
+Target: at most 0.1 round trips per hit, and p99 at 16 processes within 2x of one.
 
 Flat out (the default), every worker calls as fast as it can: that measures throughput, and on a
 2-core machine 16 busy processes wait for the CPU, so their tails say more about the scheduler than

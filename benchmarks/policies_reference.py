@@ -9,7 +9,7 @@ paper's, within half a point of this one (``bench_policies.py --only field``). T
 in Python so that the bar the policies are held to needs no C wheel. Belady's MIN (with
 bypass: a miss whose next use is the farthest is not admitted) is the offline upper bound.
 
-The product document's Attention-LRU class is reproduced verbatim (print replaced by a counter, its
+The Attention-LRU reference code's class is reproduced verbatim (print replaced by a counter, its
 ``time.time()`` by a simulated clock) to measure the semantics of its own code.
 """
 
@@ -182,7 +182,7 @@ def belady(keys: Sequence[int], capacity: int) -> int:
 
 
 class SimulatedTime:
-    """Stands in for the ``time`` module inside the document's class."""
+    """Stands in for the ``time`` module inside the reference code's class."""
 
     def __init__(self) -> None:
         self.now = 0.0
@@ -194,8 +194,8 @@ class SimulatedTime:
 time = SimulatedTime()
 
 
-class BriefAttentionLRUCache:
-    """The product document's class, verbatim but for the eviction print (counted instead)."""
+class ReferenceAttentionLRUCache:
+    """The Attention-LRU reference code's class, verbatim but for the eviction print (counted instead)."""
 
     def __init__(self, capacity: int = 5, alpha: float = 0.5, beta: float = 0.5) -> None:
         self.capacity = capacity
@@ -253,7 +253,7 @@ def run_attention_cache(
     seconds_per_request: float,
     advance: Callable[[float], None],
 ) -> int:
-    """Replay a stream through a document-style cache, used as in its demo: ``get`` with the request's
+    """Replay a stream through a reference-style cache, used as in its demo: ``get`` with the request's
     vector; on a miss ``put`` the task's memory then ``get`` it."""
     cache = make()
     hits = 0

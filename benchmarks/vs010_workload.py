@@ -237,7 +237,7 @@ def timed_hits(
 def measure_size(variant: str, size: int, repeat: int, budget: float, miss_samples: int) -> dict[str, Any]:
     """Hit and miss (lookup + agent + record) latency with ``size`` trajectories stored.
 
-    ``hit``: the matching trajectory is the last recorded (the workload of issue 2), after one
+    ``hit``: the matching trajectory is the last recorded, after one
     warm-up hit. ``oldest``: one hit in each of the oldest states, each state's first hit (a
     trajectory recorded long ago and not used since); None with a single trajectory stored.
     """

@@ -1,4 +1,4 @@
-"""The product brief's example: a greeting tool whose cache is valid for one second.
+"""The original muscle-mem README's example: a greeting tool whose cache is valid for one second.
 
 Run: python examples/greeter.py
 """

@@ -3,7 +3,8 @@
 A form task recorded for Ada replays for Bob while the button is the same. When the button becomes
 "Delete account", the click's element check fails: the fill is replayed, then the agent takes over.
 
-Run: python examples/playwright_checks.py   (needs pip install 'muscle-mem[playwright]' and chromium)
+Run: python examples/playwright_checks.py   (needs pip install 'muscle-mem[playwright]'
+     and Debian's chromium: apt-get install chromium)
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ FORM = """<title>Contact</title>
 <label>Name <input id="name"></label>
 <button id="go" onclick="document.title = 'sent ' + document.getElementById('name').value">{button}</button>"""
 
+CHROMIUM = shutil.which("chromium")
+if CHROMIUM is None:
+    raise SystemExit("this example needs Debian's chromium: apt-get install chromium")
+
 with sync_playwright() as pw:
-    browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
     page = browser.new_page()
     engine = Engine()
 

@@ -23,9 +23,18 @@ settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("exploring", derandomize=False)
 settings.load_profile("exploring" if os.environ.get("MUSCLE_MEM_FUZZ_RANDOM") else "repeatable")
 
+pytest_plugins = ["skip_summary"]
+
 POSTGRES_ENV = "MUSCLE_MEM_TEST_POSTGRES"
 POSTGRES_URL = os.environ.get(POSTGRES_ENV, "")
 SKIP_POSTGRES = f"PostgreSQL tests need {POSTGRES_ENV}, e.g. postgresql://postgres@127.0.0.1:5432/test"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``postgres`` is skipped, with one reason, where no PostgreSQL server is named."""
+    if not POSTGRES_URL and item.get_closest_marker("postgres") is not None:
+        pytest.skip(SKIP_POSTGRES)
+
 
 StoreSpec = tuple[str, str, str]
 """(kind, location, schema): enough to open the same durable store again, in any process."""

@@ -366,3 +366,33 @@ SAME: list[Pair] = (
     CONSTRUCTED_SAME + SPELLING_AND_UNITS + WORDING + SAME_REFUSED + [p for p in NOT_MAPPED if p[2]]
 )
 PAIRS: list[Pair] = DIFFERENT + SAME
+
+
+HELD_OUT: list[Pair] = [
+    # Different meanings of the kinds a lexicon does not foresee, kept out of the guard's tuning: the
+    # engine must not replay across them whatever the guard says (a similar task is only a candidate).
+    ("cancel my subscription", "cancel my subscription immediately", False),
+    ("cancel my subscription", "Cancel my subscription NOW, not at renewal", False),
+    ("delete the old backups", "NEVER delete the old backups", False),
+    ("delete the old backups", "refuse to delete the old backups", False),
+    ("archive the logs", "stop archiving the logs", False),
+    ("archive the logs", "avoid archiving the logs", False),
+    ("send the report to Grace", "send the report to Grace. Thanks", False),
+    ("send the report to Grace", "send the report, Grace", False),
+    ("ship the order", "ship the order tomorrow", False),
+    ("email the invoice to Bill", "email the invoice to bill", False),
+    ("Book the flight. Mark it paid", "Book the flight. mark it paid", False),
+    ("can the project", "the project", False),
+    ("close the ticket", "close the ticket later", False),
+    ("print the labels", "print the labels twice", False),
+    ("refund order 4471", "refund order 4471 partially", False),
+    ("pay the invoice", "pay the invoice early", False),
+    ("restart the server", "restart the server gracefully", False),
+    ("transfer the funds", "transfer the funds back", False),
+    # Paraphrases, for recall.
+    ("please restart the web server", "restart the web server", True),
+    ("can you close ticket 12", "close ticket 12", True),
+    ("send the e-mail to Ada", "send the email to Ada", True),
+    ("please refund order 4471", "refund order 4471 please", True),
+]
+"""Pairs kept out of the guard's tuning (the engine never replays across a similar task on its own)."""

@@ -17,6 +17,7 @@ from muscle_mem.session import Session, SessionAbandoned
 from muscle_mem.stores.base import StoreError
 from muscle_mem.tools import source_version
 from muscle_mem.trajectory import RecordError
+from muscle_mem.verdict import Shadow, Verdict
 
 __all__ = [
     "Check",
@@ -31,11 +32,14 @@ __all__ = [
     "Secret",
     "Session",
     "SessionAbandoned",
+    "Shadow",
     "StepView",
     "StoreError",
+    "Verdict",
     "current_run",
     "source_version",
 ]
 
 logging.getLogger("muscle_mem").addHandler(logging.NullHandler())  # the library never prints
-__version__ = "0.2.0"
+__version__ = "0.3.0"
+"""The version of muscle-mem: the one place it is written (pyproject.toml and the CLI read it)."""

@@ -105,7 +105,8 @@ class TrajectoryCache:
     def lookup(self, run: Run) -> TaskSteps:
         """The stored trajectories of the run's task, after applying the TTL.
 
-        With semantic matching, those of a similar task with the same tags when the task has none.
+        With semantic matching, a similar task with the same tags, when the task has none, is noted on
+        the run (``run.similar``) as a candidate: its trajectories are not replayed (see :mod:`similar`).
         """
         breaker = self._breaker
         if breaker.cause is not None:
@@ -129,8 +130,11 @@ class TrajectoryCache:
                 if found.text != known[similar]:  # what was compared is not what the records say
                     self._refuse_text(similar)
                     continue
-                logger.debug("task %r reuses the trajectories of a similar task", run.task)
-                return found
+                logger.debug(
+                    "task %r is similar to stored task %r: a candidate, not replayed", run.task, found.text
+                )
+                run.similar = found
+                return task
             return task
         except StoreUnavailable as exc:
             breaker.trip(exc)

@@ -40,9 +40,17 @@ class Check(Generic[T]):
     from such a store is ``decode(data)`` when given, else that array (and the current snapshot is
     made an array too, so that ``compare`` gets the same kinds). An object with neither is refused
     by such a store, which says so (``NotStoredReason.UNSTORABLE_VALUE``).
+
+    ``renew`` (default True): a full hit renews what the step is judged against, as a hit of 0.1.0
+    did by storing its run anew. Each replayed step's snapshot is kept, in this process, next to the
+    one the agent's run recorded, and a later run passes if it passes against either: a window
+    like "within one second" counts from the latest full hit through the step, not from the
+    recording. Only a hit whose every output matched what the agent's runs saw renews
+    (``Engine(observations="compared")``, the default), and a restart forgets the renewals.
+    ``renew=False`` judges only against the agent's runs. A :meth:`equal` Check is unaffected.
     """
 
-    __slots__ = ("by_key", "capture", "compare", "decode", "encode", "threshold")
+    __slots__ = ("by_key", "capture", "compare", "decode", "encode", "renew", "threshold")
 
     def __init__(
         self,
@@ -52,6 +60,7 @@ class Check(Generic[T]):
         threshold: float | None = None,
         encode: Callable[[T], Any] | None = None,
         decode: Callable[[Any], T] | None = None,
+        renew: bool = True,
     ) -> None:
         if not callable(capture) or not callable(compare):
             raise TypeError("Check(capture, compare) needs two callables")
@@ -59,6 +68,9 @@ class Check(Generic[T]):
             raise TypeError(f"threshold must be a number or None, not {threshold!r}")
         if any(f is not None and not callable(f) for f in (encode, decode)):
             raise TypeError("encode= and decode= must be callables or None")
+        if not isinstance(renew, bool):
+            raise TypeError(f"renew must be True or False, not {renew!r}")
+        self.renew = renew
         self.encode = encode
         self.decode = decode
         self.capture: Callable[..., Any] = _capturing(capture, self)
@@ -73,7 +85,7 @@ class Check(Generic[T]):
         Equality is of the canonical encoding: ``1``, ``1.0`` and ``True`` are three snapshots. The
         store keeps the hash of the snapshot, not its value.
         """
-        check: Check[T] = cls(capture, operator.eq)
+        check: Check[T] = cls(capture, operator.eq, renew=False)
         check.by_key = True
         return check
 

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from muscle_mem import codec
+from muscle_mem import codec, secret_patterns
 from muscle_mem.check import Check
 from muscle_mem.forms import INTEGER, SAME, Form, text_forms
 from muscle_mem.observations import observe_run
@@ -107,6 +107,8 @@ class Unreplayable(codec.CodecError):
 _NUMBER = (int, float)
 """A tuple, not ``int | float``: a union is built anew at each call of the line that spells it."""
 _TEXT = (str, uuid.UUID)
+MAX_SECRET_SPANS = 40
+"""The most secret-looking spans of one output text that later values may refer to (the form's bound)."""
 _WORDLIKE = (str, int, float)
 _WORDLIKE_OR_UUID = (str, int, float, uuid.UUID)
 _KEYED_KINDS = (str, bytes, int, float, uuid.UUID)
@@ -207,6 +209,8 @@ class _Outputs:
         self.by_value: dict[Hashable, list[_Place]] = {}
         self.by_number: dict[float, list[tuple[_Place, Any]]] = {}
         self.texts: dict[str, list[_Place]] = {}
+        self.secrets: dict[str, list[tuple[_Place, int]]] = {}
+        """The secret-looking spans inside output texts, each with its text's place and its number in it."""
 
     def add(self, step: int, output: Any) -> None:
         self.outputs.append(output)
@@ -241,6 +245,12 @@ class _Outputs:
             self.by_number.setdefault(number, []).append((place, value))
         if isinstance(value, _TEXT) and str(value).strip():
             self.texts.setdefault(str(value), []).append(place)
+            if type(value) is str:
+                for number, found in enumerate(secret_patterns.find(value)):
+                    if number >= MAX_SECRET_SPANS:
+                        break
+                    if found.start or found.end < len(value):  # a whole secret is found by value
+                        self.secrets.setdefault(value[found.start : found.end], []).append((place, number))
 
 
 class _ArgBuilder:
@@ -315,6 +325,9 @@ class _ArgBuilder:
         key = (kind, value) if kind in _KEYED else _value_key(value)
         for place in self.outputs.by_value.get(key, []) if key is not None else []:
             found.append(self._output(place, SAME, where))
+        if kind is str and self.outputs.secrets:
+            for place, span in self.outputs.secrets.get(value, ()):
+                found.append(self._output(place, Form("secret", width=span), where))
         if kind is list or kind is tuple:  # every element of a listed output, in order: that output
             other = tuple(value) if type(value) is list else list(value)
             other_key = _value_key(other)
@@ -417,6 +430,12 @@ class _ArgBuilder:
                     spans.setdefault(span, []).append(option)
                     if written.lower() in COMMON_WORDS:
                         spans[span].append(Const(written))
+        for found, held in self.outputs.secrets.items():
+            if found in text:
+                for span in word_spans(text, found):
+                    spans.setdefault(span, []).extend(
+                        self._output(place, Form("secret", width=number), where) for place, number in held
+                    )
         for found, places in self.outputs.texts.items():
             if found not in text or is_plain_number_text(found):
                 continue

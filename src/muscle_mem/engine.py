@@ -25,6 +25,7 @@ from muscle_mem.keys import Match, TaskIdentity, check_matching, check_params, c
 from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE
 from muscle_mem.ledger import Ledger, ledger
 from muscle_mem.metrics import Metrics
+from muscle_mem.modes import DEFAULT_PROOF, Mode, check_mode
 from muscle_mem.outcome import Call, Outcomes
 from muscle_mem.reasons import MissReason, NotStoredReason, Problem
 from muscle_mem.recording import CURRENT_RUN, Run, instrument, note_sub_task
@@ -32,6 +33,7 @@ from muscle_mem.replay import ActiveReplays, Ending, Replayer, drive, drive_asyn
 from muscle_mem.result import Result
 from muscle_mem.secrecy import plain_params, redact, secret_values
 from muscle_mem.session import Session
+from muscle_mem.shadow_report import ShadowBook, ShadowReport, shadow_report
 from muscle_mem.spend import Prices, check_prices
 from muscle_mem.stores import CoreStore, MemoryStore, StoreUnavailable, budget, open_store
 from muscle_mem.stores.base import EventLog
@@ -96,6 +98,12 @@ class Engine:
     ``telemetry=True`` reports each call to OpenTelemetry (spans and metrics, through the API of the
     ``otel`` extra; the application's SDK decides where they go), or pass a
     :class:`muscle_mem.telemetry.Telemetry` made with other providers.
+    ``mode`` (see docs/modes.md): ``"replay"`` (the default) replays what is safe and stores the
+    agent's runs; ``"shadow"`` always runs the agent, stores its runs, and compares each with what a
+    replay would have done (``Result.shadow``, :meth:`shadow_report`); ``"proven"`` replays a task
+    family once ``proof`` (default 3) shadow runs agreed with no disagreement since, and shadows it
+    until then; ``"frozen"`` replays what is stored and writes nothing (a SQLite URL is opened read
+    only).
     """
 
     def __init__(
@@ -121,7 +129,17 @@ class Engine:
         observations: Literal["compared", "ignored"] = "compared",
         prices: Prices | None = None,
         telemetry: bool | Telemetry = False,
+        mode: Mode = "replay",
+        proof: int = DEFAULT_PROOF,
     ) -> None:
+        self.mode: Mode = check_mode(mode, proof)
+        """What the engine does with a task it could replay (see docs/modes.md)."""
+        self.proof = proof
+        """The shadow agreements a family needs before ``mode="proven"`` replays it."""
+        if mode == "frozen" and ttl is not None:
+            raise ValueError(
+                "mode='frozen' writes nothing, so it cannot expire trajectories: leave ttl unset"
+            )
         check_matching(match, similarity, namespace)
         self.prices = check_prices(prices)
         """Per model name, the price of a million input and of a million output tokens (for :meth:`ledger`)."""
@@ -149,7 +167,9 @@ class Engine:
         signer = signer_from(signing_key, on_refused=functools.partial(self.metrics.add, "rejected_records"))
         # last: every option is valid (the keys too), nothing is left open; a server that is down is an
         # outage, not an error
-        self.store: CoreStore = open_store(store, signer=signer, timeout=store_timeout, connect=False)
+        self.store: CoreStore = open_store(
+            store, signer=signer, timeout=store_timeout, connect=False, read_only=mode == "frozen"
+        )
         self._breaker = Breaker(self.store, self.metrics, timeout=store_timeout, retry=store_retry)
         if not isinstance(store, CoreStore):  # opened here: read it once, so a wrong URL fails now
             try:
@@ -179,8 +199,15 @@ class Engine:
             raise TypeError(f"write_behind must be a bool, not {write_behind!r}")
         self._writer = Writer() if write_behind else None
         self._outcomes = Outcomes(self._cache, self.metrics, self.journal, self._writer)
+        if match == "tags":  # the task text does not decide: no miss is a forgotten param
+            self._outcomes.near = None
         if telemetry is not False:
             self._outcomes.telemetry = _telemetry(telemetry)
+        self._outcomes.frozen = mode == "frozen"
+        self._judged = mode in ("shadow", "proven")
+        """Whether a call may be a shadow run (checked on every call: one attribute)."""
+        self._book = ShadowBook(self.store, sync_interval) if mode == "proven" else None
+        self._outcomes.book = self._book
         self.namespace = namespace
         self._identify = TaskIdentity(match, namespace=namespace)
         self._registry = ToolRegistry()
@@ -425,8 +452,29 @@ class Engine:
                 budget.stop(spending)
             raise
         token = CURRENT_RUN.set(run)
-        call = Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
+        shadowing = self._shadowing(run) if task is not None and self._judged else None
+        if shadowing is not None:
+            call = Call(run, task, None, shadowing, started, shadowed=replayer)
+        else:
+            call = Call(run, task, replayer.replay(task) if task is not None else None, ending, started)
         return call, (token, spending)
+
+    def _shadowing(self, run: Run) -> Ending | None:
+        """Why this call is a shadow run (the agent runs, a replay is compared), or None if it may replay."""
+        if self._book is None:
+            return _SHADOW_MODE
+        try:
+            agreed = self._book.streak(run.task_key)
+        except Exception:  # the book could not be read: the family is not proven
+            logger.exception("could not read the shadow figures of task %r", run.task)
+            agreed = 0
+        if agreed >= self.proof:
+            return None
+        return Ending(
+            reason=f"proven mode: this task's family has {agreed} of the {self.proof} shadow agreements "
+            "(since its last disagreement) it needs to replay, so the agent ran and a replay was compared",
+            kind=MissReason.SHADOW,
+        )
 
     def _exit(self, run: Run, scope: _Scope) -> None:
         """The end of one engine call: the context as it was before :meth:`_enter`."""
@@ -520,6 +568,15 @@ class Engine:
         events = self.store.events() if isinstance(self.store, EventLog) else []
         return ledger(events, self.prices, since)
 
+    def shadow_report(self, since: float = 0.0) -> ShadowReport:
+        """Per task family, how replays would have compared with the agent in shadow runs (every worker's).
+
+        ``since``: count the runs at or after this time (``time.time()``); events are written first.
+        """
+        self.journal.flush()
+        events = self.store.events(since) if isinstance(self.store, EventLog) else []
+        return shadow_report(events)
+
     def flush(self) -> None:
         """Write what is kept behind now: the trajectories of past misses (``write_behind``), use
         statistics and events (durable, and visible to other processes)."""
@@ -540,12 +597,18 @@ class Engine:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Engine(store={self.store!r}, match={self.match!r}, tools={len(self._registry)})"
+        mode = "" if self.mode == "replay" else f", mode={self.mode!r}"
+        return f"Engine(store={self.store!r}, match={self.match!r}{mode}, tools={len(self._registry)})"
 
 
 _GOING_ON = Ending()
 """The ending of a call before its replay: none yet (immutable, so one for all calls)."""
 
+
+_SHADOW_MODE = Ending(
+    reason="shadow mode: the agent ran, and what a replay would have done was compared (result.shadow)",
+    kind=MissReason.SHADOW,
+)
 
 _NO_SECRETS: frozenset[str] = frozenset()
 

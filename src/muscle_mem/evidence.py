@@ -61,16 +61,16 @@ def _leaves_uncovered(leaves: tuple[Leaf, ...], runs: list[tuple[Leaf, ...]], na
         live_paths.add(path)
         recorded = [run[path] for run in by_path if path in run]
         if not recorded:
-            return f"{where(name, path)}: {_shown(kind, value)}, in no recorded run"
+            return f"{where(name, path)}: {shown_leaf(kind, value)}, in no recorded run"
         if all(r[1] == "#" for r in recorded):  # an identity: free, but for what it equals
             labels = {r[3] for r in recorded}
             if label not in labels:
-                was = " or ".join(sorted({_label_text(r) for r in labels}))
-                return f"{where(name, path)}: now {_label_text(label)}, recorded {was}"
+                was = " or ".join(sorted({label_text(r) for r in labels}))
+                return f"{where(name, path)}: now {label_text(label)}, recorded {was}"
             continue
         plain = [r for r in recorded if r[1] != "#"]
         if kind == "#" or not _value_covered(kind, value, plain, path):
-            shown = _label_text(label) if kind == "#" else _shown(kind, value)
+            shown = label_text(label) if kind == "#" else shown_leaf(kind, value)
             return f"{where(name, path)}: {shown}, recorded {_shown_all(plain)}"
     if by_path:
         shared = set(by_path[0]).intersection(*by_path[1:])
@@ -85,13 +85,18 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
     if kinds != {kind}:
         return False
     values = [r[2] for r in recorded]
-    if len(set(values)) >= 2 and (kind in ("i", "s") or (kind in ("p", "w") and names_a_thing(path))):
-        return True  # an identifier, a name or a time the runs saw take other values while going on alike
+    if varies_freely(kind, values, path):
+        return True
     if kind in _NUMERIC and type(value) in (int, float):
         low, high = min(values), max(values)
         slack = _TOLERANCE * max(1.0, abs(low), abs(high))
         return bool(low - slack <= value <= high + slack)
     return value in values
+
+
+def varies_freely(kind: str, values: Sequence[Any], path: str) -> bool:
+    """Whether runs that went on alike showed a leaf free: an identifier, a name or a time seen taking two values."""
+    return len(set(values)) >= 2 and (kind in ("i", "s") or (kind in ("p", "w") and names_a_thing(path)))
 
 
 def _relations_broken(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
@@ -160,7 +165,7 @@ def where(name: str, path: str) -> str:
     return f"{name} output{path}"
 
 
-def _shown(kind: str, value: Any) -> str:
+def shown_leaf(kind: str, value: Any) -> str:
     if kind == "l":
         return f"a list of {value}"
     if kind == "e":
@@ -177,7 +182,7 @@ def _shown(kind: str, value: Any) -> str:
     return "another text"
 
 
-def _label_text(label: str) -> str:
+def label_text(label: str) -> str:
     """What an identity's label says it equals, in words."""
     if label == "secret":
         return "a secret"
@@ -192,7 +197,7 @@ def _label_text(label: str) -> str:
 
 
 def _shown_all(recorded: list[Leaf]) -> str:
-    shown = list(dict.fromkeys(_shown(r[1], r[2]) for r in recorded))
+    shown = list(dict.fromkeys(shown_leaf(r[1], r[2]) for r in recorded))
     if len(shown) == 1:
         return shown[0]
     return "one of " + ", ".join(shown[:5]) + (" …" if len(shown) > 5 else "")

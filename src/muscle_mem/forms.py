@@ -2,7 +2,9 @@
 
 A param ``4471`` may reach a tool as ``"4471"``, a price ``2000`` as ``"$2,000.00"``, a name
 ``maria`` as ``"Dear Maria,"``. A :class:`Form` names the shape, so a replay writes the new value
-the same way (``"$2,500.00"``, ``"Dear Ana,"``).
+the same way (``"$2,500.00"``, ``"Dear Ana,"``). A secret-looking value an agent read out of a longer
+text (the token of a password-reset link in an e-mail) is the ``secret`` form of that text: its
+secret-looking span number ``width``, so the value is kept as a reference, never in clear.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from muscle_mem import secret_patterns
 from muscle_mem.errors import MuscleMemError
 
-FormKind = Literal["same", "int", "float", "str", "number", "lower", "upper", "title", "list", "tuple"]
+FormKind = Literal[
+    "same", "int", "float", "str", "number", "lower", "upper", "title", "list", "tuple", "secret"
+]
 
 
 class FormError(MuscleMemError, ValueError):
@@ -45,6 +50,8 @@ class Form:
             if not isinstance(value, list | tuple):
                 raise FormError(f"{value!r} is not a sequence")
             return list(value) if kind == "list" else tuple(value)
+        if kind == "secret":
+            return secret_span(value, self.width)
         if kind in ("lower", "upper", "title"):
             if not isinstance(value, str):
                 raise FormError(f"{value!r} is not a text to write in {kind} case")
@@ -74,10 +81,22 @@ class Form:
 
     def describe(self) -> str:
         """A short name for the CLI: ``number(,.2f)``, ``int``, ``title``."""
+        if self.kind == "secret":
+            return f"secret-looking value {self.width} of"
         return f"number({self.spec})" if self.kind == "number" else self.kind
 
 
 SAME = Form()
+
+
+def secret_span(text: Any, number: int) -> str:
+    """The secret-looking span number ``number`` of a text (:func:`secret_patterns.find`)."""
+    if not isinstance(text, str):
+        raise FormError(f"{type(text).__name__} is not a text to read a secret-looking value out of")
+    for at, found in enumerate(secret_patterns.find(text)):
+        if at == number:
+            return text[found.start : found.end]
+    raise FormError(f"the text holds no secret-looking value number {number}")
 
 
 def _number(value: Any) -> float:

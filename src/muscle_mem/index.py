@@ -21,6 +21,9 @@ from muscle_mem.trajectory import Step, Trajectory
 
 _V = TypeVar("_V")
 
+NOT_RENEWED: Any = object()
+"""An edge no full hit in this process has renewed the pre snapshot of."""
+
 
 class StepEdge(Protocol):
     """What a replay reads of an edge (this module's, or :mod:`muscle_mem.lazy_index`'s)."""
@@ -33,6 +36,9 @@ class StepEdge(Protocol):
     def trajectories(self) -> Set[str]: ...
     @property
     def stamp(self) -> float: ...
+
+    renewed: Any
+    """The pre snapshot of this process's latest full hit through the edge (:data:`NOT_RENEWED` if none)."""
 
 
 class StepGroup(Protocol):
@@ -92,6 +98,8 @@ class Edge:
     trajectories: set[str] = field(default_factory=set)
     stamp: int = 0
     """When a trajectory through this edge last succeeded (recorded or replayed), on the index's clock."""
+    renewed: Any = NOT_RENEWED
+    """The pre snapshot of this process's latest full hit through the edge (see :attr:`Check.renew`)."""
 
 
 @dataclass(eq=False, slots=True)

@@ -17,6 +17,7 @@ from muscle_mem.secret_patterns import scrub
 from muscle_mem.spend import usage_rows
 from muscle_mem.stores import budget
 from muscle_mem.stores.base import CoreStore, Event, EventLog, StoreUnavailable
+from muscle_mem.verdict import Shadow
 
 logger = logging.getLogger(__name__)
 
@@ -147,8 +148,9 @@ def miss_event(
     agent_seconds: float,
     stored_id: str | None,
     refused: Problem | None,
+    shadow: Shadow | None = None,
 ) -> Event:
-    """The event of a miss: why the replay stopped, and whether the agent's run was stored.
+    """The event of a miss: why the replay stopped, whether the agent's run was stored, and its shadow verdict.
 
     Its texts are redacted of secret-looking texts (an exception a tool raised may quote a key).
     """
@@ -169,4 +171,17 @@ def miss_event(
         not_stored=scrub(str(refused)) if refused is not None else None,
         not_stored_reason=refused.kind.value if refused is not None else None,
         usage=usage_rows(run.usage),
+        **(_shadow_fields(run, shadow, agent_seconds) if shadow is not None else {}),
     )
+
+
+def _shadow_fields(run: Run, shadow: Shadow, agent_seconds: float) -> dict[str, object]:
+    """A shadow run's verdict as event fields; an agreement saves the agent's seconds outside its tools."""
+    tool_seconds = sum(call.seconds for call in run.calls)
+    return {
+        "shadow": shadow.verdict.value,
+        "shadow_step": shadow.step,
+        "shadow_expected": shadow.expected,
+        "shadow_actual": shadow.actual,
+        "shadow_saved_seconds": max(agent_seconds - tool_seconds, 0.0) if shadow.agreed else 0.0,
+    }

@@ -22,9 +22,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Generic, Protocol, TypeVar, overload
+from typing import Any, Generic, Protocol, TypeVar, overload
 
-from muscle_mem.index import Skipped, last_used
+from muscle_mem.index import NOT_RENEWED, Skipped, last_used
 from muscle_mem.provenance import direct_arguments
 from muscle_mem.stores.base import (
     ChangeFeed,
@@ -224,6 +224,8 @@ class LazyEdge:
     node: LazyNode
     trajectories: frozenset[str]
     stamp: float
+    renewed: Any = NOT_RENEWED
+    """The pre snapshot of this process's latest full hit through the edge (see :attr:`Check.renew`)."""
 
 
 class LazyGroup:
@@ -274,7 +276,11 @@ class LazyGroup:
                 self.node.index.hold(self.node, self.signature, row.pre_key, (row.trajectory_id,))
                 taken.append(
                     LazyEdge(
-                        edge.step, edge.node, edge.trajectories | {row.trajectory_id}, max(edge.stamp, stamp)
+                        edge.step,
+                        edge.node,
+                        edge.trajectories | {row.trajectory_id},
+                        max(edge.stamp, stamp),
+                        edge.renewed,
                     )
                 )
             else:
@@ -296,7 +302,7 @@ class LazyGroup:
             edges = self._edges.get(key)
             if edges is not None and any(not edge.trajectories.isdisjoint(removed) for edge in edges):
                 kept = [
-                    LazyEdge(edge.step, edge.node, edge.trajectories - removed, edge.stamp)
+                    LazyEdge(edge.step, edge.node, edge.trajectories - removed, edge.stamp, edge.renewed)
                     for edge in edges
                     if not edge.trajectories <= removed
                 ]

@@ -39,6 +39,10 @@ class Metrics:
     rejected_records: int = 0
     """Stored trajectories refused at load: not signed with a key of the engine (each counted once)."""
     evicted: int = 0
+    similar_agreed: int = 0
+    """Runs of a task semantic matching found similar to a stored one that made the same calls and answer."""
+    similar_disagreed: int = 0
+    """Runs of such a task that did not: a replay of the similar task would have been wrong for them."""
     misses_by_reason: Counter[MissReason] = field(default_factory=Counter)
     """Misses by the kind of their (first) cause."""
     not_stored_by_reason: Counter[NotStoredReason] = field(default_factory=Counter)

@@ -52,6 +52,8 @@ MAX_DEPTH = 8
 MIN_ECHO = 1
 """The shortest free value masked where a later leaf repeats it (shorter ones repeat by chance)."""
 MAX_WORD = 24
+MEMO_LENGTH = 256
+"""Texts up to this long have their kind and digest remembered (outputs repeat from one replay to the next)."""
 """The longest category word kept as it is (longer texts are kept as digests)."""
 
 Leaf = tuple[str, str, Any, str]
@@ -98,9 +100,49 @@ class Observation:
     leaves: tuple[Leaf, ...] = ()
 
 
+def _forms_of(value: str) -> tuple[str, ...]:
+    """The texts a free text makes free too: its other cases, and its words (an email's local part) in theirs."""
+    forms = [value.upper(), value.lower(), value.title(), value.capitalize()]
+    local, at, _ = value.partition("@")
+    for word in _WORDS.findall(value) + ([local] if at and local else []):
+        forms += (word, word.upper(), word.lower(), word.capitalize())
+    return tuple(forms)
+
+
+_free_forms = functools.lru_cache(maxsize=4096)(_forms_of)
+""":func:`_forms_of` remembered for short texts (the same ids and names are freed on every replay)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """The pattern of these free words standing as words of their own, longest first."""
+    longest = sorted(words, key=len, reverse=True)
+    return re.compile("(?<![^\\W_])(?:" + "|".join(re.escape(w) for w in longest) + ")(?![^\\W_])")
+
+
 def digest(text: str) -> str:
     """A short digest of a text kept in place of the text."""
+    if len(text) <= MEMO_LENGTH:
+        return _digest_memo(text)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+@functools.lru_cache(maxsize=8192)
+def _digest_memo(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_order(keys: tuple[str | int, ...]) -> tuple[int, ...]:
+    """The positions of a mapping's keys in the order its leaves are flattened (by their repr), remembered."""
+    return tuple(sorted(range(len(keys)), key=lambda i: repr(keys[i])))
+
+
+@functools.lru_cache(maxsize=4096)
+def _element_text(element: PathElement) -> str:
+    """One step of a path as :func:`path_text` writes it, remembered (the keys of a task's outputs repeat)."""
+    kind, key = element
+    return f".{key}" if kind == "attr" else f"[{key!r}]"
 
 
 def path_text(path: Iterable[PathElement]) -> str:
@@ -113,6 +155,12 @@ def path_text(path: Iterable[PathElement]) -> str:
 
 def text_kind(text: str) -> str:
     """The kind of a text leaf: a date, a timestamp, a number, an identifier, a word or other text."""
+    if len(text) <= MEMO_LENGTH:
+        return _text_kind_memo(text)
+    return _text_kind(text)
+
+
+def _text_kind(text: str) -> str:
     if _STAMP.match(text):
         return "s"
     if _DATE.match(text):
@@ -124,6 +172,10 @@ def text_kind(text: str) -> str:
     if text.isalpha() and len(text) <= MAX_WORD:
         return "w"
     return "p"
+
+
+_text_kind_memo = functools.lru_cache(maxsize=8192)(_text_kind)
+"""The kind of a short text, remembered: the texts of a task's outputs come back on every replay."""
 
 
 def seconds_of(text: str) -> float | None:
@@ -215,21 +267,22 @@ class Observer:
 
     def free(self, values: Iterable[tuple[str, Any]]) -> None:
         """Treat these values as free from now on: a leaf repeating one, whole or as a word in a text, is masked."""
+        free = self._free
         for place, value in values:
             if isinstance(value, datetime.date):
                 value = value.isoformat()
             if (type(value) is int or type(value) is str) and len(str(value)) >= MIN_ECHO:
-                self._free.setdefault(str(value), place)
+                free.setdefault(str(value), place)
             if type(value) is str:
-                # its other cases, and the words of it (an email's local part), are free too
-                for form in (value.upper(), value.lower(), value.title(), value.capitalize()):
-                    self._free.setdefault(form, place)
-                local, at, _ = value.partition("@")
-                words = _WORDS.findall(value) + ([local] if at and local else [])
-                for word in words:
-                    for form in (word, word.upper(), word.lower(), word.capitalize()):
-                        self._free.setdefault(form, place)
+                for form in _free_forms(value) if len(value) <= MEMO_LENGTH else _forms_of(value):
+                    free.setdefault(form, place)
         self._pattern = None  # made again when a text next needs it
+
+    def _words(self) -> re.Pattern[str]:
+        """Where a free value stands as a word of its own in a text (longest first)."""
+        if self._pattern is None:
+            self._pattern = _words_pattern(tuple(self._free))
+        return self._pattern
 
     def free_params(self, names: Iterable[str]) -> None:
         """Treat these params' values as free (the params a run bound), in the order of their names."""
@@ -291,7 +344,8 @@ class Observer:
             flat.leaves.append((path, "x", None, "x" + _fingerprint(value), ""))
             return
         if isinstance(value, Mapping):
-            items = sorted(children(value), key=lambda item: repr(item[0][1]))
+            pairs = list(children(value))
+            items = [pairs[i] for i in _key_order(tuple(element[1] for element, _ in pairs))]
             if not items:
                 flat.leaves.append((path, "e", None, "e", ""))
         else:
@@ -299,7 +353,7 @@ class Observer:
             if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
                 flat.leaves.append((path, "l", len(value), f"l{len(value)}", ""))
         for element, child in items:
-            self._walk(child, path + path_text((element,)), depth + 1, flat, place)
+            self._walk(child, path + _element_text(element), depth + 1, flat, place)
 
     def _leaf(self, value: Any, path: str, flat: Flat, place: str) -> None:
         kind = type(value)
@@ -349,15 +403,6 @@ class Observer:
             flat.leaves.append((path, "p", digest(bytes(value).hex()), "p" + bytes(value).hex(), label))
         else:
             flat.leaves.append((path, "x", None, "x" + _fingerprint(value), ""))
-
-    def _words(self) -> re.Pattern[str]:
-        """Where a free value stands as a word of its own in a text (longest first)."""
-        if self._pattern is None:
-            words = sorted(self._free, key=len, reverse=True)
-            self._pattern = re.compile(
-                "(?<![^\\W_])(?:" + "|".join(re.escape(w) for w in words) + ")(?![^\\W_])"
-            )
-        return self._pattern
 
     def _text(self, text: str, path: str, flat: Flat, label: str) -> None:
         pattern = self._words() if self._free else None
@@ -533,6 +578,8 @@ def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
         kind = type(arg)
         if kind is Output or (kind is Guarded and type(arg.value) is Output):  # type: ignore[union-attr]
             output = arg if kind is Output else arg.value  # type: ignore[union-attr]
+            if output.form.kind == "secret":  # type: ignore[union-attr]
+                continue  # a value read out of a text: the text is compared, not freed as a copy
             place = (output.step, path_text(output.path))  # type: ignore[union-attr]
             copies.outputs.add(place)
             if in_call:

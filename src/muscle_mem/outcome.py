@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time
@@ -15,12 +16,17 @@ from muscle_mem.fast_init import fast_instance
 from muscle_mem.index import TaskSteps
 from muscle_mem.journal import Journal, hit_event, miss_event
 from muscle_mem.metrics import Metrics
-from muscle_mem.reasons import NotStoredReason, Problem
+from muscle_mem.near_tasks import NearTasks
+from muscle_mem.reasons import MissReason, NotStoredReason, Problem
 from muscle_mem.recording import Run
-from muscle_mem.replay import Ending, Replay
+from muscle_mem.replay import Ending, Replay, Replayer
 from muscle_mem.result import Result
+from muscle_mem.shadow import judge
+from muscle_mem.shadow_report import ShadowBook
+from muscle_mem.similar import agrees
 from muscle_mem.stores import StoreUnavailable
 from muscle_mem.trajectory import Trajectory
+from muscle_mem.verdict import Shadow
 from muscle_mem.writer import Writer
 
 if TYPE_CHECKING:
@@ -40,6 +46,15 @@ class Call:
     ending: Ending
     started: float
     agent_started: float = 0.0
+    shadowed: Replayer | None = None
+    """In a shadow run: the replayer whose params and context judge what a replay of ``task`` would have done."""
+
+
+_FROZEN: tuple[str | None, Problem | None] = (
+    None,
+    Problem(NotStoredReason.FROZEN, "the engine is frozen (mode='frozen'): it stores nothing"),
+)
+"""What storing a run comes to in a frozen engine: nothing stored, and why."""
 
 
 class Outcomes:
@@ -55,6 +70,13 @@ class Outcomes:
         """Where store writes go when they are made behind the caller (``Engine(write_behind=True)``)."""
         self.telemetry: Telemetry | None = None
         """Where calls are reported to OpenTelemetry (``Engine(telemetry=True)``), else None."""
+        self.frozen = False
+        """Whether nothing is written: no run stored, no use statistics, no event (``Engine(mode="frozen")``)."""
+        self.book: ShadowBook | None = None
+        """Where shadow verdicts are noted at once (``Engine(mode="proven")``), else None."""
+        self.near: NearTasks | None = NearTasks()
+        """The tasks stored lately, to say when a miss differs from one only in a number or a quoted
+        value (a forgotten ``params=``); None where the task text does not decide (``match="tags"``)."""
 
     def hit(self, call: Call, ending: Ending) -> Result:
         """The result of a full hit, its event and its use statistics written."""
@@ -65,16 +87,17 @@ class Outcomes:
         saved = saved if saved > 0.0 else 0.0  # max(0.0, saved) without its call
         steps = len(run.calls)
         self.metrics.hit(steps, saved, trajectory.tokens)
-        self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
-        try:
-            self.cache.touch(run, task, trajectory, saved)
-        except StoreUnavailable:
-            pass  # the outage is logged once, by the breaker
-        except Exception:
-            self.metrics.add("store_errors")
-            logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
+        if not self.frozen:  # inline: the hit path
+            self.journal.add(hit_event(run, trajectory.id, steps, elapsed, saved, trajectory.tokens))
+            try:
+                self.cache.touch(run, task, trajectory, saved)
+            except StoreUnavailable:
+                pass  # the outage is logged once, by the breaker
+            except Exception:
+                self.metrics.add("store_errors")
+                logger.exception("could not update the use statistics of trajectory %s", trajectory.id)
         if logger.isEnabledFor(logging.DEBUG):  # one call instead of two when it is not
-            logger.debug("hit, %d steps replayed from trajectory %s", steps, trajectory.id)
+            logger.debug("hit, %s replayed from trajectory %s", _steps(steps), trajectory.id)
         if self.telemetry is not None:
             self.telemetry.hit(run, call.started, trajectory.tokens, trajectory.id)
         return fast_instance(
@@ -96,7 +119,8 @@ class Outcomes:
         self.metrics.miss(replayed, ending.kind, agent_seconds, run.tokens)
         refused = Problem(NotStoredReason.AGENT_RAISED, "the agent raised")
         self.metrics.not_stored(refused.kind)
-        self.journal.add(miss_event(run, ending, replayed, agent_seconds, agent_seconds, None, refused))
+        if not self.frozen:
+            self.journal.add(miss_event(run, ending, replayed, agent_seconds, agent_seconds, None, refused))
         logger.info("the agent raised; nothing is stored for task %r", run.task)
         if self.telemetry is not None:
             self.telemetry.miss(run, call.started, ending, replayed, raised=True)
@@ -104,6 +128,10 @@ class Outcomes:
     def miss(self, call: Call, ending: Ending, output: Any) -> Result:
         """The result of a miss, the agent's run stored (or why not) and journaled."""
         run, started, agent_started = call.run, call.started, call.agent_started
+        near = self.near
+        if near is not None and ending.kind is MissReason.NO_TRAJECTORY:
+            ending = self._near_miss(run, ending, near)
+        shadow = self._judge(call, output) if call.shadowed is not None else None
         now = time.perf_counter()
         replayed = sum(c.replayed for c in run.calls)
         self.metrics.miss(replayed, ending.kind, now - agent_started, run.tokens)
@@ -116,16 +144,24 @@ class Outcomes:
                     "it did not wait for): the trajectory would miss them",
                 )
             )
-        stored_id, refused = self._store(run, output, now - started)
+        stored_id, refused = _FROZEN if self.frozen else self._store(run, output, now - started)
         run.stored_id = stored_id
         if refused is not None:
             self.metrics.not_stored(refused.kind)
+        if near is not None and stored_id is not None and not run.hidden():
+            near.remember(run.task, run.tags)
         if run.late is not None:  # a tool called while the run was being stored: it misses the call
             self.stray_call(run.late, run)
             stored_id = run.stored_id
         elapsed = time.perf_counter() - started
-        self.journal.add(miss_event(run, ending, replayed, elapsed, now - agent_started, stored_id, refused))
-        logger.info("miss (%s); %d steps replayed, then the agent", ending.reason, replayed)
+        if not self.frozen:
+            event = miss_event(
+                run, ending, replayed, elapsed, now - agent_started, stored_id, refused, shadow
+            )
+            self.journal.add(event)
+            if shadow is not None and self.book is not None:
+                self.book.note(event)
+        logger.info("miss (%s); %s replayed, then the agent", ending.reason, _steps(replayed))
         if self.telemetry is not None:
             self.telemetry.miss(run, started, ending, replayed)
         return fast_instance(
@@ -145,18 +181,55 @@ class Outcomes:
             miss_tool=ending.tool,
             tokens_spent=run.tokens,
             steps=tuple(run.calls),
+            shadow=shadow,
         )
+
+    def _judge(self, call: Call, output: Any) -> Shadow | None:
+        """What a replay of the call's task would have done in the agent's run (None if that cannot be told)."""
+        run, task, replayer = call.run, call.task, call.shadowed
+        assert task is not None and replayer is not None
+        try:
+            return judge(replayer, task, run, output)
+        except Exception:
+            logger.exception("could not tell what a replay of task %r would have done", run.task)
+            return None
+
+    @staticmethod
+    def _near_miss(run: Run, ending: Ending, near: NearTasks) -> Ending:
+        """The ending of a miss with no trajectory, saying so when a stored task differs only in a value."""
+        differences = near.differences(run.task, run.tags)
+        if differences is None:
+            return ending
+        hint = run.redact(f"{differences}: declare it as a param")
+        return dataclasses.replace(ending, reason=f"{ending.reason}; {hint}")
 
     def _store(self, run: Run, output: Any, seconds: float) -> tuple[str | None, Problem | None]:
         """Store what the run did: the new trajectory's id, or None and why it was not stored."""
         trajectory = trajectory_of(run, output, seconds)
         if isinstance(trajectory, Problem):
             return None, trajectory
+        if run.similar is not None:
+            self._compare_similar(trajectory, run.similar)
         if self.writer is not None:
             self.writer.submit(functools.partial(self._write, trajectory, run))
             return trajectory.id, None
         problem = self._add(trajectory, run)
         return (None, problem) if problem is not None else (trajectory.id, None)
+
+    def _compare_similar(self, trajectory: Trajectory, similar: TaskSteps) -> None:
+        """Count whether the agent's run agreed with the similar task's runs (a replay would have been right)."""
+        try:
+            agreed = agrees(trajectory, similar)
+        except Exception:  # a stored step that cannot be read now: no evidence either way
+            logger.debug("the similar task %r could not be compared", similar.text, exc_info=True)
+            return
+        self.metrics.add("similar_agreed" if agreed else "similar_disagreed")
+        logger.info(
+            "the agent's run of task %r %s the runs of the similar task %r",
+            trajectory.task,
+            "agreed with" if agreed else "differed from",
+            similar.text,
+        )
 
     def _add(self, trajectory: Trajectory, run: Run) -> Problem | None:
         """Store the run's trajectory: None, or why the store did not take it."""
@@ -208,3 +281,8 @@ class Outcomes:
                 self._remove(ended.stored_id)
             self.metrics.not_stored(NotStoredReason.CALLED_AFTER_RUN)
             ended.stored_id = None
+
+
+def _steps(count: int) -> str:
+    """``1 step``, ``3 steps``."""
+    return f"{count} step" if count == 1 else f"{count} steps"

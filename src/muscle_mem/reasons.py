@@ -10,6 +10,8 @@ class MissReason(str, Enum):
 
     NO_TRAJECTORY = "no_trajectory"
     """Nothing is stored for this task (a new task)."""
+    SIMILAR_TASK = "similar_task"
+    """Nothing is stored for this task; a similar stored task is only a candidate, never replayed for it."""
     NO_SAFE_STEP = "no_safe_step"
     """The stored next steps gave no other reason not to be taken, and none was."""
     TOOL_NOT_REGISTERED = "tool_not_registered"
@@ -40,6 +42,9 @@ class MissReason(str, Enum):
     """The store could not be read."""
     STORE_UNAVAILABLE = "store_unavailable"
     """The store was unreachable (refused, timed out, connection lost), or had been since an outage began."""
+    SHADOW = "shadow"
+    """The engine is in shadow mode (or proven mode, the family not proven yet): the agent ran, and a
+    replay was only compared with it (``Result.shadow``)."""
 
 
 class NotStoredReason(str, Enum):
@@ -77,6 +82,8 @@ class NotStoredReason(str, Enum):
     """Another problem noted while recording (the text says what)."""
     REFUSED = "refused"
     """The agent or an integration kept the run out of the store (``current_run().refuse(why)``)."""
+    FROZEN = "frozen"
+    """The engine is frozen (``Engine(mode="frozen")``): it replays what is stored and writes nothing."""
 
 
 class Problem(str):

@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from muscle_mem import codec
 from muscle_mem.codec import Secret
@@ -30,6 +30,9 @@ from muscle_mem.secrecy import output_secrets, redact, secret_values
 from muscle_mem.spend import add_usage
 from muscle_mem.tools import Tool
 from muscle_mem.trajectory import Step
+
+if TYPE_CHECKING:
+    from muscle_mem.index import TaskSteps
 
 logger = logging.getLogger(__name__)
 
@@ -184,6 +187,7 @@ class Run:
         "sealed",
         "secret_outputs",
         "secrets",
+        "similar",
         "stored_id",
         "tags",
         "task",
@@ -231,6 +235,8 @@ class Run:
         """Whether this run started inside a tool call the parent run records (so it is part of it)."""
         self.stored_id: str | None = None
         """The trajectory this run was stored as, once it ended."""
+        self.similar: TaskSteps | None = None
+        """A stored task semantic matching found similar: a candidate the agent's run is compared with."""
 
     def start(self, tool: str) -> Flight | None:
         """A call made in the run's context begins (None, the problem noted, if the agent returned)."""
@@ -516,6 +522,9 @@ def frozen(value: Any) -> Any:
     """
     if type(value) in _SCALARS:
         return value
+    copied = _plain_copy(value, PLAIN_COPY_DEPTH)
+    if copied is not _NOT_PLAIN:
+        return copied
     data = codec.encode(value)
     if type(data) is str:
         return data  # a str subclass the codec stores as text (LangChain's TextAccessor)
@@ -523,6 +532,44 @@ def frozen(value: Any) -> Any:
         return copy.deepcopy(value)
     except Exception:
         return codec.decode(data)
+
+
+PLAIN_COPY_DEPTH = 16
+"""How deep :func:`frozen` copies plain data itself (dicts with text keys, lists, scalars) before the codec does."""
+_NOT_PLAIN = object()
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain_copy(value: Any, depth: int) -> Any:
+    """A copy of plain data (dicts with text keys, lists, scalars that are exactly those types), else _NOT_PLAIN.
+
+    What tools return most often, copied in one walk: such data is always storable, so neither the
+    codec's check nor a generic deep copy is needed for it.
+    """
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        return value
+    if depth <= 0 or (kind in (dict, list) and len(value) > codec.MAX_ITEMS):
+        return _NOT_PLAIN  # the codec says why such a value cannot be stored, or copies it
+    if kind is dict:
+        copied: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                return _NOT_PLAIN
+            inner = item if type(item) in _PLAIN_SCALARS else _plain_copy(item, depth - 1)
+            if inner is _NOT_PLAIN:
+                return _NOT_PLAIN
+            copied[key] = inner
+        return copied
+    if kind is list:
+        items = []
+        for item in value:
+            inner = item if type(item) in _PLAIN_SCALARS else _plain_copy(item, depth - 1)
+            if inner is _NOT_PLAIN:
+                return _NOT_PLAIN
+            items.append(inner)
+        return items
+    return _NOT_PLAIN
 
 
 def _frozen_all(values: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -27,7 +27,7 @@ from muscle_mem import codec
 from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.evidence import History, uncovered
 from muscle_mem.fast_init import fast_instance
-from muscle_mem.index import Skipped, StepEdge, StepGroup, StepNode, TaskSteps, newest_first
+from muscle_mem.index import NOT_RENEWED, Skipped, StepEdge, StepGroup, StepNode, TaskSteps, newest_first
 from muscle_mem.observations import (
     Flat,
     Leaf,
@@ -130,7 +130,7 @@ class Replayer:
         try:
             node: StepNode = task.root
             if not node.groups and not node.ends:
-                return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
+                return _nothing_stored(self.run)
             run, calls, outputs, tools = self.run, self.run.calls, self.outputs, self.registry.by_name
             context = self.context
             compare = self.compare
@@ -142,6 +142,8 @@ class Replayer:
                 given = {}
             taken: list[StepEdge] = []
             """The edges followed so far (what each run through them saw is on their steps)."""
+            renewals: list[tuple[int, Any]] = []
+            """The steps whose edge a full hit renews, with the pre snapshot each was replayed on."""
             params_differ = False
             while True:
                 step_no = len(calls)
@@ -224,7 +226,10 @@ class Replayer:
                     if params_differ:
                         return (yield from self._general([(node, ())]))
                     if node.ends:
-                        return self._finish(node)
+                        ending = self._finish(node)
+                        if renewals and ending.trajectory is not None:
+                            _renew(taken, renewals)
+                        return ending
                     return Ending(
                         reason="; ".join(dict.fromkeys(text for _, text in reasons))
                         or f"no stored step {step_no} is safe",
@@ -246,6 +251,9 @@ class Replayer:
                 if type(output) is Ending:
                     return output
                 if compare:
+                    renewing = tool.pre_check
+                    if renewing is not None and renewing.renew:
+                        renewals.append((step_no, calls[-1].pre))
                     seen = first.step.observed
                     fast = edge is not None and seen is not None and not tool.secret_outputs
                     if fast and observer is None and not self.params and type(output) in SCALAR_TYPES:
@@ -723,10 +731,11 @@ def _passing(
     name: str,
 ) -> Iterator[StepEdge]:
     for edge in edges:
-        if edge.step.pre is None or not edge.step.pre.kept:
-            continue
+        pre, renewed = edge.step.pre, edge.renewed
         try:
-            if passes(current, edge.step.pre.value):
+            if (pre is not None and pre.kept and passes(current, pre.value)) or (
+                renewed is not NOT_RENEWED and passes(current, renewed)
+            ):
                 yield edge
         except MissingThreshold:
             raise
@@ -734,6 +743,12 @@ def _passing(
             reasons.append(
                 (MissReason.PRE_CHECK_RAISED, f"pre-check compare of tool {name!r} raised {exc!r}")
             )
+
+
+def _renew(taken: list[StepEdge], renewals: list[tuple[int, Any]]) -> None:
+    """After a full hit, keep each step's replayed pre snapshot on the edge it took (see ``Check.renew``)."""
+    for step_no, pre in renewals:
+        taken[step_no].renewed = pre
 
 
 def _key(value: Any) -> str | None:
@@ -813,3 +828,14 @@ class ActiveReplays:
         """The trajectories replays in progress follow (eviction leaves them alone)."""
         edges = [r.edge for r in tuple(self._by_run.values()) if r.edge is not None]
         return frozenset().union(*(e.trajectories for e in edges))
+
+
+def _nothing_stored(run: Run) -> Ending:
+    """The ending of a task with no stored trajectory, naming the similar task semantic matching found."""
+    if run.similar is None:
+        return Ending(reason="no trajectory is stored for this task", kind=MissReason.NO_TRAJECTORY)
+    why = (
+        f"no trajectory is stored for this task; the similar task {run.similar.text!r} is only a "
+        "candidate: the agent solves this one, and its run is compared with that task's"
+    )
+    return Ending(reason=why, kind=MissReason.SIMILAR_TASK)

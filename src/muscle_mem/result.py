@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from muscle_mem.reasons import MissReason, NotStoredReason
+from muscle_mem.verdict import Shadow
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,9 @@ class Result:
     """On a full hit: the LLM tokens the replayed trajectory's run spent when it was recorded."""
     tokens_spent: int = 0
     """On a miss: the LLM tokens the agent reported spending on this run (the integrations read them)."""
+    shadow: Shadow | None = None
+    """In shadow mode (and proven mode, the family not proven yet): how a replay would have compared
+    with the agent's run; None when there was nothing stored to compare with, and in other modes."""
     steps: Sequence[Any] = field(default=(), repr=False, compare=False)
     """The run's calls as the engine keeps them; read :attr:`calls`."""
 

@@ -74,3 +74,15 @@ def test_a_perturbation_changes_what_a_read_returns() -> None:
     perturb.banking_new_transactions(env)
     after = harness.run_alone(suite, [harness.planned("get_most_recent_transactions", {"n": 100})], env)
     assert harness.plain(before) != harness.plain(after)
+
+
+def test_shadow_mode_replays_nothing_and_agrees_where_a_replay_would_hit() -> None:
+    """In shadow mode the oracle runs every time; each run a replay would have hit in full is an agreement."""
+    replay_args, shadow_args = _args(), _args()
+    shadow_args.mode = "shadow"
+    replayed = bench.run_suite("banking", SUITES["banking"], replay_args, [])
+    shadowed = bench.run_suite("banking", SUITES["banking"], shadow_args, [])
+    assert shadowed.reuse == shadowed.hits == shadowed.partial == 0
+    assert shadowed.agreed + shadowed.disagreed + shadowed.shadow_missed == shadowed.tasks + shadowed.runs
+    assert shadowed.disagreed == 0 and shadowed.unsafe == 0
+    assert shadowed.agreed == replayed.reuse + replayed.hits

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import re
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 from cli_support import make_cache, run_cli
 from conftest import trajectory
+from muscle_mem import __version__
 from muscle_mem.stores import SQLiteStore
 
 
-def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
-    """``muscle-mem --version`` prints ``muscle-mem X.Y.Z`` and exits 0."""
+def test_version_prints_the_library_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """``muscle-mem --version`` prints ``muscle-mem X.Y.Z``, the library's ``__version__``, and exits 0."""
     ran = run_cli(capsys, "--version")
     assert ran.status == 0
-    assert ran.out == f"muscle-mem {metadata.version('muscle-mem')}\n"
+    assert ran.out == f"muscle-mem {__version__}\n"
     assert re.fullmatch(r"muscle-mem \d+\.\d+\.\d+\S*\n", ran.out)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import run_cli
+from muscle_mem import Engine
 
 pytest.importorskip("mcp")
 
@@ -65,3 +66,28 @@ def test_mcp_proxy_checks_must_name_a_mapping_of_checks(
         str(desk), str(tmp_path / "log"),
     )  # fmt: skip
     assert typo.status == 1 and "checks name tools" in typo.err and "'send_welcom'" in typo.err
+
+
+def test_mcp_proxy_serves_through_an_engine_in_the_mode_asked(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from muscle_mem.integrations import mcp_proxy
+
+    served: list[tuple[str, int]] = []
+
+    async def serve(engine: Engine, command: list[str], **_: object) -> None:
+        served.append((engine.mode, engine.proof))
+
+    monkeypatch.setattr(mcp_proxy, "serve_stdio", serve)
+    upstream = ["--", sys.executable, "-c", "pass"]
+    assert (
+        run_cli(
+            capsys, "mcp-proxy", "--store", "memory://", "--mode", "proven", "--proof", "5", *upstream
+        ).status
+        == 0
+    )
+    assert run_cli(capsys, "mcp-proxy", "--store", "memory://", "--mode", "shadow", *upstream).status == 0
+    assert served == [("proven", 5), ("shadow", 3)]
+    for bad in (["--mode", "fast"], ["--proof", "0"]):
+        ran = run_cli(capsys, "mcp-proxy", "--store", "memory://", *bad, *upstream)
+        assert ran.status == 2 and ran.out == "", bad

@@ -1,7 +1,7 @@
 """``muscle-mem report``: a self-contained HTML page that opens in headless Chromium without errors.
 
-The Chromium tests use ``/usr/bin/chromium`` (or ``$CHROMIUM``) and skip, saying so, when it is absent;
-CI installs it (``apt-get install -y chromium``) so they run there.
+The Chromium tests use ``/usr/bin/chromium`` (or ``$CHROMIUM``) and skip, saying how to get it
+(``apt-get install chromium``), when it is absent.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from muscle_mem.stores.base import Event
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 needs_chromium = pytest.mark.skipif(
     not Path(CHROMIUM).exists(),
-    reason="headless Chromium is not installed (apt-get install -y chromium); CI must run this test",
+    reason="needs Debian's chromium (apt-get install chromium)",
 )
 
 

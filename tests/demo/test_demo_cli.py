@@ -117,3 +117,48 @@ def test_demo_ignoring_observations_takes_no_store(
     assert main(demo(tmp_path, "--ignore-observations", "--store", store, "--plain")) == 2
     assert "--ignore-observations always use a throwaway in-memory store" in capsys.readouterr().err
     assert not (tmp_path / "kept.db").exists()
+
+
+def test_demo_in_shadow_mode_prints_its_agreement_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every request goes to the agent; the summary says how many runs a replay would have matched."""
+    store = f"sqlite:///{tmp_path / 'cache.db'}"
+    assert main([*demo(tmp_path, "--tasks", "30", "--store", store, "--plain", "--mode", "shadow")]) == 0
+    out = capsys.readouterr().out
+    assert int(row(out, "full hits")[1]) == 0 and row(out, "fallbacks")[1] == "30"
+    found = re.search(r"Shadow: 30 agent runs compared with what a replay would have done: (\d+) agreed", out)
+    assert found is not None and int(found.group(1)) > 0
+    assert "mode shadow" in out
+
+
+def test_demo_in_frozen_mode_replays_and_stores_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = f"sqlite:///{tmp_path / 'cache.db'}"
+    assert main([*demo(tmp_path, "--tasks", "20", "--store", store, "--plain")]) == 0
+    stored = len(SQLiteStore(tmp_path / "cache.db"))
+    capsys.readouterr()
+    assert main([*demo(tmp_path, "--tasks", "20", "--store", store, "--plain", "--mode", "frozen")]) == 0
+    assert int(row(capsys.readouterr().out, "full hits")[1]) > 0
+    assert len(SQLiteStore(tmp_path / "cache.db")) == stored
+    assert main([*demo(tmp_path, "--store", store, "--mode", "frozen", "--fresh")]) == 2
+
+
+def test_demo_shows_how_each_kind_of_request_earned_its_generality(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Per kind of request: its families, the runs stored, the ways they went, the leaves they freed."""
+    store = f"sqlite:///{tmp_path / 'cache.db'}"
+    assert main([*demo(tmp_path, "--tasks", "40", "--store", store, "--plain")]) == 0
+    out = capsys.readouterr().out
+    assert "How the families earned their generality" in out
+    kinds = {label: row(out, label) for label in ("refund", "plan", "signup", "close")}
+    stored = len(SQLiteStore(tmp_path / "cache.db"))
+    assert sum(int(cells[2]) for cells in kinds.values()) == stored  # every stored run belongs to one kind
+    for cells in kinds.values():
+        families, runs, ways, free = (int(c) for c in cells[1:5])
+        assert 1 <= families <= runs and 1 <= ways <= runs and free >= 0
+    assert int(kinds["refund"][4]) > 0  # a customer's id, a ticket's id: freed by the runs themselves
+    assert "The first stop on a changed observation, per kind of request:" in out
+    assert re.search(r"^  refund, request \d+: step \d \w+ output\[", out, re.MULTILINE)

@@ -1,4 +1,4 @@
-"""The brief's code sample and the examples run unchanged."""
+"""The original muscle-mem README's example and the examples run unchanged."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = os.environ.get("MUSCLE_MEM_SEEDS", str(ROOT.parent / "shared" / "seeds"))
 
-# The product brief's code sample (seed 000), verbatim, comments included.
-SEED_SAMPLE = r"""from dataclasses import dataclass
+# The original muscle-mem README's example, verbatim, comments included.
+ORIGINAL_EXAMPLE = r"""from dataclasses import dataclass
 from muscle_mem import Check, Engine
 import time
 
@@ -74,8 +74,8 @@ def _sleep(seconds):
 _time.sleep = _sleep
 _time.time = lambda: _now[0]
 """
-"""A ``sitecustomize`` that makes ``time.time()`` move only when the program sleeps. The brief's
-sample allows 1 s between recording and replay and takes 0.9 s to record: 100 ms of slack that a
+"""A ``sitecustomize`` that makes ``time.time()`` move only when the program sleeps. The original
+README's example allows 1 s between recording and replay and takes 0.9 s to record: 100 ms of slack that a
 loaded CI machine can use up. With this clock its verdicts depend on its code alone, which runs
 unchanged."""
 
@@ -96,19 +96,19 @@ def run_python(
     )
 
 
-def test_seed_sample_is_the_brief_verbatim() -> None:
+def test_the_original_example_is_copied_verbatim() -> None:
     seeds = glob.glob(os.path.join(SEEDS, "000_*.txt"))
     if not seeds:
-        pytest.skip(f"the product brief is not at {SEEDS} (set MUSCLE_MEM_SEEDS)")
-    brief = Path(seeds[0]).read_text(encoding="utf-8")
-    start = brief.index("from dataclasses import dataclass")
-    end = brief.rindex("assert not cache_hit") + len("assert not cache_hit")
-    assert brief[start:end] + "\n" == SEED_SAMPLE
+        pytest.skip(f"the original muscle-mem README's example is not at {SEEDS} (set MUSCLE_MEM_SEEDS)")
+    original = Path(seeds[0]).read_text(encoding="utf-8")
+    start = original.index("from dataclasses import dataclass")
+    end = original.rindex("assert not cache_hit") + len("assert not cache_hit")
+    assert original[start:end] + "\n" == ORIGINAL_EXAMPLE
 
 
-def test_seed_sample_runs_unchanged(tmp_path: Path) -> None:
-    script = tmp_path / "seed_sample.py"
-    script.write_text(SEED_SAMPLE, encoding="utf-8")
+def test_the_original_example_runs_unchanged(tmp_path: Path) -> None:
+    script = tmp_path / "original_example.py"
+    script.write_text(ORIGINAL_EXAMPLE, encoding="utf-8")
     done = run_python([str(script)], tmp_path, virtual_clock=True)
     assert done.returncode == 0, done.stderr
     greetings = done.stdout.splitlines()

@@ -11,6 +11,7 @@ import pytest
 
 from cli_support import run_cli
 from conftest import OutageStore
+from modes_desk import ask, refund_desk
 from muscle_mem import Check, Engine, MissReason, Result
 from muscle_mem.stores import MemoryStore
 
@@ -218,6 +219,27 @@ def test_a_store_that_is_down_misses_with_store_unavailable() -> None:
     assert engine.metrics.store_errors == 0 and engine.metrics.store_outages == 1
 
 
+def test_a_shadow_run_says_the_agent_ran_because_of_the_mode() -> None:
+    engine = refund_desk(mode="shadow")
+    ask(engine, 1)
+    result = ask(engine, 2)
+    assert result.miss_reason is MissReason.SHADOW and result.fallback
+    assert result.reason is not None and result.reason.startswith("shadow mode: the agent ran")
+    assert engine.metrics.misses_by_reason[MissReason.SHADOW] == 2
+
+
+def test_a_similar_task_is_its_own_kind_of_miss() -> None:
+    """A text semantic matching finds similar to a stored one misses as SIMILAR_TASK, naming it."""
+    engine = Engine(match="semantic")
+    restart = engine.register(lambda: "restarted", name="restart")
+    engine.set_agent(lambda task: restart())
+    engine("please restart the web server")
+    result = engine("restart the web server")
+    assert result.miss_reason is MissReason.SIMILAR_TASK and result.miss_tool is None
+    assert "'please restart the web server' is only a candidate" in (result.reason or "")
+    assert engine.metrics.misses_by_reason[MissReason.SIMILAR_TASK] == 1
+
+
 def test_every_kind_is_produced_by_some_run() -> None:
     """The tests above cover every member but the ones no engine run can cause yet."""
     covered = {
@@ -235,6 +257,8 @@ def test_every_kind_is_produced_by_some_run() -> None:
         MissReason.STORE_UNAVAILABLE,
         MissReason.SNAPSHOT_UNHASHABLE,
         MissReason.OBSERVATION_CHANGED,
+        MissReason.SHADOW,
+        MissReason.SIMILAR_TASK,
     }
     assert covered | NOT_PRODUCED_YET == set(MissReason)
 

@@ -13,6 +13,7 @@ import pytest
 
 from cli_support import run_cli
 from conftest import OutageStore
+from modes_desk import ask, refund_desk
 from muscle_mem import Check, Engine, NotStoredReason, Result, Secret, current_run
 
 NOT_PRODUCED = {NotStoredReason.RUN_PROBLEM}
@@ -266,6 +267,18 @@ def test_an_agent_may_keep_its_run_out_of_the_store_saying_why() -> None:
     assert result.not_stored == "a step used a live handle the replay cannot rebuild"
 
 
+def test_a_frozen_engine_stores_no_run() -> None:
+    recorder = refund_desk()
+    frozen = refund_desk(recorder.store, mode="frozen")
+    result = ask(frozen, 1)
+    assert not result.hit and not result.stored and result.trajectory_id is None
+    assert result.not_stored_reason is NotStoredReason.FROZEN
+    assert result.not_stored == "the engine is frozen (mode='frozen'): it stores nothing"
+    assert frozen.metrics.not_stored_by_reason == {NotStoredReason.FROZEN: 1}
+    frozen.flush()
+    assert (len(frozen.store), frozen.store.events()) == (0, [])  # type: ignore[attr-defined]
+
+
 def test_every_kind_is_produced_by_some_run() -> None:
     """The tests above cover every member but the one the engine never notes itself (a call after the
     run ended: test_async_runs)."""
@@ -285,6 +298,7 @@ def test_every_kind_is_produced_by_some_run() -> None:
         NotStoredReason.AGENT_RAISED,
         NotStoredReason.CALLED_AFTER_RUN,
         NotStoredReason.REFUSED,
+        NotStoredReason.FROZEN,
     }
     assert covered | NOT_PRODUCED == set(NotStoredReason)
 

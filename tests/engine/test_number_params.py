@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Engine, current_run
+from muscle_mem import Engine, MissReason, current_run
 from muscle_mem.keys import task_key, task_text
 
 
@@ -88,8 +88,8 @@ def test_an_order_id_call_replays_for_another_order_id(tmp_path: Path) -> None:
 
 
 def test_semantic_matching_sees_the_number_param_as_a_placeholder() -> None:
-    """``refund order {order_id}`` matches its rewording for another order; a number that is no
-    param still tells two tasks apart."""
+    """``refund order {order_id}`` finds its rewording for another order as a candidate (run by the
+    agent, not replayed); a number that is no param still tells two tasks apart."""
     refunded: list[int] = []
     engine = Engine(match="semantic", embedder="hashing")
 
@@ -103,9 +103,12 @@ def test_semantic_matching_sees_the_number_param_as_a_placeholder() -> None:
         task_text(("please refund order 5000",), {}, {"order_id": 5000}) == "please refund order {order_id}"
     )
     assert not engine("refund order 4471", params={"order_id": 4471})
-    assert engine("please refund order 5000", params={"order_id": 5000}).hit
-    assert not engine("please refund order 6000")
-    assert refunded == [4471, 5000, 6000]
+    candidate = engine("please refund order 5000", params={"order_id": 5000})
+    assert candidate.miss_reason is MissReason.SIMILAR_TASK and engine.metrics.similar_agreed == 1
+    assert engine("please refund order 5001", params={"order_id": 5001}).hit
+    unrelated = engine("please refund order 6000")
+    assert not unrelated and unrelated.miss_reason is MissReason.NO_TRAJECTORY
+    assert refunded == [4471, 5000, 5001, 6000]
 
 
 def test_an_int_param_of_the_agent_arguments_is_never_replayed_stale_inside_a_tool_string() -> None:

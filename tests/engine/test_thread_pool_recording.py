@@ -432,7 +432,7 @@ def test_worker_thread_tool_calls_are_made_again_by_the_next_call() -> None:
 
 
 def test_worker_thread_calls_in_a_copied_context_are_recorded() -> None:
-    """Tool calls submitted to a thread pool with the run's context (the way the README gives) are steps: the
+    """Tool calls submitted to a thread pool with the run's context (the way docs/guide.md gives) are steps: the
     next call is a hit that refunds both orders."""
     import contextvars
     from concurrent.futures import ThreadPoolExecutor

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from cli_support import run_cli
-from muscle_mem import Check, Engine, NotStoredReason, Secret
+from muscle_mem import Check, Engine, NotStoredReason, Secret, current_run
 from muscle_mem.stores import SQLiteStore
 from muscle_mem.trajectory import to_record
 
@@ -210,3 +210,57 @@ def test_a_secret_output_that_cannot_be_walked_is_returned_and_not_stored() -> N
     result = engine("open the vault")
     assert result.output == "Vault" and not result.stored
     assert result.not_stored_reason is NotStoredReason.SECRET_LEAK
+
+
+RESET_LINK = "https://accounts.example.com/reset?token=9f8Qz7LmXw2Rt5Vb"
+
+
+def inbox_engine(path: Path) -> tuple[Engine, dict[str, str], list[str]]:
+    """An agent that reads an e-mail and forwards the reset link written inside its body."""
+    inbox = {"body": f"Hello, click {RESET_LINK} to reset your password. It expires in an hour."}
+    forwarded: list[str] = []
+    engine = Engine(f"sqlite:///{path}")
+
+    @engine.tool()
+    def read_email() -> dict[str, str]:
+        return dict(inbox)
+
+    @engine.tool()
+    def forward(link: str) -> str:
+        forwarded.append(link)
+        return "forwarded"
+
+    def agent(task: str) -> str:
+        done = current_run().steps
+        body = done[0].output["body"] if done else read_email()["body"]
+        link = body.split()[2]
+        forward(link)
+        return f"I forwarded {link}"
+
+    engine.set_agent(agent)
+    return engine, inbox, forwarded
+
+
+def test_a_secret_looking_value_read_out_of_an_output_text_is_kept_as_a_reference(tmp_path: Path) -> None:
+    """The token inside a link an e-mail holds is stored as "the secret-looking value of that text",
+    never in clear: the run is stored and replays the same link while the e-mail is the same."""
+    path = tmp_path / "cache.db"
+    engine, _, forwarded = inbox_engine(path)
+    first = engine("forward the reset link")
+    assert first.stored, first.not_stored
+    assert b"9f8Qz7LmXw2Rt5Vb" not in everything_written(path)
+    replay = engine("forward the reset link")
+    assert replay.hit and replay.output == f"I forwarded {RESET_LINK}"
+    assert forwarded == [RESET_LINK, RESET_LINK]
+
+
+def test_a_new_e_mail_stops_the_replay_and_the_agent_reads_the_new_link(tmp_path: Path) -> None:
+    """The text the value was read out of is compared like any output: another e-mail hands the
+    task back to the agent after the read, and it forwards the link it finds there."""
+    engine, inbox, forwarded = inbox_engine(tmp_path / "cache.db")
+    engine("forward the reset link")
+    other = RESET_LINK.replace("9f8Qz7LmXw2Rt5Vb", "Zq81kLm0PxW3rT7y")
+    inbox["body"] = f"Hello, click {other} to reset your password. It expires in an hour."
+    result = engine("forward the reset link")
+    assert not result.hit and result.steps_replayed == 1
+    assert forwarded[-1] == other and result.output == f"I forwarded {other}"

@@ -785,3 +785,20 @@ async def test_instructions_never_reach_the_store_in_clear(tmp_path: Path) -> No
     engine.close()
     stored = (tmp_path / "store.db").read_bytes()
     assert b"sk-live-9f8e7d6c5b4a" not in stored and b"desk bot" not in stored
+
+
+async def test_run_streamed_is_streamed_without_await_as_the_sdks_and_awaited_as_before() -> None:
+    """``streamed = runner.run_streamed(...)``, then ``stream_events()``: the SDK's own way, miss and hit."""
+    triage, billing = triage_desk()
+    runner = CachedRunner(Engine(), triage)
+    plain = await events(Runner.run_streamed(triage_desk()[0], "refund order A1"))
+    for expected_hit in (False, True):
+        streamed = runner.run_streamed("refund order A1", params={"order": "A1"})
+        with pytest.raises(AttributeError, match="has not started yet"):
+            _ = streamed.final_output
+        assert await events(streamed) == plain
+        assert runner.last_result is not None and runner.last_result.hit is expected_hit
+        assert streamed.last_agent is billing and streamed.final_output == "Refunded A1"
+        assert [i.get("type") for i in streamed.to_input_list()][-1] == "message"
+    awaited = await runner.run_streamed("refund order A1", params={"order": "A1"})
+    assert isinstance(awaited, CachedStreamingResult) and await events(awaited) == plain

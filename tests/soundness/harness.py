@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from muscle_mem import Check, Engine, Result, current_run
+from muscle_mem.stores.base import Event, EventLog
 
 Front = Literal["core", "langchain", "pydantic_ai", "mcp_proxy", "openai_agents", "smolagents"]
 CheckMode = Literal["narrow", "none"]
@@ -147,6 +148,8 @@ class Report:
     scenario: Scenario
     checks: CheckMode
     outcomes: list[Outcome]
+    events: Sequence[Event] = ()
+    """The engine's events, in order (for the shadow verdicts of ``mode="shadow"`` and ``"proven"``)."""
 
     @property
     def probes(self) -> list[Outcome]:
@@ -803,5 +806,7 @@ def run_scenario(
                 if phase == "record":
                     recorded.append(shape)
     finally:
+        engine.flush()
+        events = engine.store.events() if isinstance(engine.store, EventLog) else []
         engine.close()
-    return Report(sc, checks, outcomes)
+    return Report(sc, checks, outcomes, events)

@@ -329,7 +329,7 @@ SCENARIOS = [
         mcp_policy,
         [_refund(1001)],
         [_refund(1003), _refund(1002)],
-        "The issue's case through muscle-mem's MCP caching proxy: look up 1001, refund; 1003 is refunded.",
+        "The refund case through muscle-mem's MCP caching proxy: look up 1001, refund; 1003 is refunded.",
     ),
     _sc(
         "identity_user_id_proxy",

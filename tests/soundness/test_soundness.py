@@ -9,6 +9,7 @@ import pytest
 
 from . import BY_NAME, SCENARIOS
 from .harness import CHECK_MODES, CheckMode, Report, run_scenario
+from .proven import Proven
 
 FRAMEWORKS = {
     "langchain": "langgraph",
@@ -69,6 +70,22 @@ def test_harmless_variation_replays_in_full(name: str, checks: CheckMode, store_
     """A probe a replay would get right (noise, an identity, the same task again) is a full hit."""
     report = report_of(name, checks, store_dir)
     assert not report.needless, "\n".join(o.describe() for o in report.needless)
+
+
+@pytest.mark.parametrize("name", [s.name for s in SCENARIOS])
+def test_proven_mode_replays_no_family_that_disagreed_in_shadow(name: str, store_dir: Path) -> None:
+    """With proof=1 and no checks, a family replays only after an agreement, never after a disagreement,
+    and no run ends unlike the agent alone: not even where state no tool output shows steers the agent."""
+    scenario = BY_NAME[name]
+    needs = FRAMEWORKS.get(scenario.front)
+    if needs is not None and importlib.util.find_spec(needs) is None:
+        pytest.skip(f"{scenario.front} is not installed")
+    report = run_scenario(scenario, "none", {"mode": "proven", "proof": 1}, store_dir)
+    tally = Proven()
+    tally.add(name, report.events, 1, len(report.unsafe))
+    assert tally.shadow_runs > 0
+    assert (tally.unproven_replays, tally.replays_after_disagreement) == (0, 0)
+    assert not report.unsafe, "\n".join(o.describe() for o in report.unsafe)
 
 
 TRADEOFFS = [s.name for s in SCENARIOS if s.tradeoff is not None]

@@ -174,7 +174,7 @@ def test_the_index_resets_when_the_store_is_made_anew(schema: str) -> None:
 
 @pytest.mark.parametrize("bound", ["capacity", "ttl"])
 def test_a_replay_completes_when_another_worker_evicts_its_trajectory(tmp_path: Path, bound: str) -> None:
-    """README: protection from eviction is per process. Worker B (another engine on the same SQLite
+    """docs/policies.md: protection from eviction is per process. Worker B (another engine on the same SQLite
     file) evicts, by capacity or TTL, the trajectory worker A is replaying at that moment: A's replay
     still completes from its index, with the right answer and no error (its use is not counted)."""
     from muscle_mem import Engine

@@ -1,4 +1,4 @@
-"""The product document's Attention-LRU cache: its demo, its score, and never evicting the new key."""
+"""The Attention-LRU reference code's cache: its demo, its score, and never evicting the new key."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from muscle_mem.eviction import AttentionLRUCache
 
-# The document's demo (its ``__main__`` block), with the import in place of the class definition.
+# The reference code's demo (its ``__main__`` block), with the import in place of the class definition.
 DEMO = """\
 import time
 import numpy as np
@@ -47,7 +47,7 @@ class FakeClock:
         self.now += seconds
 
 
-def test_document_demo_runs_unchanged(
+def test_reference_demo_runs_unchanged(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     script = tmp_path / "demo.py"
@@ -56,7 +56,7 @@ def test_document_demo_runs_unchanged(
         runpy.run_path(str(script), run_name="__main__")
     out = capsys.readouterr().out
     # Scores at the 4th put: mem0 .529, mem1 .679, mem2 .630; at the 5th: mem1 .639, mem2 .564,
-    # mem3 .861 (margins far above sleep jitter). The document's code would evict mem3 and mem4
+    # mem3 .861 (margins far above sleep jitter). The reference code's code would evict mem3 and mem4
     # themselves; its printed sample (mem2, mem3, mem4) matches neither.
     assert out == "最终缓存内容： ['mem1', 'mem3', 'mem4']\n"
     assert "Evict" not in out
@@ -79,7 +79,7 @@ def test_demo_scenario_with_fake_clock_and_callback() -> None:
     assert list(cache.cache) == ["mem1", "mem3", "mem4"]
 
 
-def test_entries_look_like_the_documents() -> None:
+def test_entries_look_like_the_reference_codes() -> None:
     cache = AttentionLRUCache(clock=FakeClock())
     cache.put("a", 1, [1.0, 0.0])
     assert cache.cache["a"] == {"value": 1, "embedding": [1.0, 0.0], "attention": 0.0}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SKIP_POSTGRES
 from muscle_mem.eviction import Bounds, Decayed, Policy, make_policy
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store
 from muscle_mem.trajectory import Step, Trajectory
@@ -27,7 +28,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         made = SQLiteStore(tmp_path / "cache.db")
     else:
         if not POSTGRES:
-            pytest.skip("set MUSCLE_MEM_TEST_POSTGRES (e.g. postgresql://postgres@127.0.0.1:5432/test)")
+            pytest.skip(SKIP_POSTGRES)
         schema = f"test_bounds_{uuid.uuid4().hex[:12]}"
         made = PostgresStore(POSTGRES, schema=schema)
     yield made

@@ -72,6 +72,7 @@ def test_every_kind_of_value_round_trips() -> None:
         Guarded(picked, (("ext", "digest"),), ((0, (("key", "listing"),), "d2"),)),
         Template((Text("room "), Param("room", Form("number", width=2)), Text("!"))),
         Struct("tuple", ((0, Output(0, (), Form("tuple"))),)),
+        Template((Text("token="), Output(1, (("key", "body"),), Form("secret", width=1)))),
     )
     trajectory = Trajectory(task_key="k", steps=(Step("a", "1"), Step("b", "1"), Step("c", "1", args=values)))
     assert from_record(json.loads(json.dumps(to_record(trajectory)))) == trajectory
@@ -199,6 +200,7 @@ def test_the_record_text_is_the_json_of_the_record_and_its_signatures_the_steps_
         Guarded(picked, (("ext", "digest"),), ((0, (("key", "listing"),), "d2"),)),
         Template((Text("room "), Param("room", Form("number", width=2)), Text("!"))),
         Struct("tuple", ((0, Output(0, (), Form("tuple"))),)),
+        Template((Text("token="), Output(1, (("key", "body"),), Form("secret", width=1)))),
     )
     steps = (
         Step("a", "1", pre=Snapshot.digest(1), post=Snapshot.capture({"b": [1, 2]}), seconds=1e-7),

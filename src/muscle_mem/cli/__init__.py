@@ -11,10 +11,10 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from types import ModuleType
 from typing import Any, NoReturn
 
+from muscle_mem import __version__
 from muscle_mem.cli import clear, export, importing, ls, mcp_proxy, report, rm, show, sign, stats, verify
 from muscle_mem.cli import demo as demo
 from muscle_mem.cli.common import DEFAULT_STORE, STORE_ENV, UsageError
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="muscle-mem", description="Muscle memory for AI agents: run the demo, inspect the cache."
     )
-    parser.add_argument("--version", action="version", version=f"muscle-mem {_version()}")
+    parser.add_argument("--version", action="version", version=f"muscle-mem {__version__}")
     _add_global_options(parser, default=None)
     common = _Parser(add_help=False)
     _add_global_options(common, default=argparse.SUPPRESS)
@@ -71,13 +71,6 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
         help=f"sqlite:///path, postgresql://user@host:port/db or memory:// (default: ${STORE_ENV}, "
         f"else {DEFAULT_STORE})",
     )
-
-
-def _version() -> str:
-    try:
-        return metadata.version("muscle-mem")
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

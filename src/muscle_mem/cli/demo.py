@@ -8,16 +8,22 @@ before the request; the two desks and answers must be equal. The exit status is 
 from __future__ import annotations
 
 import argparse
+from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from muscle_mem import MissReason
+from muscle_mem import MissReason, Verdict
 from muscle_mem.cli.common import UsageError, store_url
+from muscle_mem.cli.family import generality
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural, speedup
 from muscle_mem.demo.runner import DemoRunner, Outcome, Tally
+from muscle_mem.modes import MODES
+from muscle_mem.stores.base import Browsable, CoreStore
+from muscle_mem.trajectory import Trajectory
 
 SHOW_UNSAFE = 5
+
 NAME = "demo"
 HELP = "Run a support agent on a stream of requests with muscle memory, and verify every replay."
 
@@ -51,6 +57,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replay as far as the Checks allow, not comparing what the tools return (with --no-checks: shows "
         "what that comparison prevents)",
     )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="replay",
+        help="replay (default); shadow: the agent handles every request and each run is compared with what a "
+        "replay would have done; proven: a family replays after 3 shadow agreements; frozen: replay, write nothing",
+    )
     parser.add_argument("--plain", action="store_true", help="plain text output, even if rich is installed")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per request")
 
@@ -77,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
             "--no-checks and --ignore-observations always use a throwaway in-memory store; drop --store"
         )
     store = "memory://" if throwaway else store_url(args)
+    if args.fresh and args.mode == "frozen":
+        raise UsageError("--fresh empties the store, which --mode frozen never writes: drop one of them")
     if args.workdir.exists() and not args.workdir.is_dir():
         raise UsageError(f"--workdir {args.workdir} is not a directory")
     runner = DemoRunner(
@@ -87,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         fresh=args.fresh,
         checks=not args.no_checks,
         observations=not args.ignore_observations,
+        mode=args.mode,
     )
     with runner:
         cached = len(runner.engine.store)
@@ -94,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
             w for w, off in (("Checks", args.no_checks), ("observations", args.ignore_observations)) if off
         ]
         checks = f"WITHOUT {' or '.join(without)}, " if without else ""
+        checks += f"mode {args.mode}, " if args.mode != "replay" else ""
         out.line(
             f"Support desk demo: {plural(args.tasks, 'request')}, {checks}store {store} "
             f"({plural(cached, 'trajectory')} cached)"
@@ -108,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
             runner.stream(args.tasks, on_task)
         with out.progress("verifying replays", runner.pending) as bar:
             tally = runner.finish(lambda _: bar.advance())
-        _summary(out, tally, store)
+        _summary(out, tally, store, runner.engine.store)
     return 1 if tally.unsafe else 0
 
 
@@ -132,10 +149,12 @@ def _tokens(n: int) -> str:
     return f"{n / 1000:,.1f}k" if n >= 1000 else str(n)
 
 
-def _summary(out: Output, t: Tally, store: str) -> None:
+def _summary(out: Output, t: Tally, store: str, cache: CoreStore) -> None:
     n, verified = len(t.outcomes), len(t.verified)
     hits, partial, misses = t.count("hit"), t.count("partial"), t.count("miss")
     new = t.misses_by(MissReason.NO_TRAJECTORY)
+    shadowed = t.misses_by(MissReason.SHADOW)
+    shadow_runs = f"{plural(shadowed, 'shadow run')}, " if shadowed else ""
     out.line()
     out.table(
         f"Summary of {plural(n, 'task')}",
@@ -152,7 +171,7 @@ def _summary(out: Output, t: Tally, store: str) -> None:
                 "fallbacks",
                 str(misses),
                 _share(misses, n),
-                f"{plural(new, 'new task')}, {misses - new} failed the first check",
+                f"{plural(new, 'new task')}, {shadow_runs}{misses - new - shadowed} failed the first check",
             ],
             [
                 "unsafe replays",
@@ -196,6 +215,7 @@ def _summary(out: Output, t: Tally, store: str) -> None:
         f"Both measured{note}: with = each engine call; without = the agent alone on copies for the "
         f"{plural(verified, 'replayed task')}, plus the agent's own runs for the other {n - verified}."
     )
+    _shadows(out, t)
     reasons = t.reasons()
     if reasons:
         out.line()
@@ -204,6 +224,7 @@ def _summary(out: Output, t: Tally, store: str) -> None:
             ["reason<", "tasks"],
             [[reason, str(count)] for reason, count in reasons.most_common()],
         )
+    _families(out, t, cache)
     for o in t.unsafe[:SHOW_UNSAFE]:
         out.line()
         out.line(f"UNSAFE replay on task {o.index + 1}: {o.task.text}", style="bold red")
@@ -216,6 +237,84 @@ def _summary(out: Output, t: Tally, store: str) -> None:
         f"Finished in {t.wall_seconds:.1f} s, verification included. The cache stays in {store}: "
         "run the demo again to start from it, or add --fresh to start empty."
     )
+
+
+def _shadows(out: Output, t: Tally) -> None:
+    """The shadow runs' agreement figures: how often a replay would have done what the agent did."""
+    verdicts = t.shadows()
+    runs = sum(verdicts.values())
+    if not runs:
+        return
+    agreed, disagreed = verdicts[Verdict.AGREED], verdicts[Verdict.DISAGREED]
+    out.line()
+    out.line(
+        f"Shadow: {plural(runs, 'agent run')} compared with what a replay would have done: {agreed} agreed "
+        f"({_share(agreed, runs)}), {disagreed} disagreed, {verdicts[Verdict.MISSED]} a replay would have "
+        "handed to the agent."
+    )
+    first = t.first_disagreement()
+    if first is not None and first.result.shadow is not None:
+        s = first.result.shadow
+        out.line(
+            f"  First disagreement, task {first.index + 1} step {s.step}: a replay would have made "
+            f"{s.expected}, the agent {s.actual}."
+        )
+
+
+def _families(out: Output, t: Tally, store: CoreStore) -> None:
+    """How each kind of request earned its generality: its runs, the ways they went, the leaves they freed."""
+    if not isinstance(store, Browsable):
+        return
+    by_kind: dict[str, dict[str, list[Trajectory]]] = defaultdict(lambda: defaultdict(list))
+    for summary in store.summaries():
+        trajectory = store.get(summary.id) if summary.tags else None
+        if trajectory is not None:
+            by_kind[summary.tags[0]][trajectory.task_key].append(trajectory)
+    rows, stops = [], []
+    for kind, families in sorted(by_kind.items()):
+        ways = free = 0
+        for runs in families.values():
+            went, freed = generality(runs)
+            ways, free = ways + went, free + freed
+        outcomes = [o for o in t.outcomes if o.task.kind == kind]
+        stop = next(
+            (
+                o
+                for o in outcomes
+                if o.result.miss_reason is MissReason.OBSERVATION_CHANGED and o.result.reason
+            ),
+            None,
+        )
+        if stop is not None:
+            stops.append(f"  {kind}, request {stop.index + 1}: {stop.result.reason}")
+        rows.append(
+            [
+                kind,
+                str(len(families)),
+                str(sum(len(r) for r in families.values())),
+                str(ways),
+                str(free),
+                str(sum(o.result.hit for o in outcomes)),
+            ]
+        )
+    if not rows:
+        return
+    out.line()
+    out.table(
+        "How the families earned their generality",
+        ["request kind<", "families", "runs", "ways", "free leaves", "full hits"],
+        rows,
+    )
+    out.line(
+        "A family is one task key; its runs are the agent's own, and each way they went is one a replay can "
+        "take. A leaf is free where runs that went the same way saw it vary (ids, names); any other leaf "
+        "must hold a value a run saw, or the replay stops after that step. `muscle-mem show ID --family` "
+        "prints a family's evidence."
+    )
+    if stops:
+        out.line("The first stop on a changed observation, per kind of request:")
+        for line in stops:
+            out.line(line)
 
 
 def _share(part: int, whole: int) -> str:

@@ -1,4 +1,4 @@
-"""``muscle-mem mcp-proxy [--checks MODULE:ATTR] -- COMMAND...``: an MCP server over stdio, tasks recorded and replayed."""
+"""``muscle-mem mcp-proxy [--checks MODULE:ATTR] [--mode MODE] -- COMMAND...``: an MCP server over stdio, tasks recorded and replayed."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from muscle_mem.cli.common import UsageError, store_url
+from muscle_mem.modes import DEFAULT_PROOF, MODES
 
 NAME = "mcp-proxy"
 HELP = (
     "Serve an MCP server over stdio as it is, with muscle_mem_begin/muscle_mem_end to record a task "
     "and replay it the next time: muscle-mem mcp-proxy [--store URL] [--checks MODULE:ATTR] "
-    "-- <upstream server command...>"
+    "[--mode MODE] -- <upstream server command...>"
 )
 
 
@@ -25,6 +26,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE:ATTR",
         help="a mapping of the upstream's tool names to a Check or a (pre_check, post_check) pair, "
         "imported from MODULE (the working directory is on the path)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="replay",
+        help="replay (default): replay what is safe; shadow: the model does every task and each run is compared "
+        "with what a replay would have done (muscle-mem stats shows it); proven: a task family replays once "
+        "--proof shadow runs agreed; frozen: replay, store nothing",
+    )
+    parser.add_argument(
+        "--proof",
+        type=positive_int,
+        default=DEFAULT_PROOF,
+        metavar="N",
+        help=f"shadow agreements a family needs before --mode proven replays it ({DEFAULT_PROOF})",
     )
     parser.add_argument(
         "upstream",
@@ -47,9 +63,20 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     from muscle_mem import Engine
 
-    with Engine(store_url(args)) as engine:
+    with Engine(store_url(args), mode=args.mode, proof=args.proof) as engine:
         asyncio.run(mcp_proxy.serve_stdio(engine, command, checks=checks))
     return 0
+
+
+def positive_int(text: str) -> int:
+    """An argument that must be a whole number above 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def load_checks(spec: str) -> Mapping[str, Any]:

@@ -20,6 +20,7 @@ from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.prices import add_price_argument
 from muscle_mem.cli.untrusted import shown
 from muscle_mem.ledger import Ledger, Spent, ledger, savings, spent_by
+from muscle_mem.shadow_report import FamilyShadow, ShadowReport, shadow_report
 from muscle_mem.spend import Prices
 from muscle_mem.stores import Store
 from muscle_mem.stores.base import Event, Summary
@@ -90,6 +91,7 @@ def render(
         )
     body += _charts(events, t, spent, saved, book.priced)
     body.append(_families_table(book))
+    body.append(_shadow_table(shadow_report(events)))
     body.append(_top_table(summaries))
     body.append(
         "<footer>Events are written by the engine (one per call) and the newest 100,000 are kept. "
@@ -291,6 +293,38 @@ def _families_table(book: Ledger) -> str:
         "<th class=n>partial</th><th class=n>misses</th><th class=n>tokens saved</th><th class=n>tokens spent</th>"
         f"{heads}</tr></thead><tbody>{rows}</tbody></table></section>"
     )
+
+
+def _shadow_table(report: ShadowReport) -> str:
+    """How shadow runs compared with what a replay would have done, by task family (empty with none)."""
+    total = report.total
+    if not total.runs:
+        return ""
+    rows = "".join(
+        "<tr>"
+        f"<td>{escape(cache.clip(shown(f.task), 80))}</td><td class=n>{f.runs:,}</td>"
+        f"<td class=n>{f.agreements:,}</td><td class=n>{f.disagreements:,}</td><td class=n>{f.streak:,}</td>"
+        f"<td class=n>{escape(cache.count(f.tokens_saved))}</td>"
+        f"<td>{escape(_parting(f))}</td>"
+        "</tr>"
+        for f in report.families[:TOP]
+    )
+    return (
+        f"<section><h2>Shadow runs: {total.agreements:,} of {total.runs:,} agreed with a replay</h2>"
+        "<table><thead><tr><th>task</th><th class=n>runs</th><th class=n>agreed</th>"
+        "<th class=n>disagreed</th><th class=n>agreed since last disagreement</th>"
+        "<th class=n>tokens a replay saves</th><th>first disagreement</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
+def _parting(family: FamilyShadow) -> str:
+    """Where a replay would first have parted from the agent, as text (empty if it never did)."""
+    parting = family.first_disagreement
+    if parting is None:
+        return ""
+    text = f"step {parting.step}: {shown(parting.expected)} / agent: {shown(parting.actual)}"
+    return cache.clip(text, 100)
 
 
 def _top_table(summaries: Sequence[Summary]) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from muscle_mem import provenance as pv
 from muscle_mem.cli import cache, records
 from muscle_mem.cli.common import UsageError
+from muscle_mem.cli.family import describe_family, family_of
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.untrusted import figures_of, shown
@@ -21,6 +22,8 @@ from muscle_mem.secrecy import looks_secret
 from muscle_mem.trajectory import Snapshot, Step, Trajectory, Usage
 
 NAME = "show"
+FAMILY_WIDTH = 160
+"""The longest line of a family's evidence printed whole (without ``--full``)."""
 HELP = "Show one trajectory: each step's tool, version, arguments (values, params, data flow) and checks."
 
 
@@ -28,12 +31,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", help="a trajectory id, or a unique prefix of one (see `muscle-mem ls`)")
     parser.add_argument("--full", action="store_true", help="print snapshots and values whole, not clipped")
     parser.add_argument("--json", action="store_true", help="the trajectory's record, as `export` writes it")
+    parser.add_argument(
+        "--family",
+        action="store_true",
+        help="what every stored run of its task saw at each step, and how far that lets a replay vary",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     with cache.opened(args) as store:
         trajectory = cache.load(store, args.id)
         usage = figures_of(store.usage(trajectory.id))
+        runs = family_of(store, trajectory) if args.family and not args.json else None
     if args.json:
         secret = looks_secret(trajectory)
         if secret is not None:
@@ -48,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
     out = Output()
     for text in describe(trajectory, usage, width=None if args.full else 100):
         out.line(text)
+    if runs is not None:
+        out.line("")
+        for text in describe_family(trajectory, runs):
+            out.line(text if args.full or len(text) <= FAMILY_WIDTH else text[: FAMILY_WIDTH - 1] + "…")
     return 0
 
 

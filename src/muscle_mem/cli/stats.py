@@ -15,13 +15,14 @@ from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.prices import add_price_argument
 from muscle_mem.cli.untrusted import shown
 from muscle_mem.ledger import Family, ledger
+from muscle_mem.shadow_report import FamilyShadow, shadow_report
 from muscle_mem.spend import Prices
 from muscle_mem.stores import Store
 
 NAME = "stats"
 HELP = (
     "Counts, size, hit rate, agent time, tokens and money spent and saved (by task family), "
-    "why calls missed and runs were not stored."
+    "why calls missed and runs were not stored, and how shadow runs compared with a replay."
 )
 TOP = 8
 
@@ -58,6 +59,7 @@ def gather(store: Store, since: float, prices: Prices | None = None) -> dict[str
     t = analysis.totals(events)
     book = ledger(every, prices or {}, since)
     not_stored = analysis.not_stored_reasons(events)
+    shadow = shadow_report(events)
     return {
         "cache": {
             "trajectories": len(summaries),
@@ -95,6 +97,28 @@ def gather(store: Store, since: float, prices: Prices | None = None) -> dict[str
         "miss_reasons": [(shown(r), n) for r, n in analysis.miss_reasons(events).most_common(TOP)],
         "miss_tools": [(shown(t), n) for t, n in analysis.miss_tools(events).most_common(TOP)],
         "not_stored_reasons": [(shown(r), n) for r, n in not_stored.most_common()],
+        "shadow": {
+            "total": _shadow_family(shadow.total),
+            "families": [_shadow_family(f) for f in shadow.families[:TOP]],
+        },
+    }
+
+
+def _shadow_family(family: FamilyShadow) -> dict[str, Any]:
+    """A family's shadow figures, its texts escaped."""
+    figures = family.as_dict()
+    parting = family.first_disagreement
+    return figures | {
+        "family": shown(family.family),
+        "task": shown(family.task),
+        "first_disagreement": None
+        if parting is None
+        else {
+            "step": parting.step,
+            "expected": shown(parting.expected),
+            "actual": shown(parting.actual),
+            "at": parting.at,
+        },
     }
 
 
@@ -159,6 +183,38 @@ def _print(out: Output, f: dict[str, Any], where: str) -> None:
         if rows:
             out.line()
             out.table(title, [what, counted], [[name, f"{n:,}"] for name, n in rows])
+    _shadows(out, f["shadow"])
+
+
+def _shadows(out: Output, shadow: dict[str, Any]) -> None:
+    """How the shadow runs compared with what a replay would have done, by task family."""
+    total = shadow["total"]
+    if not total["runs"]:
+        return
+    out.line()
+    rows = [
+        [
+            cache.clip(f["task"], 40),
+            f"{f['runs']:,}",
+            f"{f['agreements']:,}",
+            f"{f['disagreements']:,}",
+            f"{f['streak']:,}",
+            cache.count(f["tokens_saved"]),
+        ]
+        for f in shadow["families"]
+    ]
+    out.table(
+        f"Shadow runs: {total['agreements']:,} of {total['runs']:,} agreed with what a replay would have done "
+        "(agreed since the last disagreement; tokens a replay would have saved)",
+        ["task family<", "runs", "agreed", "disagreed", "agreed since", "tokens saved"],
+        rows,
+    )
+    parted = [f for f in shadow["families"] if f["first_disagreement"] is not None]
+    if parted:
+        out.line("First disagreements (a replay's call, then the agent's):")
+    for f in parted:
+        p = f["first_disagreement"]
+        out.line(f"  {cache.clip(f['task'], 48)}, step {p['step']}: {p['expected']} / agent: {p['actual']}")
 
 
 def _tokens(spent: dict[str, Any], verb: str = "spent") -> str:

@@ -97,6 +97,7 @@ def events(found: Iterable[Event]) -> list[Event]:
             event.steps_replayed,
             event.tokens_spent,
             event.tokens_saved,
+            event.shadow_saved_seconds,
         )
         if all(finite(v) for v in figures):
             kept.append(event)

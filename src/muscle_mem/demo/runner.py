@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from muscle_mem import Engine, MissReason, Result
+from muscle_mem import Engine, MissReason, Result, Verdict
 from muscle_mem.demo.agent import SupportAgent, instrument
 from muscle_mem.demo.desk import Desk
 from muscle_mem.demo.llm import LLMUsage, ScriptedLLM
 from muscle_mem.demo.workload import Task, Workload
+from muscle_mem.modes import Mode
 
 State = dict[str, list[tuple[Any, ...]]]
 
@@ -132,6 +133,21 @@ class Tally:
         """How many requests missed for this kind of cause."""
         return sum(o.result.miss_reason is kind for o in self.outcomes)
 
+    def shadows(self) -> Counter[Verdict]:
+        """How the shadow runs (``--mode shadow`` or ``proven``) compared with what a replay would have done."""
+        return Counter(o.result.shadow.verdict for o in self.outcomes if o.result.shadow is not None)
+
+    def first_disagreement(self) -> Outcome | None:
+        """The first request whose agent did otherwise than a replay would have."""
+        return next(
+            (
+                o
+                for o in self.outcomes
+                if o.result.shadow is not None and o.result.shadow.verdict is Verdict.DISAGREED
+            ),
+            None,
+        )
+
 
 def reason_label(kind: MissReason, tool: str | None) -> str:
     """A kind of cause with the tool to blame, if there is one: one line per kind and tool."""
@@ -156,6 +172,7 @@ class DemoRunner:
         checks: bool = True,
         observations: bool = True,
         workers: int = 6,
+        mode: Mode = "replay",
     ) -> None:
         self.workdir = workdir
         self.speed = speed
@@ -163,7 +180,7 @@ class DemoRunner:
         self.copies = workdir / "copies"
         shutil.rmtree(self.copies, ignore_errors=True)
         self.copies.mkdir(parents=True)
-        self.engine = Engine(store, observations="compared" if observations else "ignored")
+        self.engine = Engine(store, observations="compared" if observations else "ignored", mode=mode)
         if fresh:
             self.engine.store.clear()
         Desk.create(workdir / "desk.db", seed=seed).close()

@@ -1,4 +1,4 @@
-"""Bounded memory: eviction policies, store bounds and the product document's Attention-LRU cache."""
+"""Bounded memory: eviction policies, store bounds and the Attention-LRU reference cache."""
 
 from muscle_mem.eviction.attention_lru import AttentionLRUCache
 from muscle_mem.eviction.bounds import Bounds

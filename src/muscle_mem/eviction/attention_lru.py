@@ -1,9 +1,9 @@
-"""The second product document's Attention-LRU cache, faithful to its API and score, vectorised.
+"""The Attention-LRU reference code's cache, faithful to its API and score, vectorised.
 
 ``score = alpha * recency + beta * attention`` with ``recency = 1 / (1 + seconds since last access)``
 and ``attention`` the cosine (clipped at 0) of an item's embedding with the query of its last ``get``
 (0 until its first ``get``). When the cache is over capacity the lowest score is evicted, ties going
-to the least recently used, and never the key being inserted (the document's own code evicts it,
+to the least recently used, and never the key being inserted (the reference code's own code evicts it,
 since its attention is still 0: see docs/policies.md).
 """
 
@@ -22,7 +22,7 @@ import numpy.typing as npt
 log = logging.getLogger(__name__)
 
 Entry = dict[str, Any]
-"""One cached item, as in the document: ``{"value": ..., "embedding": ..., "attention": float}``."""
+"""One cached item, as in the reference code: ``{"value": ..., "embedding": ..., "attention": float}``."""
 
 
 def cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
@@ -36,11 +36,11 @@ def cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
 class AttentionLRUCache:
     """A bounded mapping that evicts the item with the lowest recency-plus-attention score.
 
-    ``put(key, value, embedding)`` stores an item (attention 0, as in the document); ``get(key,
+    ``put(key, value, embedding)`` stores an item (attention 0, as in the reference code); ``get(key,
     query_vector)`` returns its value or None and sets its attention from the query. Scores of all
     items are computed with numpy over arrays kept beside ``cache``; ``clock`` is injectable for
     tests; every eviction is logged on the ``muscle_mem.eviction`` logger and passed to
-    ``on_evict(key, value)``. Not thread-safe (like the document's class).
+    ``on_evict(key, value)``. Not thread-safe (like the reference code's class).
     """
 
     def __init__(

@@ -209,7 +209,7 @@ def _recency_fraction(now: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class AttentionLRU:
-    """The product document's score, ``alpha / (1 + now - last_used) + beta * attention``, lowest first.
+    """The Attention-LRU reference score, ``alpha / (1 + now - last_used) + beta * attention``, lowest first.
 
     The attention of a trajectory is the relevance given at its last store or hit.
     """

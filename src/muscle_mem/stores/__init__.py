@@ -94,6 +94,7 @@ def open_store(
     timeout: float | None = None,
     connect: bool = True,
     create: bool = True,
+    read_only: bool = False,
 ) -> Store: ...
 
 
@@ -105,6 +106,7 @@ def open_store(
     timeout: float | None = None,
     connect: bool = True,
     create: bool = True,
+    read_only: bool = False,
 ) -> CoreStore: ...
 
 
@@ -115,6 +117,7 @@ def open_store(
     timeout: float | None = None,
     connect: bool = True,
     create: bool = True,
+    read_only: bool = False,
 ) -> CoreStore:
     """A store from a store object (returned as is), a URL, or ``None``.
 
@@ -123,7 +126,9 @@ def open_store(
     one operation of a durable store waits (its default otherwise); ``connect=False``: a durable
     store connects (and migrates its schema) at its first operation instead of now, so that a store
     that cannot be used is an outage of that operation; ``create=False``: a store that does not exist
-    yet raises :class:`NoStore` instead of being made (reading commands).
+    yet raises :class:`NoStore` instead of being made (reading commands); ``read_only=True``: a
+    SQLite store is opened with SQLite's read-only mode (it must exist; other stores are opened as
+    usual, and writing nothing is up to their user).
     """
     if spec is None:
         spec = os.environ.get(ENV) or "memory://"
@@ -151,7 +156,12 @@ def open_store(
     if scheme == "sqlite":
         path = _sqlite_path(spec, rest)
         return SQLiteStore(
-            path, timeout=30.0 if timeout is None else timeout, signer=signer, connect=connect, create=create
+            path,
+            timeout=30.0 if timeout is None else timeout,
+            signer=signer,
+            connect=connect,
+            create=create,
+            read_only=read_only,
         )
     if scheme in ("postgresql", "postgres"):
         url, schema = _postgres_url(spec)

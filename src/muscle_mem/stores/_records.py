@@ -54,8 +54,15 @@ _EVENT_KINDS: dict[str, tuple[type, ...]] = {
     "not_stored": (str, type(None)),
     "not_stored_reason": (str, type(None)),
     "usage": (list,),
+    "shadow": (str, type(None)),
+    "shadow_step": (int, type(None)),
+    "shadow_expected": (str, type(None)),
+    "shadow_actual": (str, type(None)),
+    "shadow_saved_seconds": (int, float),
 }
 assert _EVENT_KINDS.keys() == _EVENT_FIELDS
+_SHADOW_FIELDS = ("shadow", "shadow_step", "shadow_expected", "shadow_actual", "shadow_saved_seconds")
+"""An event's fields that only a shadow run's event sets."""
 
 
 MAX_RECORD_BYTES = 16 * 2**20
@@ -213,8 +220,12 @@ def _summary(tid: Any, task: Any, tags: Any, steps: Any, created_at: Any, *usage
 
 
 def dump_event(event: Event) -> str:
-    """The stored JSON text of an event."""
-    return json.dumps(dataclasses.asdict(event), separators=(",", ":"))
+    """The stored JSON text of an event (without the shadow fields when it is no shadow run's)."""
+    data = dataclasses.asdict(event)
+    if event.shadow is None:
+        for name in _SHADOW_FIELDS:
+            del data[name]
+    return json.dumps(data, separators=(",", ":"))
 
 
 def load_events(rows: Iterable[tuple[Any, str]], where: str) -> list[Event]:

@@ -93,6 +93,17 @@ class Event:
     usage: tuple[tuple[str, int, int, int], ...] = ()
     """On a miss: what the agent's model calls spent, per model ``(model, input tokens, output tokens,
     requests)`` (empty when the agent reported tokens without a split, or none)."""
+    shadow: str | None = None
+    """On a shadow run: how a replay would have compared with the agent
+    (a :class:`~muscle_mem.shadow.Verdict` value: agreed, disagreed or missed)."""
+    shadow_step: int | None = None
+    """On a shadow run that disagreed: the step where the replay and the agent parted."""
+    shadow_expected: str | None = None
+    """On a shadow run that disagreed: the call (or answer) a replay would have made there."""
+    shadow_actual: str | None = None
+    """On a shadow run that disagreed: what the agent did there."""
+    shadow_saved_seconds: float = 0.0
+    """On a shadow run that agreed: the agent's seconds outside its tool calls (what a replay saves)."""
 
     @property
     def input_tokens(self) -> int:
@@ -113,7 +124,7 @@ class Rank:
     """How a store orders eviction victims (lowest first).
 
     ``priority``: by the stored ``Usage.priority`` (an index scan, O(log n)).
-    ``recency_attention``: by :meth:`score` (the Attention-LRU score of the second product document;
+    ``recency_attention``: by :meth:`score` (the score of the Attention-LRU reference code;
     it reorders as time passes, so stores read their ``last_used`` and ``attention`` orders side by
     side until the lowest are known, the threshold algorithm of :mod:`muscle_mem.stores.ranking`).
     """

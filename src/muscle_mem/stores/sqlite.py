@@ -42,6 +42,7 @@ import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -261,7 +262,9 @@ class SQLiteStore:
     """Trajectories in one SQLite file, visible to every thread and process that opens it.
 
     With a ``signer``, records are written signed and only records signed for where they are filed
-    are loaded (see :mod:`muscle_mem.stores.signing`).
+    are loaded (see :mod:`muscle_mem.stores.signing`). ``read_only=True`` opens an existing store
+    of this version's schema with SQLite's read-only mode: every write fails (what
+    ``Engine(mode="frozen")`` opens a URL with).
     """
 
     def __init__(
@@ -272,9 +275,11 @@ class SQLiteStore:
         signer: Signer | None = None,
         connect: bool = True,
         create: bool = True,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
         self.timeout = timeout
+        self.read_only = read_only
         self.signer = signer
         self._closed = False
         self._local = threading.local()
@@ -294,12 +299,13 @@ class SQLiteStore:
         self._pruned_at = -EVENTS_PRUNED_EVERY
         self._unpruned = 0
         """Events this handle wrote since it last pruned them."""
-        if not create and not self.path.exists():
+        if (read_only or not create) and not self.path.exists():
             raise NoStore(f"no cache at {self.path}")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the directory of {self.path}: {exc}") from exc
+        if not read_only:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the directory of {self.path}: {exc}") from exc
         self._shared: SharedMarks | None = None
         self._ready = False
         """Whether the file was migrated to this version's schema (at the first operation, or now)."""
@@ -318,12 +324,19 @@ class SQLiteStore:
         if conn is None:
             if self._closed:
                 raise StoreError(f"{self!r} is closed")
-            db = sqlite3.connect(
-                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-            )
+            if self.read_only:
+                where = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+                db = sqlite3.connect(
+                    where, timeout=self.timeout, isolation_level=None, check_same_thread=False, uri=True
+                )
+            else:
+                db = sqlite3.connect(
+                    self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+                )
             db.text_factory = _text
             try:
-                self._enter_wal(db)
+                if not self.read_only:
+                    self._enter_wal(db)
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.execute("PRAGMA foreign_keys=OFF")
             except sqlite3.Error:
@@ -388,14 +401,15 @@ class SQLiteStore:
             if self._ready:
                 return
             try:
-                self._migrate()
+                self._check_version() if self.read_only else self._migrate()
             except StoreError as exc:
                 raise StoreDamaged(str(exc)) from exc
             except sqlite3.Error as exc:
                 if not _damage(exc):
                     raise
                 raise StoreDamaged(f"{self.path} cannot be opened: {exc}") from exc
-            self._shared = SharedMarks.beside(self.path)
+            if not self.read_only:  # read only: no marks file made or bumped; data_version tells changes
+                self._shared = SharedMarks.beside(self.path)
             self._ready = True
 
     def _row(self, sql: str, args: Sequence[object] = ()) -> tuple[Any, ...] | None:
@@ -464,6 +478,16 @@ class SQLiteStore:
             raise  # locked, unreadable, full disk...: reported as such by _guard
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a usable SQLite database: {exc}") from exc
+
+    def _check_version(self) -> None:
+        """A store opened read only must have this version's schema: it cannot be migrated."""
+        with self._read() as db:
+            version = self._schema_version(db)
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has schema version {version}, this version of muscle-mem reads {SCHEMA_VERSION}: "
+                "open it writable once to migrate it before opening it read only"
+            )
 
     def _index_steps(self, db: sqlite3.Connection) -> None:
         """Fill the step index from the stored records (a store made before it existed)."""

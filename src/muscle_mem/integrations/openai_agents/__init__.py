@@ -42,7 +42,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra onl
 from typing import TYPE_CHECKING, Any
 
 from muscle_mem.integrations._common import Checks
-from muscle_mem.integrations.openai_agents._runner import CachedRunner, CachedStreamingResult
+from muscle_mem.integrations.openai_agents._runner import CachedRunner, CachedStreamingResult, StreamedRun
 from muscle_mem.integrations.openai_agents._tools import AgentGraph
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     from muscle_mem import Engine
 
-__all__ = ["CachedRunner", "CachedStreamingResult", "wrap_agent"]
+__all__ = ["CachedRunner", "CachedStreamingResult", "StreamedRun", "wrap_agent"]
 
 
 def wrap_agent(engine: Engine, agent: Agent[Any], *, checks: Checks | None = None) -> Agent[Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Generator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal
 
@@ -115,7 +115,7 @@ class CachedRunner:
             return asyncio.run(self.run(input, params=params, tags=tags, context=context, **runner_kwargs))
         raise RuntimeError("run_sync() cannot be called inside an event loop: await runner.run(...)")
 
-    async def run_streamed(
+    def run_streamed(
         self,
         input: str | list[TResponseInputItem] | RunState[Any],
         *,
@@ -123,12 +123,25 @@ class CachedRunner:
         tags: Sequence[str] | None = None,
         context: Any = None,
         **runner_kwargs: Any,
-    ) -> RunResultStreaming | CachedStreamingResult:
-        """``Runner.run_streamed`` with muscle memory (awaited: a hit is known before the stream starts).
+    ) -> StreamedRun:
+        """``Runner.run_streamed`` with muscle memory: stream its events as the SDK's, or await it.
 
-        A miss returns the SDK's ``RunResultStreaming``, recorded when its run ends (``last_result``
-        is set once ``stream_events()`` is done); a hit returns a :class:`CachedStreamingResult`.
+        Awaited, it gives the SDK's ``RunResultStreaming`` on a miss, recorded when its run ends
+        (``last_result`` is set once ``stream_events()`` is done), and a
+        :class:`CachedStreamingResult` on a hit. Its ``stream_events()`` does that first, so a
+        program written for ``Runner.run_streamed`` streams it unchanged.
         """
+        return StreamedRun(self._streamed(input, params, tags, context, runner_kwargs))
+
+    async def _streamed(
+        self,
+        input: str | list[TResponseInputItem] | RunState[Any],
+        params: Mapping[str, Any] | None,
+        tags: Sequence[str] | None,
+        context: Any,
+        runner_kwargs: dict[str, Any],
+    ) -> RunResultStreaming | CachedStreamingResult:
+        """The streamed run: the SDK's for a miss (recorded when it ends), a cached one for a hit."""
         task, tags = await self._keyed(input, params, tags, context, runner_kwargs)
         if task is None or isinstance(input, RunState):
             self.last_result = None
@@ -231,6 +244,45 @@ class CachedRunner:
             note_followup_bypass("OpenAI Agents", text, params)
             return None
         return text
+
+
+class StreamedRun:
+    """What :meth:`CachedRunner.run_streamed` returns: awaited, the streamed result; or streamed at once.
+
+    Whether the task hits is known only once its key is made (instructions resolved), so the run
+    starts at the first ``await`` or ``stream_events()``; the result's other attributes are read
+    through once it has started.
+    """
+
+    def __init__(self, started: Coroutine[Any, Any, RunResultStreaming | CachedStreamingResult]) -> None:
+        self._started = started
+        self._run: asyncio.Future[RunResultStreaming | CachedStreamingResult] | None = None
+
+    def result(self) -> asyncio.Future[RunResultStreaming | CachedStreamingResult]:
+        """The streamed result, started on first use (one run however often it is awaited)."""
+        if self._run is None:
+            self._run = asyncio.ensure_future(self._started)
+        return self._run
+
+    def __await__(self) -> Generator[Any, None, RunResultStreaming | CachedStreamingResult]:
+        return self.result().__await__()
+
+    async def stream_events(self) -> AsyncIterator[StreamEvent]:
+        """The run's events, as ``RunResultStreaming.stream_events`` gives them."""
+        streamed = await self.result()
+        async for event in streamed.stream_events():
+            yield event
+
+    def __del__(self) -> None:
+        if self._run is None:
+            self._started.close()  # never awaited nor streamed: nothing ran
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or self._run is None or not self._run.done():
+            raise AttributeError(
+                f"{name!r}: the streamed run has not started yet; await it or stream its events first"
+            )
+        return getattr(self._run.result(), name)
 
 
 class CachedStreamingResult:
