@@ -25,13 +25,25 @@ A miss's end-of-run cost: from the agent's return to the engine's (the trajector
 stored) for 5 tool calls (target <= 100 µs, or off the caller's path), and the same with
 ``Engine(write_behind=True)``, where the store write is made by a background thread.
 
+A miss at N stored (``--miss-cost``): N trajectories of one task stored (as for the hits), the last
+:data:`WARM` of them then replayed once each so that the task's nodes are cached as in an engine that
+has served them (more would overflow the step index's default bound of 100,000 edges, which then keeps
+few nodes); then
+calls in new states, each a miss that records and stores its trajectory, each followed by the hit
+that replays it (the first call to catch up with the miss). Both timed whole, per store
+(``--miss-stores``, memory and SQLite) and size (``--miss-sizes``); the ratio of the largest size's
+median to the smallest's says how flat they are (target <= 1.2x). ``--miss-run N`` times N misses of
+one task one after another from an empty memory store (target: 100,000 within 5 minutes); a code
+base that falls behind stops at ``--miss-run-limit`` seconds. ``--quick`` measures smaller sizes.
+
 ``--baseline SRC`` runs the same measurements on other code (the ``src`` of a ``git worktree`` at the
 branch point, say) in a subprocess, alternating with this code's batches, and prints both side by side.
 ``--telemetry`` adds this code with ``Engine(telemetry=True)`` reporting to the OpenTelemetry SDK (a
 batch span processor whose exporter drops the spans, and a metric reader), a third column.
 
 Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--rounds 5] [--baseline ../base/src]
-[--telemetry] [--signed-sqlite]
+[--telemetry] [--signed-sqlite]; python benchmarks/bench_engine.py --miss-cost [--miss-sizes 1000
+100000] [--miss-stores memory sqlite] [--misses 100] [--miss-run 100000] [--quick] [--baseline ../base/src]
 """
 
 from __future__ import annotations
@@ -68,6 +80,8 @@ TASK = "process the queue"
 ENGINE_OPTIONS: dict[str, Any] = {}
 """Options every engine of this process is made with (``telemetry`` in a ``--telemetry`` worker)."""
 SIGNING_KEY = "bench-signing-key-0123456789abcdef"
+WARM = 10_000
+"""States replayed once before misses are timed (``--miss-cost``): their nodes cached."""
 
 
 def build_engine(
@@ -95,18 +109,23 @@ def build_engine(
     return engine, env, raw
 
 
-def filled(size: int, signed: bool = False) -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
+def filled(
+    size: int, signed: bool = False, store: str = "memory"
+) -> tuple[Engine, dict[str, int], list[Callable[[int], int]]]:
     """:func:`build_engine` with ``size`` trajectories stored, the state set to the last one's.
 
-    ``signed``: on a signed SQLite store in a temporary directory, else in memory.
+    ``signed``: on a signed SQLite store in a temporary directory; else ``store``: ``memory`` or
+    ``sqlite`` (a file in a temporary directory).
 
     The first and the last are recorded by the engine; the others are copies of the first, each
     with the pre-check snapshot keys its state gives (what recording it would store), added in one
     batch: recording 100,000 misses one by one takes the better part of an hour here.
     """
+    path = Path(tempfile.mkdtemp(prefix="bench_engine_")) / "cache.db"
     if signed:
-        path = Path(tempfile.mkdtemp(prefix="bench_engine_")) / "cache.db"
         engine, env, raw = build_engine(f"sqlite:///{path}", signing_key=SIGNING_KEY)
+    elif store == "sqlite":
+        engine, env, raw = build_engine(f"sqlite:///{path}")
     else:
         engine, env, raw = build_engine()
     env["state"] = -1
@@ -314,6 +333,55 @@ def miss_end_of_run(misses: int = 300, **options: Any) -> list[float]:
     return costs
 
 
+class MissBench:
+    """Engines filled with one task's trajectories, their nodes cached, for the cost of a miss."""
+
+    def __init__(self, sizes: list[int], stores: list[str]) -> None:
+        self.engines = {}
+        for store in stores:
+            for size in sizes:
+                engine, env, _ = filled(size, store=store)
+                for state in range(max(size - WARM, 0), size):  # replayed once: their nodes cached
+                    env["state"] = state
+                    assert engine(TASK).hit
+                self.engines[f"{store} {size}"] = (engine, env)
+        self.next_state = 10**9
+        self.run: tuple[Engine, dict[str, int]] | None = None
+        self.run_misses = 0
+
+    def misses(self, count: int) -> dict[str, Samples]:
+        """µs per miss (recorded and stored) and per hit right after it, ``count`` of each per engine."""
+        out: dict[str, Samples] = {}
+        for name, (engine, env) in self.engines.items():
+            samples: Samples = {"miss": [], "hit": []}
+            for _ in range(count):
+                self.next_state += 1
+                env["state"] = self.next_state
+                t0 = time.perf_counter()
+                missed = engine(TASK)
+                t1 = time.perf_counter()
+                hit = engine(TASK)
+                t2 = time.perf_counter()
+                assert not missed.hit and missed.stored and hit.hit, (missed, hit)
+                samples["miss"].append((t1 - t0) * 1e6)
+                samples["hit"].append((t2 - t1) * 1e6)
+            out[name] = samples
+        return out
+
+    def miss_run(self, count: int) -> float:
+        """Seconds for the next ``count`` misses of one task, one after another, from an empty memory store."""
+        if self.run is None:
+            engine, env, _ = build_engine()
+            self.run = (engine, env)
+        engine, env = self.run
+        started = time.perf_counter()
+        for _ in range(count):
+            env["state"] = self.run_misses
+            self.run_misses += 1
+            assert engine(TASK).stored
+        return time.perf_counter() - started
+
+
 def reference_loop() -> float:
     """µs for a fixed pure-Python loop: how fast this machine runs Python right now (for comparing runs)."""
     best = min(timeit.repeat("sum(range(1000))", number=2_000, repeat=5))
@@ -339,16 +407,25 @@ def trace_to_the_sdk() -> None:
     ENGINE_OPTIONS["telemetry"] = True
 
 
-def worker(sizes: list[int], telemetry: bool, signed: bool) -> None:
-    """Answer measurement requests read from stdin, one JSON line each (the side-by-side protocol)."""
+def worker(sizes: list[int], telemetry: bool, signed: bool, miss_stores: list[str] | None = None) -> None:
+    """Answer measurement requests read from stdin, one JSON line each (the side-by-side protocol).
+
+    ``miss_stores``: fill engines for the cost of a miss in these stores (not the hits' engines).
+    """
     if telemetry:
         trace_to_the_sdk()
-    bench = Bench(sizes, signed)
+    misses = MissBench(sizes, miss_stores) if miss_stores is not None else None
+    bench = Bench(sizes if misses is None else [], signed)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         what, batches = json.loads(line)
-        if what == "hits":
-            answer: Any = bench.hits(batches)
+        answer: Any
+        if misses is not None and what == "misses":
+            answer = misses.misses(batches)
+        elif misses is not None and what == "miss run":
+            answer = misses.miss_run(batches)
+        elif what == "hits":
+            answer = bench.hits(batches)
         elif what == "floor":
             answer = bench.floor(batches)
         elif what == "record":
@@ -365,7 +442,15 @@ def worker(sizes: list[int], telemetry: bool, signed: bool) -> None:
 class Worker:
     """A measuring subprocess running this file with ``src`` first on its path."""
 
-    def __init__(self, src: str, sizes: list[int], *, telemetry: bool = False, signed: bool = False) -> None:
+    def __init__(
+        self,
+        src: str,
+        sizes: list[int],
+        *,
+        telemetry: bool = False,
+        signed: bool = False,
+        miss_stores: list[str] | None = None,
+    ) -> None:
         env = {**os.environ, "PYTHONPATH": src}
         self.proc = subprocess.Popen(
             [
@@ -376,6 +461,7 @@ class Worker:
                 *map(str, sizes),
                 *(["--telemetry"] if telemetry else []),
                 *(["--signed-sqlite"] if signed else []),
+                *(["--miss-cost", "--miss-stores", *miss_stores] if miss_stores is not None else []),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -488,6 +574,115 @@ def report(figures: dict[str, Figures], profile: str) -> None:
     print(profile)
 
 
+MissCosts = dict[str, dict[str, Samples]]
+"""Per code base, per engine (``store size``): ``miss`` and ``hit`` µs per call."""
+MissRun = list[tuple[int, float]]
+"""Misses made so far and the seconds they took, after each chunk."""
+
+
+def gather_misses(workers: dict[str, Worker], rounds: int, misses: int) -> MissCosts:
+    """The cost of a miss and of the hit after it, in rounds alternating the code bases."""
+    costs: MissCosts = {name: {} for name in workers}
+    for _ in range(rounds):
+        for name, w in workers.items():
+            for engine, found in w.ask("misses", misses).items():
+                kept = costs[name].setdefault(engine, {"miss": [], "hit": []})
+                for kind, values in found.items():
+                    kept[kind].extend(values)
+    return costs
+
+
+def run_misses(workers: dict[str, Worker], total: int, limit: float) -> dict[str, MissRun]:
+    """``total`` misses of one task one after another per code base, in chunks alternating them; a
+    code base stops once past ``limit`` seconds."""
+    chunk = max(total // 20, 1)
+    runs: dict[str, MissRun] = {name: [] for name in workers}
+    done = 0
+    while done < total:
+        step = min(chunk, total - done)
+        done += step
+        for name, w in workers.items():
+            run = runs[name]
+            elapsed = run[-1][1] if run else 0.0
+            if (run and run[-1][0] < done - step) or elapsed > limit:
+                continue  # stopped
+            run.append((done, elapsed + w.ask("miss run", step)))
+    return runs
+
+
+def _median_best(samples: list[float]) -> str:
+    return f"{statistics.median(samples):8.0f} ({min(samples):6.0f})"
+
+
+def report_misses(costs: MissCosts, runs: dict[str, MissRun], total: int, limit: float) -> None:
+    new, old = costs["this code"], costs.get("baseline")
+    print(
+        "a miss at N stored of one task (recorded and stored), and the hit right after it, µs, median (best):"
+    )
+    print(
+        f"{'store':>7} | {'stored':>8} | {'this code miss':>16} | {'hit after':>16} | "
+        f"{'baseline miss':>16} | {'hit after':>16} | miss ours/base | hit ours/base"
+    )
+    for engine, ours in new.items():
+        store, size = engine.split()
+        base = old[engine] if old else None
+        cells = [_median_best(ours["miss"]), _median_best(ours["hit"])]
+        cells += [_median_best(base["miss"]), _median_best(base["hit"])] if base else ["-", "-"]
+        ratios = [
+            f"{statistics.median(ours[k]) / statistics.median(base[k]):.2f}x" if base else "-"
+            for k in ("miss", "hit")
+        ]
+        print(
+            f"{store:>7} | {int(size):>8,} | {cells[0]:>16} | {cells[1]:>16} | {cells[2]:>16} | "
+            f"{cells[3]:>16} | {ratios[0]:>14} | {ratios[1]:>13}"
+        )
+    print("flatness: the largest size's median over the smallest's (target <= 1.2x):")
+    for store in dict.fromkeys(engine.split()[0] for engine in new):
+        for name, found in costs.items():
+            sized = sorted((int(e.split()[1]), s) for e, s in found.items() if e.split()[0] == store)
+            (low, smallest), (high, largest) = sized[0], sized[-1]
+            shown = []
+            for kind in ("miss", "hit"):
+                ratio = statistics.median(largest[kind]) / statistics.median(smallest[kind])
+                verdict = "" if name != "this code" else (" met" if ratio <= 1.2 else " NOT met")
+                shown.append(f"{kind} {ratio:.2f}x{verdict}")
+            print(f"  {store:>7}, {name}, {high:,} against {low:,} stored: " + ", ".join(shown))
+    if runs:
+        print(
+            f"{total:,} misses of one task one after another (memory store), seconds elapsed (ms per miss since):"
+        )
+        for name, run in runs.items():
+            marks, before = [], (0, 0.0)
+            for done, elapsed in run:
+                per = (elapsed - before[1]) / (done - before[0]) * 1e3
+                marks.append(f"{done:,} in {elapsed:.0f} s ({per:.2f})")
+                before = (done, elapsed)
+            finished = run and run[-1][0] == total
+            ending = f"all in {run[-1][1]:.0f} s" if finished else f"stopped past {limit:.0f} s"
+            print(f"  {name}: " + ", ".join(marks[:: max(len(marks) // 5, 1)]) + f"; {ending}")
+        this = runs["this code"]
+        met = this and this[-1][0] == total and this[-1][1] <= 300
+        print(f"  target: {total:,} within 300 s for this code: {'met' if met else 'NOT met'}")
+
+
+def miss_main(args: argparse.Namespace, sources: dict[str, str]) -> None:
+    """The cost of a miss at N stored of one task, side by side (``--miss-cost``)."""
+    sizes = args.miss_sizes or ([1_000, 20_000] if args.quick else [1_000, 100_000])
+    misses = args.misses or (40 if args.quick else 100)
+    started = time.perf_counter()
+    workers = {name: Worker(src, sizes, miss_stores=args.miss_stores) for name, src in sources.items()}
+    try:
+        for w in workers.values():
+            w.ask("ready")
+        print(f"filled {', '.join(args.miss_stores)} at {sizes} in {time.perf_counter() - started:.0f} s")
+        costs = gather_misses(workers, args.rounds, misses)
+        runs = run_misses(workers, args.miss_run, args.miss_run_limit) if args.miss_run else {}
+    finally:
+        for w in workers.values():
+            w.close()
+    report_misses(costs, runs, args.miss_run, args.miss_run_limit)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000])
@@ -498,16 +693,32 @@ def main() -> None:
     parser.add_argument(
         "--signed-sqlite", action="store_true", help="the hits on a signed SQLite store, not in memory"
     )
+    parser.add_argument(
+        "--miss-cost", action="store_true", help="the cost of a miss at N stored, not the hits"
+    )
+    parser.add_argument("--miss-sizes", type=int, nargs="+", help="stored trajectories (default 1000 100000)")
+    parser.add_argument(
+        "--miss-stores", nargs="+", default=["memory", "sqlite"], choices=["memory", "sqlite"]
+    )
+    parser.add_argument("--misses", type=int, help="misses per engine and round (default 100)")
+    parser.add_argument(
+        "--miss-run", type=int, default=0, help="also time this many misses one after another"
+    )
+    parser.add_argument("--miss-run-limit", type=float, default=300.0, help="seconds a code base may take")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer misses (a few minutes)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.sizes, args.telemetry, args.signed_sqlite)
+        worker(args.sizes, args.telemetry, args.signed_sqlite, args.miss_stores if args.miss_cost else None)
         return
     print(f"machine reference: sum(range(1000)) takes {reference_loop():.1f} µs here")
     import muscle_mem
 
     here = str(Path(muscle_mem.__file__).resolve().parents[1])
     sources = {"this code": here} | ({"baseline": args.baseline} if args.baseline else {})
+    if args.miss_cost:
+        miss_main(args, sources)
+        return
     started = time.perf_counter()
     workers = {name: Worker(src, args.sizes, signed=args.signed_sqlite) for name, src in sources.items()}
     if args.telemetry:

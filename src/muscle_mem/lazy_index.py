@@ -19,7 +19,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Generic, Protocol, TypeVar, overload
@@ -254,6 +254,11 @@ class LazyGroup:
             self.node.index.charge(self.node, len(edges))
         return iter(edges)
 
+    def loaded_edges(self) -> Iterator[LazyEdge]:
+        """Every loaded edge (one may appear in several lists)."""
+        for edges in list(self._edges.values()):
+            yield from edges
+
     def latest_stamp(self) -> float:
         """The latest use of any trajectory making this call here (groups are walked by it)."""
         return self.latest
@@ -268,6 +273,7 @@ class LazyGroup:
             taken = [edge for edge in edges if edge.node.id != target]
             if len(taken) < len(edges):  # an edge to the same node: one more trajectory took it
                 edge = next(edge for edge in edges if edge.node.id == target)
+                self.node.index.hold(self.node, self.signature, row.pre_key, (row.trajectory_id,))
                 taken.append(
                     LazyEdge(
                         edge.step,
@@ -280,20 +286,30 @@ class LazyGroup:
             else:
                 node = self.node.index.node(self.node.task, target)
                 node.reached_by[row.trajectory_id] = None
+                self.node.index.hold(node, END, NONE, (row.trajectory_id,))
+                self.node.index.hold(self.node, self.signature, row.pre_key, (row.trajectory_id,))
                 taken.append(LazyEdge(step, node, frozenset((row.trajectory_id,)), stamp))
                 self.node.index.charge(self.node, 1)
             taken.sort(key=_stamp, reverse=True)
             self._edges[key] = taken  # a new list: a replay walking the old one is not disturbed
 
-    def drop(self, removed: frozenset[str]) -> bool:
-        """Forget removed trajectories in the loaded edges; False if the call is known to have none left."""
-        for key, edges in list(self._edges.items()):
-            if any(not edge.trajectories.isdisjoint(removed) for edge in edges):
-                self._edges[key] = [
+    def drop(self, removed: frozenset[str], pre_key: str) -> bool:
+        """Forget removed trajectories made here from a pre key; False if the call is known to have none left.
+
+        Only the lists that can hold them are read: all edges, and the pre key's.
+        """
+        for key in {None, pre_key}:
+            edges = self._edges.get(key)
+            if edges is not None and any(not edge.trajectories.isdisjoint(removed) for edge in edges):
+                kept = [
                     LazyEdge(edge.step, edge.node, edge.trajectories - removed, edge.stamp, edge.renewed)
                     for edge in edges
                     if not edge.trajectories <= removed
                 ]
+                if kept or key is None:
+                    self._edges[key] = kept
+                else:  # read again if asked: a call's pre keys do not pile up as trajectories come and go
+                    del self._edges[key]
         return self._edges.get(None) != []
 
     def promote(self, row: StepRow, now: float) -> None:
@@ -322,6 +338,8 @@ class LazyGroup:
                 target = node.index.node(node.task, child(node.id, self.signature, pre, post))
                 target.reached_by[followed.trajectory_id] = None
                 ids = frozenset(c.trajectory_id for c in found)
+                node.index.hold(target, END, NONE, (followed.trajectory_id,))
+                node.index.hold(node, self.signature, pre, ids)
                 edges.append(LazyEdge(step, target, ids, followed.last_used))
         edges.sort(key=_stamp, reverse=True)
         return edges
@@ -407,6 +425,7 @@ class LazyNode:
         """The most recently used trajectory that ends here, if any (loaded on first use)."""
         try:
             ends = self.__dict__["ends"] = self._load_ends()
+            self.index.hold(self, END, NONE, ends)
         except Exception:
             logger.warning(
                 "the trajectories ending at a step could not be read from the store", exc_info=True
@@ -419,6 +438,7 @@ class LazyNode:
     def end_with(self, trajectory_id: str, trajectory: Trajectory) -> None:
         """Make a trajectory the one that ends here."""
         self.__dict__["ends"] = {trajectory_id: trajectory}
+        self.index.hold(self, END, NONE, (trajectory_id,))
 
     def take(self, row: StepRow, target: str, step: Step, stamp: float) -> None:
         """Take in a new trajectory's step made here, if this node's calls are loaded."""
@@ -435,17 +455,22 @@ class LazyNode:
         if row.signature not in groups or all(group.latest >= g.latest for g in others.values()):
             self.__dict__["groups"] = {**others, row.signature: group}  # the newest last; a new dict
 
-    def drop(self, removed: frozenset[str]) -> None:
+    def drop(self, removed: frozenset[str], places: Iterable[tuple[str, str]]) -> None:
         """Forget removed trajectories in what is loaded here, and in the ones that reached it.
 
+        ``places``: the calls (signature, pre key) where this node's edges name them.
         A removed trajectory can be one that missed a call (``stray_call``): no replay may end on it,
         so a replay in flight that followed it here misses at its end instead of finishing on it.
         """
         groups = self.loaded_groups()
         if groups is not None:
-            kept = {signature: group for signature, group in groups.items() if group.drop(removed)}
-            if len(kept) != len(groups):
-                self.__dict__["groups"] = kept
+            emptied = {
+                signature
+                for signature, pre_key in places
+                if (group := groups.get(signature)) is not None and not group.drop(removed, pre_key)
+            }
+            if emptied:
+                self.__dict__["groups"] = {s: g for s, g in groups.items() if s not in emptied}
         ends = self.__dict__.get("ends")
         if ends is not None and not removed.isdisjoint(ends):
             del self.__dict__["ends"]  # the next read finds the latest that is left
@@ -556,6 +581,9 @@ class LazyIndex:
         self._tasks: dict[str, LazyTaskIndex] = {}
         self._nodes: OrderedDict[str, LazyNode] = OrderedDict()
         self._by_task: dict[str, set[str]] = {}
+        self._held: dict[str, dict[str, set[tuple[str, str, str]]]] = {}
+        """Task key → trajectory id → where cached nodes name it (node id, signature, pre key; the
+        signature ``END`` for its end or its arrival at the node): a removal reads only those."""
         self.edges = 0
         """The edges held by cached nodes (at most ``index_size``, but for the nodes of one replay)."""
         self._generation = 0
@@ -617,8 +645,8 @@ class LazyIndex:
         every step is checked as always, until the task's next change.
         """
         with self._lock:
-            nodes = {n: self._nodes[n] for n in self._by_task.get(task.task_key, ()) if n in self._nodes}
-        if not nodes or not task.revision or abs(state.size - task.size) > CATCH_UP_LIMIT:
+            cached = bool(self._by_task.get(task.task_key))
+        if not cached or not task.revision or abs(state.size - task.size) > CATCH_UP_LIMIT:
             self._forget(task.task_key)
             return state.revision
         try:
@@ -630,14 +658,17 @@ class LazyIndex:
         if changes.reset or changes.skipped or len(changes.added) + len(changes.removed) > CATCH_UP_LIMIT:
             self._forget(task.task_key)
             return changes.revision
-        self._apply(changes, nodes)
+        self._apply(task.task_key, changes)
         return changes.revision
 
-    def _apply(self, changes: Changes, nodes: dict[str, LazyNode]) -> None:
-        """Remove, then add, each changed trajectory in the cached nodes it passes through."""
+    def _apply(self, task_key: str, changes: Changes) -> None:
+        """Remove, then add, each changed trajectory in the cached nodes it passes through.
+
+        Nodes are looked up one by one, so a change costs the same however many nodes are cached.
+        """
         if changes.removed:
-            for cached in nodes.values():
-                cached.drop(changes.removed)
+            for holder, places in self._holding(task_key, changes.removed):
+                holder.drop(changes.removed, places)
         for trajectory in changes.added:
             if trajectory.created_at < self.decoded.oldest:
                 continue  # past the TTL by its own time: removed by the next expiry
@@ -645,9 +676,9 @@ class LazyIndex:
             self.decoded.put(trajectory, rows)
             stamp = last_used(changes, trajectory)
             for row, following in pairwise(rows):
-                if (node := nodes.get(row.node)) is not None:
+                if (node := self.cached(row.node)) is not None:
                     node.take(row, following.node, trajectory.steps[row.step_no], stamp)
-            if (end := nodes.get(rows[-1].node)) is not None and "ends" in end.__dict__:
+            if (end := self.cached(rows[-1].node)) is not None and "ends" in end.__dict__:
                 end.end_with(trajectory.id, trajectory)
 
     def invalidate(self, task_key: str | None = None) -> None:
@@ -678,6 +709,50 @@ class LazyIndex:
         finally:
             lock.release()
 
+    def hold(self, node: LazyNode, signature: str, pre_key: str, trajectory_ids: Iterable[str]) -> None:
+        """Note that a cached node names trajectories at a call (signature and pre key), or ``END``."""
+        place = (node.id, signature, pre_key)
+        with self._lock:
+            if self._nodes.get(node.id) is not node:
+                return  # not cached (evicted meanwhile): no removal reads it
+            held = self._held.setdefault(node.task, {})
+            for trajectory_id in trajectory_ids:
+                places = held.get(trajectory_id)
+                if places is None:
+                    held[trajectory_id] = {place}
+                else:
+                    places.add(place)
+
+    def _holding(
+        self, task_key: str, removed: frozenset[str]
+    ) -> list[tuple[LazyNode, list[tuple[str, str]]]]:
+        """The cached nodes that name removed trajectories, with where (forgotten here)."""
+        at: dict[str, list[tuple[str, str]]] = {}
+        with self._lock:
+            held = self._held.get(task_key, {})
+            for trajectory_id in removed:
+                for node_id, signature, pre_key in held.pop(trajectory_id, ()):
+                    at.setdefault(node_id, []).append((signature, pre_key))
+            found = [(node, at[node_id]) for node_id in at if (node := self._nodes.get(node_id))]
+        return found
+
+    def _release(self, node: LazyNode) -> None:
+        """Forget where an evicted node names trajectories (lock held)."""
+        held = self._held.get(node.task)
+        if not held:
+            return
+        named: set[str] = set(node.reached_by)
+        named.update(node.__dict__.get("ends", ()))
+        for group in (node.loaded_groups() or {}).values():
+            for edge in group.loaded_edges():
+                named.update(edge.trajectories)
+        for trajectory_id in named:
+            places = held.get(trajectory_id)
+            if places is not None:
+                places.difference_update([p for p in places if p[0] == node.id])
+                if not places:
+                    del held[trajectory_id]
+
     def cached(self, node_id: str) -> LazyNode | None:
         """The node with this id if it is cached."""
         with self._lock:
@@ -693,9 +768,11 @@ class LazyIndex:
                 _, oldest = self._nodes.popitem(last=False)
                 self.edges -= oldest.edges
                 self._by_task.get(oldest.task, set()).discard(oldest.id)
+                self._release(oldest)
 
     def _forget(self, task_key: str) -> None:
         with self._lock:
+            self._held.pop(task_key, None)
             for node_id in self._by_task.pop(task_key, set()):
                 node = self._nodes.pop(node_id, None)
                 if node is not None:

@@ -52,3 +52,28 @@ def test_the_hits_can_be_measured_on_a_signed_sqlite_store() -> None:
     engine = b.engines[5][0]
     assert getattr(engine.store, "signer", None) is not None
     assert len(b.hits(1)["5"]["wall"]) == 1
+
+
+def test_the_cost_of_a_miss_is_measured_per_store_and_size() -> None:
+    """``--miss-cost``: each engine's misses are misses that store, each followed by a hit; samples per call."""
+    b = bench.MissBench([3, 6], ["memory", "sqlite"])
+    costs = b.misses(2)
+    assert sorted(costs) == ["memory 3", "memory 6", "sqlite 3", "sqlite 6"]
+    assert all(len(c["miss"]) == len(c["hit"]) == 2 for c in costs.values())
+    engine, _ = b.engines["sqlite 6"]
+    assert len(engine.store) == 6 + 2
+    assert b.miss_run(3) > 0 and b.miss_run(2) > 0 and b.run_misses == 5
+
+
+def test_a_run_of_misses_stops_a_code_base_past_its_limit() -> None:
+    """The misses one after another go in chunks through a worker; a limit of 0 s stops after one chunk."""
+    src = str(Path(bench.__file__).resolve().parents[1] / "src")
+    worker = bench.Worker(src, [2], miss_stores=["memory"])
+    try:
+        assert worker.ask("ready") == {"ready": True}
+        runs = bench.run_misses({"this code": worker}, total=40, limit=0.0)
+        costs = bench.gather_misses({"this code": worker}, rounds=1, misses=2)
+    finally:
+        worker.close()
+    assert [done for done, _ in runs["this code"]] == [2]
+    assert len(costs["this code"]["memory 2"]["hit"]) == 2
