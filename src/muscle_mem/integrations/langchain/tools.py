@@ -381,7 +381,9 @@ def _visible(tool: BaseTool) -> frozenset[str]:
     schema: Any = tool.tool_call_schema
     if isinstance(schema, dict):
         return frozenset(schema.get("properties") or ())
-    fields = getattr(schema, "model_fields", None) or getattr(schema, "__fields__", None) or {}
+    fields = getattr(schema, "model_fields", None)  # pydantic 2 (a model with no field has an empty one)
+    if fields is None:
+        fields = getattr(schema, "__fields__", None) or {}  # pydantic 1
     return frozenset(fields)
 
 
