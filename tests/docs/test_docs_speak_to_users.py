@@ -38,7 +38,12 @@ def read_by_users() -> list[Path]:
     files += sorted((ROOT / "docs").rglob("*.md"))
     for folder in ("examples", "benchmarks", "src", "tests"):
         files += sorted((ROOT / folder).rglob("*.py"))
-    return [f for f in files if f != Path(__file__).resolve() and ".venv" not in f.parts]
+    return [f for f in files if f != Path(__file__).resolve() and not _installed(f.relative_to(ROOT))]
+
+
+def _installed(path: Path) -> bool:
+    """Whether a file is part of something installed beside the project (a venv, node_modules), not its own."""
+    return any(part.startswith(".") or part in ("node_modules", "site-packages") for part in path.parts[:-1])
 
 
 def test_no_file_names_a_step_of_the_work() -> None:
@@ -49,6 +54,18 @@ def test_no_file_names_a_step_of_the_work() -> None:
         for match in WORK_PROCESS_WORDS.finditer(line)
     ]
     assert not found, "work-process words (say it to a user instead):\n" + "\n".join(found)
+
+
+def test_what_ci_installs_beside_the_project_is_not_read() -> None:
+    """The venvs and npm folders that .ci/run makes under benchmarks/ and tests/ are other projects' files."""
+    for installed in (
+        Path("benchmarks/.venv-010/lib/python3.11/site-packages/colorama/initialise.py"),
+        Path("tests/integrations/.venv-mcp1/lib/python3.11/site-packages/typing_extensions.py"),
+        Path("tests/integrations/.inspector/node_modules/x/index.py"),
+    ):
+        assert _installed(installed)
+    assert not _installed(Path("tests/docs/test_docs_speak_to_users.py"))
+    assert not _installed(Path("src/muscle_mem/engine.py"))
 
 
 def test_the_check_finds_what_it_is_meant_to_find() -> None:
