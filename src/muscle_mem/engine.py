@@ -411,7 +411,7 @@ class Engine:
         ``s.result`` is then None, the caller does the work through ``await s.call(tool, ...)``
         (recorded into the run, from any task) and ends it with ``s.end(answer)``.
         """
-        return Session(self, args, kwargs, tags, params)
+        return Session(functools.partial(self._arun, args, kwargs, tags, params))
 
     async def _arun(
         self,

@@ -11,15 +11,15 @@ import asyncio
 import contextvars
 import inspect
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from muscle_mem.errors import MuscleMemError
 from muscle_mem.recording import CURRENT_RUN, RunView
 from muscle_mem.result import Result, StepView
 
-if TYPE_CHECKING:
-    from muscle_mem.engine import Engine
+Solve = Callable[[Callable[..., Any]], Coroutine[Any, Any, Result]]
+"""One engine call of the session's task, given the agent that solves it if it cannot be replayed."""
 
 logger = logging.getLogger(__name__)
 
@@ -38,16 +38,8 @@ class Session:
     >>> s.result.hit, s.result.output
     """
 
-    def __init__(
-        self,
-        engine: Engine,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        tags: Sequence[str] | None,
-        params: Mapping[str, Any] | None,
-    ) -> None:
-        self._engine = engine
-        self._request = (args, kwargs, tags, params)
+    def __init__(self, solve: Solve) -> None:
+        self._solve = solve
         self._answer: asyncio.Future[Any] | None = None
         self._context: contextvars.Context | None = None
         self._task: asyncio.Task[Result] | None = None
@@ -67,8 +59,7 @@ class Session:
             started.set_result(None)
             return await answer
 
-        args, kwargs, tags, params = self._request
-        self._task = task = asyncio.create_task(self._engine._arun(args, kwargs, tags, params, remote_agent))
+        self._task = task = asyncio.create_task(self._solve(remote_agent))
         await asyncio.wait([task, started], return_when=asyncio.FIRST_COMPLETED)  # type: ignore[type-var]
         if task.done():
             self.result = task.result()  # a full hit; an error in the call is raised here
