@@ -38,7 +38,8 @@ from muscle_mem.spend import Prices, check_prices
 from muscle_mem.stores import CoreStore, MemoryStore, StoreUnavailable, budget, open_store
 from muscle_mem.stores.base import EventLog
 from muscle_mem.stores.signing import Keys, signer_from
-from muscle_mem.task_templates import Template, TemplateIndex
+from muscle_mem.task_templates import TemplateIndex
+from muscle_mem.text_slots import Template
 from muscle_mem.tools import ToolRegistry, checks_given, make_tool
 from muscle_mem.writer import Writer
 

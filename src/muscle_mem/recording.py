@@ -33,7 +33,7 @@ from muscle_mem.trajectory import Step
 
 if TYPE_CHECKING:
     from muscle_mem.index import TaskSteps
-    from muscle_mem.task_templates import Template
+    from muscle_mem.text_slots import Template
 
 logger = logging.getLogger(__name__)
 

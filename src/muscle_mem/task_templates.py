@@ -34,7 +34,7 @@ from muscle_mem.provenance import Arg, Guarded, Param, children, nested
 from muscle_mem.recording import Run
 from muscle_mem.stores import CoreStore
 from muscle_mem.templates import whole_word
-from muscle_mem.text_slots import Reading, read
+from muscle_mem.text_slots import Reading, Template, read
 from muscle_mem.trajectory import Trajectory, arg_record
 
 logger = logging.getLogger(__name__)
@@ -47,26 +47,6 @@ PROOF_RUNS = 2
 """Runs of one family with different slot values a template needs before it serves a new text."""
 _WORD_KINDS = frozenset({"word", "Name", "WORD", "Mixed"})
 _ARG_DEPTH = 4
-
-
-@dataclass(frozen=True, slots=True)
-class Template:
-    """A text read as a template: the slots (token positions), the key and the slot values."""
-
-    reading: Reading
-    slots: tuple[int, ...]
-    key: str
-
-    @property
-    def text(self) -> str:
-        """The template as a person reads it: ``refund order {1}``."""
-        return self.reading.rendered(self.slots)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        """The slot values of this text, by slot name (``"1"``, ``"2"``, ...)."""
-        tokens = self.reading.tokens
-        return {str(n): tokens[i].value for n, i in enumerate(self.slots, 1)}
 
 
 def template_key(reading: Reading, slots: Sequence[int], tags: Iterable[str], prefix: str) -> str:

@@ -144,3 +144,23 @@ def _classes(raw: str) -> str:
     for run in _CLASSES.findall(raw):
         out.append("A" if run.isupper() else "a" if run.islower() else "9" if run.isdigit() else run)
     return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A text read as a template: the slots (token positions), the key and the slot values."""
+
+    reading: Reading
+    slots: tuple[int, ...]
+    key: str
+
+    @property
+    def text(self) -> str:
+        """The template as a person reads it: ``refund order {1}``."""
+        return self.reading.rendered(self.slots)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The slot values of this text, by slot name (``"1"``, ``"2"``, ...)."""
+        tokens = self.reading.tokens
+        return {str(n): tokens[i].value for n, i in enumerate(self.slots, 1)}
