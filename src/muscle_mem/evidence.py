@@ -31,7 +31,8 @@ History = tuple[Observation | None, ...]
 Live = Sequence[tuple[Leaf, ...]]
 """What the replay saw: its params, then each step's output, as :func:`observations.kept_leaves` writes them."""
 _TOLERANCE = 1e-9
-_NUMERIC = frozenset("nqds")
+NUMERIC_KINDS = frozenset("nqds")
+"""The kinds of leaf that hold a number: a number, one written as text, a date, a timestamp."""
 _TEXTUAL = frozenset("wip")
 
 
@@ -87,7 +88,7 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
     values = [r[2] for r in recorded]
     if varies_freely(kind, values, path):
         return True
-    if kind in _NUMERIC and type(value) in (int, float):
+    if kind in NUMERIC_KINDS and type(value) in (int, float):
         low, high = min(values), max(values)
         slack = _TOLERANCE * max(1.0, abs(low), abs(high))
         return bool(low - slack <= value <= high + slack)
@@ -115,7 +116,7 @@ def _related(
     texts: dict[tuple[int, str], Any] = {}
     for at, leaves in enumerate(observations):
         for path, kind, value, _ in leaves:
-            if kind in _NUMERIC and type(value) in (int, float) and len(numbers) < MAX_RELATED:
+            if kind in NUMERIC_KINDS and type(value) in (int, float) and len(numbers) < MAX_RELATED:
                 numbers[(at, path)] = float(value)
             elif kind in _TEXTUAL and len(texts) < MAX_RELATED:
                 texts[(at, path)] = value

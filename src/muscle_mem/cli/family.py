@@ -2,8 +2,8 @@
 
 A family is the runs of one task (its text and tags). At each step of the trajectory shown, the runs
 that made the same calls so far are its evidence: for each leaf of that step's output, what they saw
-(an identity, a range of numbers, a set of values) and, where the runs went on differently, which
-values went with which next call. A replay goes on only as far as that evidence covers what it sees.
+(an identity, a range of numbers, a set of values) and, where the runs went different ways (their
+calls in order), which values went with which way. A replay goes on only as far as that evidence covers what it sees.
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.untrusted import shown
-from muscle_mem.evidence import label_text, shown_leaf, varies_freely, where
+from muscle_mem.evidence import NUMERIC_KINDS, label_text, shown_leaf, varies_freely, where
 from muscle_mem.observations import Leaf
 from muscle_mem.stores.base import Browsable, CoreStore
 from muscle_mem.trajectory import Trajectory
 
 MAX_RUNS = 500
 """The most runs of a family read (the most recently used first)."""
-_NUMERIC = frozenset("nqds")
 
 
 def family_of(store: CoreStore, trajectory: Trajectory) -> list[Trajectory]:
@@ -50,22 +50,22 @@ def describe_family(trajectory: Trajectory, runs: Sequence[Trajectory]) -> list[
     saw, to go the way that run went.
     """
     ways = _ways(runs)
-    lines = [f"family      {_runs(len(runs))} of this task, which went {len(set(ways.values()))} way(s):"]
+    lines = [
+        f"family      {plural(len(runs), 'run')} of this task, which went {len(set(ways.values()))} way(s):"
+    ]
     legend: dict[str, list[str]] = defaultdict(list)
     for run in runs:
         legend[ways[run.id]].append(" → ".join(step.tool for step in run.steps) or "no call")
-    lines.extend(f"  {letter}: {tools[0]} ({_runs(len(tools))})" for letter, tools in sorted(legend.items()))
+    lines.extend(
+        f"  {letter}: {tools[0]} ({plural(len(tools), 'run')})" for letter, tools in sorted(legend.items())
+    )
     along = list(runs)
     for number, step in enumerate(trajectory.steps):
         along = [r for r in along if len(r.steps) > number and r.steps[number].signature == step.signature]
         lines.append("")
-        lines.append(f"step {number}  {step.tool}: {_runs(len(along))} made this call")
+        lines.append(f"step {number}  {step.tool}: {plural(len(along), 'run')} made this call")
         lines.extend(f"  {line}" for line in _step_evidence(number, along, ways))
     return [shown(line) for line in lines]  # paths, values and tool names are the store's
-
-
-def _runs(count: int) -> str:
-    return f"{count} run{'s' if count != 1 else ''}"
 
 
 def _ways(runs: Sequence[Trajectory]) -> dict[str, str]:
@@ -102,15 +102,16 @@ def _step_evidence(number: int, runs: Sequence[Trajectory], ways: dict[str, str]
         by_way = seen[path]
         every = [leaf for leaves in by_way.values() for leaf in leaves]
         label = where(name, path).removeprefix(f"{name} ")
-        if len(by_way) == 1 or len({_evidence(leaves, path) for leaves in by_way.values()}) == 1:
+        per_way = {way: _evidence(leaves, path) for way, leaves in sorted(by_way.items())}
+        if len(set(per_way.values())) == 1:
             lines.append(f"{label}: {_evidence(every, path)}")
         else:
-            parts = [f"{_evidence(leaves, path)} ({way})" for way, leaves in sorted(by_way.items())]
+            parts = [f"{evidence} ({way})" for way, evidence in per_way.items()]
             lines.append(f"{label}: differs by way: " + "; ".join(parts))
         if len(every) < len(runs) - unkept:
             lines[-1] += f" (in {len(every)} of {len(runs) - unkept} runs)"
     if unkept:
-        lines.append(f"{_runs(unkept)} recorded before 0.3.0 kept nothing here")
+        lines.append(f"{plural(unkept, 'run')} recorded before 0.3.0 kept nothing here")
     lines.append("went on as " + ", ".join(f"{way} ({count})" for way, count in sorted(went.items())))
     return lines
 
@@ -118,17 +119,17 @@ def _step_evidence(number: int, runs: Sequence[Trajectory], ways: dict[str, str]
 def _evidence(leaves: Sequence[Leaf], path: str) -> str:
     """What runs that went on alike saw of one leaf, and so how far a replay may let it vary."""
     kinds = {leaf[1] for leaf in leaves}
-    if kinds == {"#"}:
-        labels = sorted({label_text(leaf[3]) for leaf in leaves})
-        return "an identity, free (" + " or ".join(labels) + ")"
+    values: list[Any] = [leaf[2] for leaf in leaves]
+    if _free(leaves, path):
+        if kinds == {"#"}:
+            labels = sorted({label_text(leaf[3]) for leaf in leaves})
+            return "an identity, free (" + " or ".join(labels) + ")"
+        return f"free, {len(set(values))} values seen"
     if len(kinds) > 1:
         return "of different kinds: only a value a run saw"
     kind = kinds.pop()
-    values: list[Any] = [leaf[2] for leaf in leaves]
-    if varies_freely(kind, values, path):
-        return f"free, {len(set(values))} values seen"
     distinct = list(dict.fromkeys(values))
-    if kind in _NUMERIC and len(distinct) > 1 and all(type(v) in (int, float) for v in distinct):
+    if kind in NUMERIC_KINDS and len(distinct) > 1 and all(type(v) in (int, float) for v in distinct):
         low, high = min(distinct), max(distinct)
         return f"from {shown_leaf(kind, low)} to {shown_leaf(kind, high)}"
     if len(distinct) == 1:
@@ -137,6 +138,14 @@ def _evidence(leaves: Sequence[Leaf], path: str) -> str:
     if written == ["another text"]:
         return f"{len(distinct)} texts, each only as seen"
     return "one of " + ", ".join(written[:6]) + (" …" if len(written) > 6 else "")
+
+
+def _free(leaves: Sequence[Leaf], path: str) -> bool:
+    """Whether runs that went one way showed a leaf free: an identity in each, or seen varying freely."""
+    kinds = {leaf[1] for leaf in leaves}
+    if kinds == {"#"}:
+        return True
+    return len(kinds) == 1 and varies_freely(leaves[0][1], [leaf[2] for leaf in leaves], path)
 
 
 def generality(runs: Sequence[Trajectory]) -> tuple[int, int]:
@@ -156,10 +165,5 @@ def generality(runs: Sequence[Trajectory]) -> tuple[int, int]:
             for number, step in enumerate(run.steps):
                 for leaf in step.observed.leaves if step.observed is not None else ():
                     seen[(number, leaf[0])].append(leaf)
-        for place, leaves in seen.items():
-            kinds = {leaf[1] for leaf in leaves}
-            if kinds == {"#"} or (
-                len(kinds) == 1 and varies_freely(leaves[0][1], [leaf[2] for leaf in leaves], place[1])
-            ):
-                free.add(place)
+        free.update(place for place, leaves in seen.items() if _free(leaves, place[1]))
     return len(by_way), len(free)
