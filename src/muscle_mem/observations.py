@@ -122,14 +122,15 @@ def _words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
 
 def digest(text: str) -> str:
     """A short digest of a text kept in place of the text."""
-    if len(text) <= MEMO_LENGTH:
-        return _digest_memo(text)
+    return _digest_memo(text) if len(text) <= MEMO_LENGTH else _digest(text)
+
+
+def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
-@functools.lru_cache(maxsize=8192)
-def _digest_memo(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+_digest_memo = functools.lru_cache(maxsize=8192)(_digest)
+""":func:`digest` remembered for short texts (outputs repeat from one replay to the next)."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -147,10 +148,7 @@ def _element_text(element: PathElement) -> str:
 
 def path_text(path: Iterable[PathElement]) -> str:
     """A path as the messages and records write it: ``['items'][0].name``."""
-    parts = []
-    for kind, key in path:
-        parts.append(f".{key}" if kind == "attr" else f"[{key!r}]")
-    return "".join(parts)
+    return "".join(_element_text(element) for element in path)
 
 
 def text_kind(text: str) -> str:
