@@ -50,7 +50,7 @@ class Check(Generic[T]):
     ``renew=False`` judges only against the agent's runs. A :meth:`equal` Check is unaffected.
     """
 
-    __slots__ = ("by_key", "capture", "compare", "decode", "encode", "renew", "threshold")
+    __slots__ = ("by_key", "capture", "compare", "decode", "encode", "plain_capture", "renew", "threshold")
 
     def __init__(
         self,
@@ -74,6 +74,8 @@ class Check(Generic[T]):
         self.encode = encode
         self.decode = decode
         self.capture: Callable[..., Any] = _capturing(capture, self)
+        self.plain_capture: Callable[..., Any] = capture
+        """The capture as given: what it returns is not yet a snapshot (:meth:`snapshot` makes it one)."""
         self.compare = compare
         self.threshold = threshold
         self.by_key = False
@@ -113,7 +115,7 @@ class Check(Generic[T]):
 
     def snapshot(self, value: Any) -> Any:
         """What a capture's ``value`` is recorded as: itself, or a :class:`~muscle_mem.codec.Captured`."""
-        if type(value) in _DATA or (self.encode is None and _storable(value)):
+        if type(value) in SNAPSHOT_DATA or (self.encode is None and _storable(value)):
             return value
         if self.encode is not None:
             return Captured(value, self.encode(value))
@@ -141,7 +143,7 @@ class Check(Generic[T]):
         return f"Check(capture={_name(self.capture)}, {kind}, threshold={self.threshold!r})"
 
 
-_DATA = frozenset({str, int, float, bool, type(None), bytes, list, tuple, dict, set, frozenset})
+SNAPSHOT_DATA = frozenset({str, int, float, bool, type(None), bytes, list, tuple, dict, set, frozenset})
 """Snapshot types kept as they are without a look (the codec stores them, or says why not)."""
 _KNOWN = (dt.date, dt.time, dt.timedelta, Decimal, UUID)
 
@@ -159,7 +161,7 @@ def _capturing(capture: Callable[..., Any], check: Check[Any]) -> Callable[..., 
     @functools.wraps(capture)
     def captured(*args: Any, **kwargs: Any) -> Any:
         value = capture(*args, **kwargs)
-        if type(value) in _DATA:  # the common case, without the calls below: a hit's cost
+        if type(value) in SNAPSHOT_DATA:  # the common case, without the calls below: a hit's cost
             return value
         return value if inspect.isawaitable(value) else check.snapshot(value)
 

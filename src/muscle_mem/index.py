@@ -39,6 +39,8 @@ class StepEdge(Protocol):
 
     renewed: Any
     """The pre snapshot of this process's latest full hit through the edge (:data:`NOT_RENEWED` if none)."""
+    passed: Any
+    """The last output a replay's comparison passed here, with what it saw before and after (None if none)."""
 
 
 class StepGroup(Protocol):
@@ -100,6 +102,8 @@ class Edge:
     """When a trajectory through this edge last succeeded (recorded or replayed), on the index's clock."""
     renewed: Any = NOT_RENEWED
     """The pre snapshot of this process's latest full hit through the edge (see :attr:`Check.renew`)."""
+    passed: Any = None
+    """The last output a replay's comparison passed here, with what it saw before and after (see :mod:`muscle_mem.replay`)."""
 
 
 @dataclass(eq=False, slots=True)

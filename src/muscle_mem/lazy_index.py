@@ -226,6 +226,8 @@ class LazyEdge:
     stamp: float
     renewed: Any = NOT_RENEWED
     """The pre snapshot of this process's latest full hit through the edge (see :attr:`Check.renew`)."""
+    passed: Any = None
+    """The last output a replay's comparison passed here, with what it saw before and after (see :mod:`muscle_mem.replay`)."""
 
 
 class LazyGroup:

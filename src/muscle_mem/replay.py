@@ -24,7 +24,7 @@ from types import CoroutineType
 from typing import Any
 
 from muscle_mem import codec
-from muscle_mem.check import Check, MissingThreshold
+from muscle_mem.check import SNAPSHOT_DATA, Check, MissingThreshold
 from muscle_mem.evidence import History, uncovered
 from muscle_mem.fast_init import fast_instance
 from muscle_mem.index import NOT_RENEWED, Skipped, StepEdge, StepGroup, StepNode, TaskSteps, newest_first
@@ -145,6 +145,8 @@ class Replayer:
             renewals: list[tuple[int, Any]] = []
             """The steps whose edge a full hit renews, with the pre snapshot each was replayed on."""
             params_differ = False
+            token: object | None = None if self.params or run.secrets else _NO_HISTORY
+            """What this replay saw so far, while each output was one an earlier replay passed after the same history."""
             while True:
                 step_no = len(calls)
                 reasons: list[tuple[MissReason, str]] = []
@@ -191,8 +193,11 @@ class Replayer:
                         if check is None:
                             candidates: Iterator[StepEdge] | None = group.ordered()
                         else:
-                            pre = yield check.capture, call_args, kwargs
+                            pre = yield check.plain_capture, call_args, kwargs  # a snapshot made here, inline
                             kind = type(pre)
+                            if kind not in SNAPSHOT_DATA and kind is not Raised:
+                                pre = check.snapshot(pre)
+                                kind = type(pre)
                             if check.by_key and kind is not Raised:
                                 try:  # an equality check by hash: what _candidates does, without its call
                                     candidates = group.ordered(
@@ -247,18 +252,46 @@ class Replayer:
                 else:
                     post = yield from self._post_capture(tool, tool.post_check, call_args, kwargs)
                     edge = None
-                output = self._replayed(tool, value, call_args, kwargs, pre, post, step)
-                if type(output) is Ending:
-                    return output
+                if (
+                    type(value) in SCALAR_TYPES
+                    and type(pre) in SCALAR_TYPES
+                    and post is NOT_CAPTURED
+                    and tool.plain
+                ):
+                    output = value  # what _replayed makes of it, without its call: a hit's common case
+                    outputs.append(value)
+                    calls.append(
+                        tuple.__new__(
+                            Call,
+                            (tool.name, call_args, kwargs, value, True, 0.0, pre, post, step, tool, 0, value),
+                        )
+                    )
+                else:
+                    output = self._replayed(tool, value, call_args, kwargs, pre, post, step)
+                    if type(output) is Ending:
+                        return output
                 if compare:
                     renewing = tool.pre_check
                     if renewing is not None and renewing.renew:
                         renewals.append((step_no, calls[-1].pre))
+                    if token is not None and observer is None and edge is not None:
+                        memo = edge.passed
+                        if (
+                            memo is not None
+                            and memo[0] is token
+                            and memo[1] == output
+                            and type(output) is memo[2]
+                        ):
+                            token = memo[3]  # this history and output passed here before: the same verdict
+                            taken.append(edge)  # (self.edge is this edge already: it is the first)
+                            node = edge.node
+                            continue
                     seen = first.step.observed
                     fast = edge is not None and seen is not None and not tool.secret_outputs
                     if fast and observer is None and not self.params and type(output) in SCALAR_TYPES:
                         assert seen is not None and edge is not None
                         if not seen.identities and scalar_key(output) == seen.key:
+                            token = _passed(edge, token, output)
                             taken.append(edge)  # the common case: a plain scalar the recorded run saw too
                             self.edge = edge
                             node = edge.node
@@ -268,6 +301,7 @@ class Replayer:
                     if fast and type(output) is int and not observer.bound_numbers and not observer.hidden:
                         assert seen is not None and edge is not None
                         if observer.int_key(step_no, output, seen.identities) == seen.key:
+                            token = _passed(edge, token, output)
                             taken.append(
                                 edge
                             )  # one int (an id passed on, a count), the observer's rules in one step
@@ -283,6 +317,7 @@ class Replayer:
                         or seen is None
                         or seen.key != key_of(flat, seen.identities, observer.bound_numbers)
                     ):
+                        token = None  # a verdict that weighed other runs' evidence is not remembered
                         edge, passing = _route(attempt, tool.post_check, post, flat, observer)
                         if edge is None and passing:
                             head = _history(taken)
@@ -292,6 +327,7 @@ class Replayer:
                                 )
                             )
                     if edge is not None:
+                        token = _passed(edge, token, output) if fast else None
                         taken.append(edge)
                         if edge.step.observed is not None and edge.step.observed.identities:
                             observer.free_leaves(step_no, flat, edge.step.observed.identities)
@@ -626,6 +662,27 @@ def _tool_raised(raised: Raised, tool: Tool, step_no: int) -> Ending:
         tool=tool.name,
         kind=MissReason.TOOL_RAISED,
     )
+
+
+_NO_HISTORY = object()
+"""What a replay with no params and no secrets has seen before its first step."""
+_REMEMBERED_TYPES = frozenset({int, str, bool, type(None)})
+"""The outputs whose verdict an edge remembers: ``==`` between two of one of these types is identity of value."""
+
+
+def _passed(edge: StepEdge, token: object | None, output: Any) -> object | None:
+    """What a replay has seen once ``output`` passed at ``edge`` after ``token``; the edge remembers the verdict.
+
+    A replay whose outputs are, step by step, those an earlier replay passed with (the same types and
+    values after the same history) reaches the same verdicts, so it is spared the comparisons. None:
+    the chain is broken (no token, or an output of another type), and this replay compares from here on.
+    """
+    kind = type(output)
+    if token is None or kind not in _REMEMBERED_TYPES:
+        return None
+    after = object()
+    edge.passed = (token, output, kind, after)
+    return after
 
 
 def _history(taken: Sequence[StepEdge]) -> tuple[Observation | None, ...]:

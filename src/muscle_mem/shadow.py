@@ -96,7 +96,7 @@ class RecordedTools(ToolRegistry):
         def capture(*args: Any, **kwargs: Any) -> Any:
             return self._capture(tool, args, kwargs, post=post)
 
-        copy.capture = capture
+        copy.capture = copy.plain_capture = capture
         return copy
 
     def _body(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -27,6 +27,8 @@ class Tool:
     secret_outputs: bool = False
     """Whether its outputs are secrets: stored only as references, never in clear."""
     is_async: bool = field(init=False)
+    plain: bool = field(init=False)
+    """Whether a replay may keep an output as the call returned it (a function, no view, no secrets)."""
     _positional: tuple[str, ...] | None = field(default=None, init=False, repr=False)
     """The names of the positional parameters (``self`` excluded), read once."""
     foreign_call_noted: bool = field(default=False, init=False, repr=False)
@@ -34,6 +36,7 @@ class Tool:
 
     def __post_init__(self) -> None:
         self.is_async = inspect.iscoroutinefunction(self.fn)
+        self.plain = not self.is_method and self.output_view is None and not self.secret_outputs
 
     def parameter_names(self, nargs: int, kwarg_names: tuple[str, ...]) -> list[str]:
         """Names of the recorded positional arguments (``self`` excluded), then of the kwargs."""
