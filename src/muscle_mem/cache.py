@@ -27,7 +27,7 @@ from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE, Decoded, LazyIndex
 from muscle_mem.metrics import Metrics
 from muscle_mem.recording import Run
 from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable, TaskRecall, UsageBatched
-from muscle_mem.task_templates import key_slots
+from muscle_mem.task_templates import key_slots, with_template_runs
 from muscle_mem.trajectory import Trajectory
 from muscle_mem.usage_log import UsageLog
 
@@ -245,14 +245,15 @@ class TrajectoryCache:
         )
 
     def remove(self, trajectory_id: str) -> None:
-        """Remove one trajectory (a run it missed a call of); if that fails, before the next lookup."""
+        """Remove one run (a run it missed a call of), its template copy too; if that fails, before the next lookup."""
+        doomed = with_template_runs([trajectory_id])
         try:
             with self._breaker:
-                self.store.remove([trajectory_id])
+                self.store.remove(doomed)
             self._invalidate(None)
         except Exception:
             with self._lock:
-                self._doomed.add(trajectory_id)
+                self._doomed.update(doomed)
             raise
 
     def flush(self) -> None:

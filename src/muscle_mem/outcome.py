@@ -157,7 +157,7 @@ class Outcomes:
         stored_id, refused = _FROZEN if self.frozen else self._store(run, output, now - started)
         run.stored_id = stored_id
         if stored_id is not None and run.text is not None and run.template is None:
-            self._propose_template(run, output, now - started)
+            self._propose_template(run, stored_id, output, now - started)
         if refused is not None:
             self.metrics.not_stored(refused.kind)
         if near is not None and stored_id is not None and not run.hidden():
@@ -249,12 +249,12 @@ class Outcomes:
             similar.text,
         )
 
-    def _propose_template(self, run: Run, output: Any, seconds: float) -> None:
+    def _propose_template(self, run: Run, stored_id: str, output: Any, seconds: float) -> None:
         """Store the run once more under the template its text proposes, if data flow finds one."""
         assert run.text is not None
         if self.templates is None:
             return
-        proposed = induce(run, run.text, output, seconds, self.templates.prefix)
+        proposed = induce(run, run.text, output, seconds, self.templates.prefix, stored_id)
         if proposed is None:
             return
         template, trajectory = proposed

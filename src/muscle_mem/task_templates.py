@@ -45,6 +45,7 @@ MAX_SLOTS = 6
 """A template has at most this many slots."""
 PROOF_RUNS = 2
 """Runs of one family with different slot values a template needs before it serves a new text."""
+_RUN_MARK = "-template"
 _WORD_KINDS = frozenset({"word", "Name", "WORD", "Mixed"})
 _ARG_DEPTH = 4
 
@@ -55,6 +56,25 @@ def template_key(reading: Reading, slots: Sequence[int], tags: Iterable[str], pr
     positions = ",".join(map(str, slots))
     body = codec.digest([reading.parts(slots), sorted(set(tags))])
     return f"{prefix}{MARK}{reading.shape}:{positions}:{body}"
+
+
+def template_run_id(trajectory_id: str) -> str:
+    """The id of a run's copy under its template: the id of the run under its text, marked.
+
+    Derived, not drawn, so that whatever removes a run (``muscle-mem rm``, a tool called after the
+    run ended) removes its template copy with it: see :func:`with_template_runs`.
+    """
+    return f"{trajectory_id}{_RUN_MARK}"
+
+
+def with_template_runs(trajectory_ids: Iterable[str]) -> list[str]:
+    """The ids, each followed by the id of its template copy (a run's copy is not copied again)."""
+    out = []
+    for trajectory_id in trajectory_ids:
+        out.append(trajectory_id)
+        if not trajectory_id.endswith(_RUN_MARK):
+            out.append(template_run_id(trajectory_id))
+    return out
 
 
 def key_prefix(key: str) -> str | None:
@@ -304,11 +324,12 @@ class TemplateIndex:
 
 
 def induce(
-    run: Run, text: str, output: Any, seconds: float, prefix: str = ""
+    run: Run, text: str, output: Any, seconds: float, prefix: str = "", stored_id: str | None = None
 ) -> tuple[Template, Trajectory] | None:
     """The template a finished run of a plain-text task proposes, with its trajectory under it.
 
-    ``prefix``: the namespace prefix of the engine's keys (:func:`~muscle_mem.keys.namespace_prefix`).
+    ``prefix``: the namespace prefix of the engine's keys (:func:`~muscle_mem.keys.namespace_prefix`);
+    ``stored_id``: the id the run is stored under its text with (its copy's id is derived from it).
 
     The slots are the tokens of ``text`` that the trajectory binds (words only where a tool
     argument holds them); None if none is bound, if a slot's value is used in a way a replay
@@ -347,6 +368,8 @@ def induce(
         return None
     if kept_secret(view, trajectory) is not None:
         return None
+    if stored_id is not None:
+        trajectory = dataclasses.replace(trajectory, id=template_run_id(stored_id))
     return template, stored_form(trajectory, text)
 
 

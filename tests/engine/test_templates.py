@@ -3,11 +3,14 @@ only for the values their runs showed."""
 
 from __future__ import annotations
 
+import contextvars
+import threading
 from typing import Any
 
 import pytest
 
 from muscle_mem import Engine, MissReason
+from muscle_mem.cli import main
 from muscle_mem.stores import Store
 
 
@@ -229,3 +232,45 @@ def test_a_template_serves_only_its_own_namespace(tmp_path: Any) -> None:
     assert other("refund order 160").template is None and desk.agent_runs == ["refund order 160"]
     first.close()
     other.close()
+
+
+def test_a_run_removed_takes_its_template_copy_with_it() -> None:
+    """A run removed because a tool was called after it ended is removed under its template too.
+
+    The copy misses the same call: kept, it would serve texts from a run known to be incomplete.
+    """
+    engine = Engine(templates=True)
+    late: list[threading.Thread] = []
+
+    @engine.tool()
+    def refund(order_id: int) -> str:
+        return "ok"
+
+    def agent(task: str) -> str:
+        order_id = int(task.split()[-1])
+        context = contextvars.copy_context()  # the run's: a call made in it after the run ended is late
+        late.append(threading.Thread(target=lambda: context.run(refund, order_id)))
+        return refund(order_id)
+
+    engine.set_agent(agent)
+    first = engine("refund order 100")
+    assert first.stored and len(engine.store) == 2  # under its text, and under its template
+    late[0].start()
+    late[0].join()
+    assert len(engine.store) == 0
+
+
+def test_rm_of_a_run_removes_its_template_copy(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``muscle-mem rm ID`` (or a prefix of it) removes the run under its text and its copy under its template."""
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+    with Engine(url, templates=True) as engine:
+        desk = Desk(engine)
+        first = engine("refund order 100")
+        engine("refund order 200")
+        assert first.trajectory_id is not None and len(engine.store) == 4
+    assert main(["rm", first.trajectory_id[:12], "--store", url]) == 0
+    assert "Removed 2 trajectories." in capsys.readouterr().out
+    with Engine(url, templates=True) as engine:
+        desk = Desk(engine)
+        result = engine("refund order 150")  # one run of the template is left: it proves nothing
+    assert not result.hit and len(desk.agent_runs) == 1

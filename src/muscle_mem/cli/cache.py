@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 from muscle_mem.cli.common import STORE_ENV, UsageError, store_url
 from muscle_mem.cli.untrusted import finite
 from muscle_mem.stores import NoStore, Store, open_store
+from muscle_mem.task_templates import template_run_id
 from muscle_mem.trajectory import Trajectory
 
 MIN_PREFIX = 4
@@ -59,6 +60,8 @@ def resolve_id(store: Store, ref: str) -> str:
     matches = [s.id for s in store.summaries() if isinstance(s.id, str) and s.id.startswith(ref)]
     if not matches:
         raise UsageError(f"no trajectory {ref!r} in this store (see `muscle-mem ls`)")
+    if len(matches) == 2 and template_run_id(min(matches, key=len)) == max(matches, key=len):
+        return min(matches, key=len)  # a run and its template copy: the run
     if len(matches) > 1:
         raise UsageError(f"{ref!r} is ambiguous: {len(matches)} trajectory ids start with it")
     return matches[0]

@@ -7,9 +7,10 @@ import argparse
 from muscle_mem.cli import cache
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
+from muscle_mem.task_templates import with_template_runs
 
 NAME = "rm"
-HELP = "Delete trajectories by id (or unique id prefix)."
+HELP = "Delete trajectories by id (or unique id prefix), each with its template copy."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     with cache.opened(args) as store:
         ids = [cache.resolve_id(store, ref) for ref in args.ids]  # every id is checked before any is deleted
-        removed = store.remove(ids)
+        removed = store.remove(with_template_runs(ids))
     Output().line(f"Removed {plural(removed, 'trajectory')}.")
     return 0
