@@ -196,6 +196,18 @@ def test_the_readme_quick_start_runs_as_written() -> None:
     exec(compile(code, "README.md", "exec"), {})
 
 
+def test_the_readme_plain_text_example_prints_what_its_comments_say(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The quick start's second block (no params declared) runs and prints the hit its comments promise."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n")[2].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == ["True refund order {1} {'1': 1017} [1000, 1040, 1017]", "False"]
+
+
 def test_smolagents_example_runs_offline(tmp_path: Path) -> None:
     pytest.importorskip("smolagents")
     done = run_python([str(ROOT / "examples" / "smolagents_agent.py")], tmp_path)
