@@ -100,6 +100,11 @@ class Observation:
     leaves: tuple[Leaf, ...] = ()
 
 
+_NO_IDENTITIES: frozenset[str] = frozenset()
+_WHOLE = frozenset({""})
+"""The identities of an output masked whole."""
+
+
 def _forms_of(value: str) -> tuple[str, ...]:
     """The texts a free text makes free too: its other cases, and its words (an email's local part) in theirs."""
     forms = [value.upper(), value.lower(), value.title(), value.capitalize()]
@@ -326,6 +331,49 @@ class Observer:
         free.setdefault(text, f"{step}:")
         self._pattern = None
         return _part_key("=#" + label)
+
+    def scalar_observation(
+        self, step: int, output: Any, copied: tuple[str, ...], into_calls: tuple[str, ...]
+    ) -> Observation:
+        """What :func:`observe_run` makes of an output that is one scalar, without walking a tree for it.
+
+        ``copied``, ``into_calls``: the paths the run copied out of the output (into a later call).
+        """
+        if type(output) is int and not self.hidden and not self.bound_numbers:
+            return self.int_observation(step, output, "" in copied and "" in into_calls)
+        flat = Flat()
+        self._leaf(output, "", flat, f"{step}:")
+        identities = _WHOLE if _is_identity(flat.leaves[0], flat.raw, copied, into_calls) else _NO_IDENTITIES
+        bound = self.bound_numbers
+        observation = Observation(
+            key_of(flat, identities, bound), identities, kept_leaves(flat, identities, bound)
+        )
+        if identities and "" in flat.raw:
+            self.free(((f"{step}:", flat.raw[""]),))
+        return observation
+
+    def int_observation(self, step: int, output: int, copied: bool) -> Observation:
+        """What :func:`observe_run` makes of an output that is one int (``copied``: whole into a later call).
+
+        Only for an observer without bound numbers or secrets (the caller checks): a miss's common case.
+        """
+        memo = (int, output)
+        place = f"{step}:"
+        seen = self._seen
+        label = seen.get(memo, "")
+        if not label:
+            seen[memo] = place
+        text = int.__repr__(output)
+        free = self._free
+        echoed = free.get(text) if free else None
+        if echoed is not None:  # a free value repeated: free too, its equality kept
+            label = "=" + echoed
+        elif not copied:
+            return Observation(_part_key("=n" + text), _NO_IDENTITIES, (("", "n", output, label),))
+        else:
+            free.setdefault(text, place)
+            self._pattern = None
+        return Observation(_part_key("=#" + label), _WHOLE, (("", "#", None, label),))
 
     def flatten(self, step: int, output: Any) -> Flat:
         """One step's output, flattened; its values are remembered for the labels of later leaves."""
@@ -627,23 +675,44 @@ def observe_run(
     observed = []
     copied_at, into_calls_at = _by_step(copied), _by_step(copies.into_calls)
     for step, output in enumerate(outputs):
-        flat = observer.flatten(step, output)
         here, calls_here = copied_at.get(step, ()), into_calls_at.get(step, ())
+        if type(output) in _ONE_LEAF:
+            observed.append(observer.scalar_observation(step, output, here, calls_here))
+            continue
+        flat = observer.flatten(step, output)
         identities = frozenset(
-            path
-            for path, kind, value, _, _ in flat.leaves
-            if kind == "#"
-            or (
-                _under(path, here)
-                and is_identity_shape(path, kind, flat.raw.get(path, value))
-                and (kind not in ("n", "q") or names_a_thing(path) or _under(path, calls_here))
-            )
-            or (is_name(path) and is_identity_shape(path, kind, flat.raw.get(path, value)))
+            leaf[0] for leaf in flat.leaves if _is_identity(leaf, flat.raw, here, calls_here)
         )
         key = key_of(flat, identities, observer.bound_numbers)
         observed.append(Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers)))
         observer.free_leaves(step, flat, identities)
     return given, observed
+
+
+_ONE_LEAF = SCALAR_TYPES
+"""The outputs flattened into one leaf at the empty path (see :meth:`Observer.scalar_observation`)."""
+
+
+def _is_identity(
+    leaf: tuple[str, str, Any, str, str],
+    raw: dict[str, Any],
+    copied: tuple[str, ...],
+    into_calls: tuple[str, ...],
+) -> bool:
+    """Whether a leaf of a step's output is masked as an identity, given the paths copied out of the output.
+
+    A free value repeated is one; so is a value shaped as one that flowed into a later call or the
+    answer (a number only into a call, or under a key naming a thing), and one under a key naming it.
+    """
+    path, kind, value, _, _ = leaf
+    if kind == "#":
+        return True
+    shown = raw.get(path, value)
+    return (
+        _under(path, copied)
+        and is_identity_shape(path, kind, shown)
+        and (kind not in ("n", "q") or names_a_thing(path) or _under(path, into_calls))
+    ) or (is_name(path) and is_identity_shape(path, kind, shown))
 
 
 def _unproven_number(value: Any, copies: Copies, name: str) -> bool:
