@@ -457,6 +457,22 @@ def _output_text(step: int, path: tuple[PathElement, ...]) -> str | None:
     return '{"output":' + int.__repr__(step) + ',"path":[' + ",".join(parts) + "]}"
 
 
+def _observation_text(observation: Observation) -> str:
+    """The JSON of :func:`observation_record` as :data:`_plain_json` writes it, its scalars written directly."""
+    key, ids = observation.key, sorted(observation.identities)
+    if type(key) is str and all(type(i) is str for i in ids):
+        leaves = []
+        for leaf in observation.leaves:
+            texts = [codec.scalar_text(v) for v in leaf]
+            if None in texts:
+                break  # a value written otherwise
+            leaves.append("[" + ",".join(texts) + "]")  # type: ignore[arg-type]
+        else:
+            quoted_ids = ",".join([_quoted(i) for i in ids])
+            return f'{{"key":{_quoted(key)},"ids":[{quoted_ids}],"leaves":[{",".join(leaves)}]}}'
+    return _plain_json(observation_record(observation))
+
+
 def _snapshot_text(snap: Snapshot | None) -> str:
     if snap is None:
         return "null"
@@ -493,8 +509,10 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
         )
         pre, post, seconds = _snapshot_text(step.pre), _snapshot_text(step.post), _number_text(step.seconds)
         observed = ""
-        if step.observed is not None or step.given is not None:
-            observed = "," + _plain_json(_observations_record(step))[1:-1]
+        if step.observed is not None:
+            observed = ',"observed":' + _observation_text(step.observed)
+        if step.given is not None:
+            observed += ',"given":' + _observation_text(step.given)
         steps.append(
             f'{{"tool":{tool},"version":{version},"args":[{stored}],"kwargs":[{stored_kwargs}],'
             f'"pre":{pre},"post":{post},"seconds":{seconds}{observed}}}'
