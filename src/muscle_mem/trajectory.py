@@ -11,7 +11,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -459,18 +459,33 @@ def _output_text(step: int, path: tuple[PathElement, ...]) -> str | None:
 
 def _observation_text(observation: Observation) -> str:
     """The JSON of :func:`observation_record` as :data:`_plain_json` writes it, its scalars written directly."""
-    key, ids = observation.key, sorted(observation.identities)
-    if type(key) is str and all(type(i) is str for i in ids):
-        leaves = []
-        for leaf in observation.leaves:
-            texts = [codec.scalar_text(v) for v in leaf]
-            if None in texts:
-                break  # a value written otherwise
-            leaves.append("[" + ",".join(texts) + "]")  # type: ignore[arg-type]
-        else:
-            quoted_ids = ",".join([_quoted(i) for i in ids])
-            return f'{{"key":{_quoted(key)},"ids":[{quoted_ids}],"leaves":[{",".join(leaves)}]}}'
-    return _plain_json(observation_record(observation))
+    try:
+        ids = ",".join([_quoted(i) for i in sorted(observation.identities)])
+        leaves = ",".join(
+            [
+                f"[{_quoted(path)},{_quoted(kind)},{_LEAF_VALUE_TEXT[type(value)](value)},{_quoted(label)}]"
+                for path, kind, value, label in observation.leaves
+            ]
+        )
+        return f'{{"key":{_quoted(observation.key)},"ids":[{ids}],"leaves":[{leaves}]}}'
+    except (TypeError, ValueError, KeyError):  # a value written otherwise: by the encoder
+        return _plain_json(observation_record(observation))
+
+
+def _finite_text(value: float) -> str:
+    if not math.isfinite(value):
+        raise ValueError("written by the encoder")
+    return float.__repr__(value)
+
+
+_LEAF_VALUE_TEXT: dict[type, Callable[[Any], str]] = {
+    str: _quoted,
+    int: int.__repr__,
+    float: _finite_text,
+    bool: lambda value: "true" if value else "false",
+    type(None): lambda value: "null",
+}
+"""The JSON of a leaf's value by its type, as :data:`_plain_json` writes it (a finite float only)."""
 
 
 def _snapshot_text(snap: Snapshot | None) -> str:
