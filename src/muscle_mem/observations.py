@@ -618,24 +618,27 @@ class Copies:
 def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
     """What the recorded values copy (a guarded value's params are compared, not copied)."""
     copies = Copies(set(), set(), Counter(), False)
-    stack = [(arg, True) for arg in args] + [(answer, False)]
+    outputs, into_calls = copies.outputs, copies.into_calls
+    stack = [(arg, True) for arg in args]
+    stack.append((answer, False))
     while stack:
         arg, in_call = stack.pop()
         kind = type(arg)
-        if kind is Output or (kind is Guarded and type(arg.value) is Output):  # type: ignore[union-attr]
-            output = arg if kind is Output else arg.value  # type: ignore[union-attr]
-            if output.form.kind == "secret":  # type: ignore[union-attr]
-                continue  # a value read out of a text: the text is compared, not freed as a copy
-            place = (output.step, path_text(output.path))  # type: ignore[union-attr]
-            copies.outputs.add(place)
-            if in_call:
-                copies.into_calls.add(place)
-        elif kind is Param:
-            copies.params[arg.name] += 1  # type: ignore[union-attr]
-        elif kind is Const:
+        if kind is Const:
             value = arg.value  # type: ignore[union-attr]
             if in_call and type(value) in (int, float) and value not in (0, 1):
                 copies.numbers = True
+        elif kind is Output or (kind is Guarded and type(arg.value) is Output):  # type: ignore[union-attr]
+            output = arg if kind is Output else arg.value  # type: ignore[union-attr]
+            if output.form.kind == "secret":  # type: ignore[union-attr]
+                continue  # a value read out of a text: the text is compared, not freed as a copy
+            path = output.path  # type: ignore[union-attr]
+            place = (output.step, path_text(path) if path else "")  # type: ignore[union-attr]
+            outputs.add(place)
+            if in_call:
+                into_calls.add(place)
+        elif kind is Param:
+            copies.params[arg.name] += 1  # type: ignore[union-attr]
         elif kind is not Guarded:  # a guarded value's params must keep their values: not free
             stack += [(inner, in_call) for inner in nested(arg)]
     return copies
