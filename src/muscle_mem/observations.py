@@ -339,8 +339,6 @@ class Observer:
 
         ``copied``, ``into_calls``: the paths the run copied out of the output (into a later call).
         """
-        if type(output) is int and not self.hidden and not self.bound_numbers:
-            return self.int_observation(step, output, "" in copied and "" in into_calls)
         flat = Flat()
         self._leaf(output, "", flat, f"{step}:")
         identities = _WHOLE if _is_identity(flat.leaves[0], flat.raw, copied, into_calls) else _NO_IDENTITIES
@@ -356,6 +354,7 @@ class Observer:
         """What :func:`observe_run` makes of an output that is one int (``copied``: whole into a later call).
 
         Only for an observer without bound numbers or secrets (the caller checks): a miss's common case.
+        It is what :meth:`scalar_observation` makes of the int.
         """
         memo = (int, output)
         place = f"{step}:"
@@ -663,11 +662,11 @@ def observe_run(
     """
     copies = copies_in(args, answer)
     copied = copies.outputs
-    bound = {name for name in copies.params if not _unproven_number(params.get(name), copies, name)}
-    bound |= set(secret_params) | _echoed(params, outputs)
     observer = Observer(params, hidden)
     given = None
     if params:
+        bound = {name for name in copies.params if not _unproven_number(params.get(name), copies, name)}
+        bound |= set(secret_params) | _echoed(params, outputs)
         flat = observer.flatten_params()
         identities = frozenset(
             path for path, *_ in flat.leaves if any(path.startswith("{" + name + "}") for name in bound)
@@ -677,18 +676,25 @@ def observe_run(
         observer.free_params(bound)
     observed = []
     copied_at, into_calls_at = _by_step(copied), _by_step(copies.into_calls)
+    quick_ints = not observer.hidden and not observer.bound_numbers
     for step, output in enumerate(outputs):
         here, calls_here = copied_at.get(step, ()), into_calls_at.get(step, ())
-        if type(output) in _ONE_LEAF:
-            observed.append(observer.scalar_observation(step, output, here, calls_here))
-            continue
-        flat = observer.flatten(step, output)
-        identities = frozenset(
-            leaf[0] for leaf in flat.leaves if _is_identity(leaf, flat.raw, here, calls_here)
-        )
-        key = key_of(flat, identities, observer.bound_numbers)
-        observed.append(Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers)))
-        observer.free_leaves(step, flat, identities)
+        kind = type(output)
+        if kind in _ONE_LEAF:
+            if kind is int and quick_ints:
+                observed.append(observer.int_observation(step, output, "" in here and "" in calls_here))
+            else:
+                observed.append(observer.scalar_observation(step, output, here, calls_here))
+        else:
+            flat = observer.flatten(step, output)
+            identities = frozenset(
+                leaf[0] for leaf in flat.leaves if _is_identity(leaf, flat.raw, here, calls_here)
+            )
+            key = key_of(flat, identities, observer.bound_numbers)
+            observed.append(
+                Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers))
+            )
+            observer.free_leaves(step, flat, identities)
     return given, observed
 
 
