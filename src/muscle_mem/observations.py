@@ -357,20 +357,26 @@ class Observer:
         It is what :meth:`scalar_observation` makes of the int.
         """
         memo = (int, output)
-        place = f"{step}:"
         seen = self._seen
-        label = seen.get(memo, "")
-        if not label:
-            seen[memo] = place
-        text = int.__repr__(output)
+        label = seen.get(memo)
+        if label is None:  # a place is never empty
+            label = ""
+            seen[memo] = f"{step}:"
         free = self._free
-        echoed = free.get(text) if free else None
+        echoed = free.get(int.__repr__(output)) if free else None
         if echoed is not None:  # a free value repeated: free too, its equality kept
             label = "=" + echoed
         elif not copied:
-            return Observation(_part_key("=n" + text), _NO_IDENTITIES, (("", "n", output, label),))
+            found = _INT_OBSERVATIONS.get((output, label))
+            if found is None:
+                if len(_INT_OBSERVATIONS) >= _SCALAR_KEYS_KEPT:
+                    _INT_OBSERVATIONS.clear()
+                found = _INT_OBSERVATIONS[(output, label)] = Observation(
+                    _part_key("=n" + int.__repr__(output)), _NO_IDENTITIES, (("", "n", output, label),)
+                )
+            return found
         else:
-            free.setdefault(text, place)
+            free.setdefault(int.__repr__(output), f"{step}:")
             self._pattern = None
         return Observation(_part_key("=#" + label), _WHOLE, (("", "#", None, label),))
 
@@ -577,6 +583,8 @@ def scalar_key(value: Any) -> str:
 
 
 _SCALAR_OUTPUTS: dict[tuple[type, Any], str] = {}
+_INT_OBSERVATIONS: dict[tuple[int, str], Observation] = {}
+"""The observations of an int output nothing masks, by the int and its label, for recent ones (they are immutable)."""
 
 
 def _has_children(value: Any) -> bool:
