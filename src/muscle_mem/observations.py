@@ -27,7 +27,6 @@ import hashlib
 import math
 import re
 import uuid
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -616,7 +615,7 @@ class Copies:
     """(step, path) of each output value copied into a later call or the answer."""
     into_calls: set[tuple[int, str]]
     """Those copied into a later call's arguments."""
-    params: Counter[str]
+    params: dict[str, int]
     """How many times each param is copied."""
     numbers: bool
     """Whether a call's arguments hold a number the agent chose or computed (other than 0 and 1)."""
@@ -624,7 +623,7 @@ class Copies:
 
 def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
     """What the recorded values copy (a guarded value's params are compared, not copied)."""
-    copies = Copies(set(), set(), Counter(), False)
+    copies = Copies(set(), set(), {}, False)
     outputs, into_calls = copies.outputs, copies.into_calls
     stack = [(arg, True) for arg in args]
     stack.append((answer, False))
@@ -645,7 +644,8 @@ def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
             if in_call:
                 into_calls.add(place)
         elif kind is Param:
-            copies.params[arg.name] += 1  # type: ignore[union-attr]
+            name = arg.name  # type: ignore[union-attr]
+            copies.params[name] = copies.params.get(name, 0) + 1
         elif kind is not Guarded:  # a guarded value's params must keep their values: not free
             stack += [(inner, in_call) for inner in nested(arg)]
     return copies
@@ -736,7 +736,7 @@ def _unproven_number(value: Any, copies: Copies, name: str) -> bool:
     """Whether a number param's binding is not proven by one run (copied twice, or beside numbers of the agent's)."""
     if type(value) not in (int, float):
         return False
-    return copies.params[name] > 1 or copies.numbers
+    return copies.params.get(name, 0) > 1 or copies.numbers
 
 
 def _echoed(params: Mapping[str, Any], outputs: list[Any]) -> set[str]:

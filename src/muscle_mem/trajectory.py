@@ -460,7 +460,8 @@ def _output_text(step: int, path: tuple[PathElement, ...]) -> str | None:
 def _observation_text(observation: Observation) -> str:
     """The JSON of :func:`observation_record` as :data:`_plain_json` writes it, its scalars written directly."""
     try:
-        ids = ",".join([_quoted(i) for i in sorted(observation.identities)])
+        identities = observation.identities
+        ids = ",".join([_quoted(i) for i in sorted(identities)]) if identities else ""
         leaves = ",".join(
             [
                 f"[{_quoted(path)},{_quoted(kind)},{_LEAF_VALUE_TEXT[type(value)](value)},{_quoted(label)}]"
