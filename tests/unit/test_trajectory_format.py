@@ -267,3 +267,19 @@ def test_the_record_text_of_what_steps_saw_is_the_json_of_their_records(
     text, _ = record_text(trajectory)
     assert text == json.dumps(to_record(trajectory), separators=(",", ":"))
     assert from_record(json.loads(text)) == trajectory
+
+
+def test_observations_equal_in_value_are_written_by_their_own_values() -> None:
+    """An observation shared by runs is written as its record is, and one equal to it (1, 1.0, True) as its own is."""
+    from muscle_mem.trajectory import record_text
+
+    shared = Observation("k", frozenset(), (("", "n", 1, ""),))
+    equal = [
+        shared,
+        Observation("k", frozenset(), (("", "n", 1.0, ""),)),
+        Observation("k", frozenset(), (("", "n", True, ""),)),
+    ]
+    assert len(set(equal)) == 1
+    for observed in [*equal, *equal, shared]:
+        trajectory = Trajectory(task_key="k", steps=(Step("a", "1", observed=observed),))
+        assert record_text(trajectory)[0] == json.dumps(to_record(trajectory), separators=(",", ":"))
