@@ -683,16 +683,21 @@ def observe_run(
         observer.bound_numbers = bound_numbers(params, bound)
         observer.free_params(bound)
     observed = []
-    copied_at, into_calls_at = _by_step(copied), _by_step(copies.into_calls)
-    quick_ints = not observer.hidden and not observer.bound_numbers
+    into_calls = copies.into_calls
+    copied_at: dict[int, tuple[str, ...]] | None = None
+    into_calls_at: dict[int, tuple[str, ...]] = {}
+    quick_ints = int in _ONE_LEAF and not observer.hidden and not observer.bound_numbers
     for step, output in enumerate(outputs):
-        here, calls_here = copied_at.get(step, ()), into_calls_at.get(step, ())
         kind = type(output)
+        if kind is int and quick_ints:
+            whole = (step, "")
+            observed.append(observer.int_observation(step, output, whole in copied and whole in into_calls))
+            continue
+        if copied_at is None:  # the paths copied out of each step, once an output needs them
+            copied_at, into_calls_at = _by_step(copied), _by_step(into_calls)
+        here, calls_here = copied_at.get(step, ()), into_calls_at.get(step, ())
         if kind in _ONE_LEAF:
-            if kind is int and quick_ints:
-                observed.append(observer.int_observation(step, output, "" in here and "" in calls_here))
-            else:
-                observed.append(observer.scalar_observation(step, output, here, calls_here))
+            observed.append(observer.scalar_observation(step, output, here, calls_here))
         else:
             flat = observer.flatten(step, output)
             identities = frozenset(
