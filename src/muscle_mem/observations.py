@@ -377,7 +377,14 @@ class Observer:
         else:
             free.setdefault(int.__repr__(output), f"{step}:")
             self._pattern = None
-        return Observation(_part_key("=#" + label), _WHOLE, (("", "#", None, label),))
+        found = _MASKED_OBSERVATIONS.get(label)
+        if found is None:
+            if len(_MASKED_OBSERVATIONS) >= _SCALAR_KEYS_KEPT:
+                _MASKED_OBSERVATIONS.clear()
+            found = _MASKED_OBSERVATIONS[label] = Observation(
+                _part_key("=#" + label), _WHOLE, (("", "#", None, label),)
+            )
+        return found
 
     def flatten(self, step: int, output: Any) -> Flat:
         """One step's output, flattened; its values are remembered for the labels of later leaves."""
@@ -584,6 +591,8 @@ def scalar_key(value: Any) -> str:
 _SCALAR_OUTPUTS: dict[tuple[type, Any], str] = {}
 _INT_OBSERVATIONS: dict[tuple[int, str], Observation] = {}
 """The observations of an int output nothing masks, by the int and its label, for recent ones (they are immutable)."""
+_MASKED_OBSERVATIONS: dict[str, Observation] = {}
+"""The observations of an output masked whole, by its label, for recent ones (they are immutable)."""
 
 
 def _has_children(value: Any) -> bool:
