@@ -650,7 +650,10 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
     params = plain_params(run.params)  # a Secret param becomes a reference by name
     builder = _ArgBuilder(params, frozenset(run.secrets), _literal(run.task, params))
     snapshots = _Snapshots()
-    steps: list[Step] = []
+    made: list[
+        tuple[str, str, tuple[Arg, ...], tuple[tuple[str, Arg], ...], Snapshot | None, Snapshot | None, float]
+    ] = []
+    recorded: list[Arg] = []  # every argument of every step, for what the run copied
     for index, call in enumerate(run.calls):
         tool = call.tool_ref
         if call.step is not None:
@@ -676,24 +679,26 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
             pre = snapshots.of(call.pre, tool.pre_check if tool else None, index, call, "pre")
         if call.post is not NOT_CAPTURED:
             post = snapshots.of(call.post, tool.post_check if tool else None, index, call, "post")
-        steps.append(Step(call.tool, version, args, kwargs, pre, post, call.seconds))
+        made.append((call.tool, version, args, kwargs, pre, post, call.seconds))
+        recorded += args
+        if kwargs:
+            recorded += [v for _, v in kwargs]
         builder.outputs.add(index, call.output)
     answer = builder.build(result, "the agent's return value")
-    recorded = [a for step in steps for a in (*step.args, *(v for _, v in step.kwargs))]
     given, observed = observe_run(
         params, builder.outputs.outputs, recorded, answer, run.hidden().values(), run.secrets
     )
-    steps = [
-        Step(
-            s.tool, s.version, s.args, s.kwargs, s.pre, s.post, s.seconds, seen, given if index == 0 else None
-        )
-        for index, (s, seen) in enumerate(zip(steps, observed, strict=True))
-    ]
+    steps = tuple(
+        [
+            Step(*parts, seen, given if index == 0 else None)
+            for index, (parts, seen) in enumerate(zip(made, observed, strict=True))
+        ]
+    )
     return Trajectory(
         task_key=run.task_key,
         task=run.task,
         tags=run.tags,
-        steps=tuple(steps),
+        steps=steps,
         result=answer,
         agent_seconds=agent_seconds,
         tokens=run.tokens,

@@ -9,6 +9,7 @@ miss with no trajectory looks one up, and a hit never does.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import OrderedDict
@@ -26,10 +27,22 @@ _Shape = tuple[tuple[str, ...], str]
 
 def _split(text: str, tags: Sequence[str]) -> tuple[_Shape, tuple[str, ...]]:
     """A task's shape and its variable parts, in order (quotes stripped)."""
+    if len(text) <= MEMO_LENGTH:
+        return _split_memo(text, tuple(tags))
+    return _split_text(text, tags)
+
+
+def _split_text(text: str, tags: Sequence[str]) -> tuple[_Shape, tuple[str, ...]]:
     values = tuple(
         m.group().strip("'\"") if m.group()[0] in "'\"" else m.group() for m in _VARIABLE.finditer(text)
     )
     return (tuple(sorted(set(tags))), _VARIABLE.sub("\0", text)), values
+
+
+MEMO_LENGTH = 1024
+"""Tasks up to this long have their shapes remembered (the same tasks are stored and missed again)."""
+_split_memo = functools.lru_cache(maxsize=1024)(_split_text)
+""":func:`_split_text` remembered for the most recent tasks (texts and tags are immutable)."""
 
 
 class NearTasks:

@@ -27,7 +27,6 @@ import hashlib
 import math
 import re
 import uuid
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +97,11 @@ class Observation:
     identities: frozenset[str] = frozenset()
     """The paths of the leaves masked as identities."""
     leaves: tuple[Leaf, ...] = ()
+
+
+_NO_IDENTITIES: frozenset[str] = frozenset()
+_WHOLE = frozenset({""})
+"""The identities of an output masked whole."""
 
 
 def _forms_of(value: str) -> tuple[str, ...]:
@@ -327,6 +331,61 @@ class Observer:
         self._pattern = None
         return _part_key("=#" + label)
 
+    def scalar_observation(
+        self, step: int, output: Any, copied: tuple[str, ...], into_calls: tuple[str, ...]
+    ) -> Observation:
+        """What :func:`observe_run` makes of an output that is one scalar, without walking a tree for it.
+
+        ``copied``, ``into_calls``: the paths the run copied out of the output (into a later call).
+        """
+        flat = Flat()
+        self._leaf(output, "", flat, f"{step}:")
+        identities = _WHOLE if _is_identity(flat.leaves[0], flat.raw, copied, into_calls) else _NO_IDENTITIES
+        bound = self.bound_numbers
+        observation = Observation(
+            key_of(flat, identities, bound), identities, kept_leaves(flat, identities, bound)
+        )
+        if identities and "" in flat.raw:
+            self.free(((f"{step}:", flat.raw[""]),))
+        return observation
+
+    def int_observation(self, step: int, output: int, copied: bool) -> Observation:
+        """What :func:`observe_run` makes of an output that is one int (``copied``: whole into a later call).
+
+        Only for an observer without bound numbers or secrets (the caller checks): a miss's common case.
+        It is what :meth:`scalar_observation` makes of the int.
+        """
+        memo = (int, output)
+        seen = self._seen
+        label = seen.get(memo)
+        if label is None:  # a place is never empty
+            label = ""
+            seen[memo] = f"{step}:"
+        free = self._free
+        echoed = free.get(int.__repr__(output)) if free else None
+        if echoed is not None:  # a free value repeated: free too, its equality kept
+            label = "=" + echoed
+        elif not copied:
+            found = _INT_OBSERVATIONS.get((output, label))
+            if found is None:
+                if len(_INT_OBSERVATIONS) >= _SCALAR_KEYS_KEPT:
+                    _INT_OBSERVATIONS.clear()
+                found = _INT_OBSERVATIONS[(output, label)] = Observation(
+                    _part_key("=n" + int.__repr__(output)), _NO_IDENTITIES, (("", "n", output, label),)
+                )
+            return found
+        else:
+            free.setdefault(int.__repr__(output), f"{step}:")
+            self._pattern = None
+        found = _MASKED_OBSERVATIONS.get(label)
+        if found is None:
+            if len(_MASKED_OBSERVATIONS) >= _SCALAR_KEYS_KEPT:
+                _MASKED_OBSERVATIONS.clear()
+            found = _MASKED_OBSERVATIONS[label] = Observation(
+                _part_key("=#" + label), _WHOLE, (("", "#", None, label),)
+            )
+        return found
+
     def flatten(self, step: int, output: Any) -> Flat:
         """One step's output, flattened; its values are remembered for the labels of later leaves."""
         flat = Flat()
@@ -530,6 +589,10 @@ def scalar_key(value: Any) -> str:
 
 
 _SCALAR_OUTPUTS: dict[tuple[type, Any], str] = {}
+_INT_OBSERVATIONS: dict[tuple[int, str], Observation] = {}
+"""The observations of an int output nothing masks, by the int and its label, for recent ones (they are immutable)."""
+_MASKED_OBSERVATIONS: dict[str, Observation] = {}
+"""The observations of an output masked whole, by its label, for recent ones (they are immutable)."""
 
 
 def _has_children(value: Any) -> bool:
@@ -561,7 +624,7 @@ class Copies:
     """(step, path) of each output value copied into a later call or the answer."""
     into_calls: set[tuple[int, str]]
     """Those copied into a later call's arguments."""
-    params: Counter[str]
+    params: dict[str, int]
     """How many times each param is copied."""
     numbers: bool
     """Whether a call's arguments hold a number the agent chose or computed (other than 0 and 1)."""
@@ -569,25 +632,29 @@ class Copies:
 
 def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
     """What the recorded values copy (a guarded value's params are compared, not copied)."""
-    copies = Copies(set(), set(), Counter(), False)
-    stack = [(arg, True) for arg in args] + [(answer, False)]
+    copies = Copies(set(), set(), {}, False)
+    outputs, into_calls = copies.outputs, copies.into_calls
+    stack = [(arg, True) for arg in args]
+    stack.append((answer, False))
     while stack:
         arg, in_call = stack.pop()
         kind = type(arg)
-        if kind is Output or (kind is Guarded and type(arg.value) is Output):  # type: ignore[union-attr]
-            output = arg if kind is Output else arg.value  # type: ignore[union-attr]
-            if output.form.kind == "secret":  # type: ignore[union-attr]
-                continue  # a value read out of a text: the text is compared, not freed as a copy
-            place = (output.step, path_text(output.path))  # type: ignore[union-attr]
-            copies.outputs.add(place)
-            if in_call:
-                copies.into_calls.add(place)
-        elif kind is Param:
-            copies.params[arg.name] += 1  # type: ignore[union-attr]
-        elif kind is Const:
+        if kind is Const:
             value = arg.value  # type: ignore[union-attr]
             if in_call and type(value) in (int, float) and value not in (0, 1):
                 copies.numbers = True
+        elif kind is Output or (kind is Guarded and type(arg.value) is Output):  # type: ignore[union-attr]
+            output = arg if kind is Output else arg.value  # type: ignore[union-attr]
+            if output.form.kind == "secret":  # type: ignore[union-attr]
+                continue  # a value read out of a text: the text is compared, not freed as a copy
+            path = output.path  # type: ignore[union-attr]
+            place = (output.step, path_text(path) if path else "")  # type: ignore[union-attr]
+            outputs.add(place)
+            if in_call:
+                into_calls.add(place)
+        elif kind is Param:
+            name = arg.name  # type: ignore[union-attr]
+            copies.params[name] = copies.params.get(name, 0) + 1
         elif kind is not Guarded:  # a guarded value's params must keep their values: not free
             stack += [(inner, in_call) for inner in nested(arg)]
     return copies
@@ -612,11 +679,11 @@ def observe_run(
     """
     copies = copies_in(args, answer)
     copied = copies.outputs
-    bound = {name for name in copies.params if not _unproven_number(params.get(name), copies, name)}
-    bound |= set(secret_params) | _echoed(params, outputs)
     observer = Observer(params, hidden)
     given = None
     if params:
+        bound = {name for name in copies.params if not _unproven_number(params.get(name), copies, name)}
+        bound |= set(secret_params) | _echoed(params, outputs)
         flat = observer.flatten_params()
         identities = frozenset(
             path for path, *_ in flat.leaves if any(path.startswith("{" + name + "}") for name in bound)
@@ -625,32 +692,65 @@ def observe_run(
         observer.bound_numbers = bound_numbers(params, bound)
         observer.free_params(bound)
     observed = []
-    copied_at, into_calls_at = _by_step(copied), _by_step(copies.into_calls)
+    into_calls = copies.into_calls
+    copied_at: dict[int, tuple[str, ...]] | None = None
+    into_calls_at: dict[int, tuple[str, ...]] = {}
+    quick_ints = int in _ONE_LEAF and not observer.hidden and not observer.bound_numbers
     for step, output in enumerate(outputs):
-        flat = observer.flatten(step, output)
+        kind = type(output)
+        if kind is int and quick_ints:
+            whole = (step, "")
+            observed.append(observer.int_observation(step, output, whole in copied and whole in into_calls))
+            continue
+        if copied_at is None:  # the paths copied out of each step, once an output needs them
+            copied_at, into_calls_at = _by_step(copied), _by_step(into_calls)
         here, calls_here = copied_at.get(step, ()), into_calls_at.get(step, ())
-        identities = frozenset(
-            path
-            for path, kind, value, _, _ in flat.leaves
-            if kind == "#"
-            or (
-                _under(path, here)
-                and is_identity_shape(path, kind, flat.raw.get(path, value))
-                and (kind not in ("n", "q") or names_a_thing(path) or _under(path, calls_here))
+        if kind in _ONE_LEAF:
+            observed.append(observer.scalar_observation(step, output, here, calls_here))
+        else:
+            flat = observer.flatten(step, output)
+            identities = frozenset(
+                leaf[0] for leaf in flat.leaves if _is_identity(leaf, flat.raw, here, calls_here)
             )
-            or (is_name(path) and is_identity_shape(path, kind, flat.raw.get(path, value)))
-        )
-        key = key_of(flat, identities, observer.bound_numbers)
-        observed.append(Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers)))
-        observer.free_leaves(step, flat, identities)
+            key = key_of(flat, identities, observer.bound_numbers)
+            observed.append(
+                Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers))
+            )
+            observer.free_leaves(step, flat, identities)
     return given, observed
+
+
+_ONE_LEAF = SCALAR_TYPES
+"""The outputs flattened into one leaf at the empty path (see :meth:`Observer.scalar_observation`)."""
+
+
+def _is_identity(
+    leaf: tuple[str, str, Any, str, str],
+    raw: dict[str, Any],
+    copied: tuple[str, ...],
+    into_calls: tuple[str, ...],
+) -> bool:
+    """Whether a leaf of a step's output is masked as an identity, given the paths copied out of the output.
+
+    A free value repeated is one; so is a value shaped as one that flowed into a later call or the
+    answer (a number only into a call, or under a key naming a thing), and one under a key naming it.
+    """
+    path, kind, value, _, _ = leaf
+    if kind == "#":
+        return True
+    shown = raw.get(path, value)
+    return (
+        _under(path, copied)
+        and is_identity_shape(path, kind, shown)
+        and (kind not in ("n", "q") or names_a_thing(path) or _under(path, into_calls))
+    ) or (is_name(path) and is_identity_shape(path, kind, shown))
 
 
 def _unproven_number(value: Any, copies: Copies, name: str) -> bool:
     """Whether a number param's binding is not proven by one run (copied twice, or beside numbers of the agent's)."""
     if type(value) not in (int, float):
         return False
-    return copies.params[name] > 1 or copies.numbers
+    return copies.params.get(name, 0) > 1 or copies.numbers
 
 
 def _echoed(params: Mapping[str, Any], outputs: list[Any]) -> set[str]:

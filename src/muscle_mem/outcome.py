@@ -173,7 +173,8 @@ class Outcomes:
             self.journal.add(event)
             if shadow is not None and self.book is not None:
                 self.book.note(event)
-        logger.info("miss (%s); %s replayed, then the agent", ending.reason, _steps(replayed))
+        if logger.isEnabledFor(logging.INFO):
+            logger.info("miss (%s); %s replayed, then the agent", ending.reason, _steps(replayed))
         if self.telemetry is not None:
             self.telemetry.miss(run, started, ending, replayed)
         return fast_instance(

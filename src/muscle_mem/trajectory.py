@@ -11,7 +11,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -457,6 +457,38 @@ def _output_text(step: int, path: tuple[PathElement, ...]) -> str | None:
     return '{"output":' + int.__repr__(step) + ',"path":[' + ",".join(parts) + "]}"
 
 
+def _observation_text(observation: Observation) -> str:
+    """The JSON of :func:`observation_record` as :data:`_plain_json` writes it, its scalars written directly."""
+    try:
+        identities = observation.identities
+        ids = ",".join([_quoted(i) for i in sorted(identities)]) if identities else ""
+        leaves = ",".join(
+            [
+                f"[{_quoted(path)},{_quoted(kind)},{_LEAF_VALUE_TEXT[type(value)](value)},{_quoted(label)}]"
+                for path, kind, value, label in observation.leaves
+            ]
+        )
+        return f'{{"key":{_quoted(observation.key)},"ids":[{ids}],"leaves":[{leaves}]}}'
+    except (TypeError, ValueError, KeyError):  # a value written otherwise: by the encoder
+        return _plain_json(observation_record(observation))
+
+
+def _finite_text(value: float) -> str:
+    if not math.isfinite(value):
+        raise ValueError("written by the encoder")
+    return float.__repr__(value)
+
+
+_LEAF_VALUE_TEXT: dict[type, Callable[[Any], str]] = {
+    str: _quoted,
+    int: int.__repr__,
+    float: _finite_text,
+    bool: lambda value: "true" if value else "false",
+    type(None): lambda value: "null",
+}
+"""The JSON of a leaf's value by its type, as :data:`_plain_json` writes it (a finite float only)."""
+
+
 def _snapshot_text(snap: Snapshot | None) -> str:
     if snap is None:
         return "null"
@@ -493,8 +525,10 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
         )
         pre, post, seconds = _snapshot_text(step.pre), _snapshot_text(step.post), _number_text(step.seconds)
         observed = ""
-        if step.observed is not None or step.given is not None:
-            observed = "," + _plain_json(_observations_record(step))[1:-1]
+        if step.observed is not None:
+            observed = ',"observed":' + _observation_text(step.observed)
+        if step.given is not None:
+            observed += ',"given":' + _observation_text(step.given)
         steps.append(
             f'{{"tool":{tool},"version":{version},"args":[{stored}],"kwargs":[{stored_kwargs}],'
             f'"pre":{pre},"post":{post},"seconds":{seconds}{observed}}}'

@@ -7,9 +7,13 @@ import datetime as dt
 import json
 import uuid
 from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from muscle_mem import observations
 from muscle_mem.evidence import uncovered
 from muscle_mem.observations import (
     MAX_LEAVES,
@@ -257,3 +261,58 @@ def test_an_int_keyed_in_one_step_has_the_key_the_observer_gives_it(seed: int) -
         expected = key_of(flat, identities)
         full.free_leaves(step, flat, identities)
         assert quick.int_key(step, output, identities) == expected
+
+
+_VALUES = st.sampled_from([0, 1, 7, 7, 41, 41, "usr_41", "svc_9", "Lunch", "ok", "13.38", "2026-12-04"])
+"""Few values, so that outputs repeat params, secrets and each other."""
+_SCALAR_OUTPUTS = _VALUES | st.sampled_from(
+    [True, False, None, 2.5, float("nan"), b"\x00raw", "lunch at noon", "The Lunch ok", -3, 1001]
+)
+_OUTPUTS = st.one_of(
+    _SCALAR_OUTPUTS,
+    st.recursive(
+        _SCALAR_OUTPUTS,
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["id", "name", "total", "status", "user_id"]), inner, max_size=3
+            )
+        ),
+        max_leaves=6,
+    ),
+)
+_PATHS = st.sampled_from([(), (), (), (("key", "id"),), (("key", "total"),), (("item", 0),)])
+
+
+@st.composite
+def _runs(draw: st.DrawFn) -> tuple[dict[str, Any], list[Any], list[Any], Any, list[Any], list[str]]:
+    """A finished run's params, outputs, recorded arguments, answer, secrets and secret params."""
+    params = draw(st.dictionaries(st.sampled_from(["a", "n", "who", "amount"]), _VALUES | st.just(2.5)))
+    outputs = draw(st.lists(_OUTPUTS, min_size=1, max_size=6))
+
+    def arg(before: int) -> Any:
+        choices = [st.builds(Const, _VALUES)]
+        if params:
+            choices.append(st.builds(Param, st.sampled_from(sorted(params))))
+        if before:  # outputs copied most often: what makes identities
+            copied = st.builds(Output, st.integers(0, before - 1), _PATHS)
+            choices += [copied, copied]
+        return draw(st.one_of(choices))
+
+    args = [arg(step) for step in range(len(outputs))]
+    answer = arg(len(outputs))
+    hidden = draw(st.lists(_VALUES, max_size=2))
+    secret_params = draw(st.lists(st.sampled_from(sorted(params)), max_size=1)) if params else []
+    return params, outputs, args, answer, hidden, secret_params
+
+
+@given(_runs())
+@settings(max_examples=500)
+def test_a_scalar_output_is_observed_as_a_walk_of_it_observes_it(
+    run: tuple[dict[str, Any], list[Any], list[Any], Any, list[Any], list[str]],
+) -> None:
+    """The quick observation of an output that is one scalar is the one the general walk makes, in any run."""
+    quick = observe_run(*run)
+    with mock.patch.object(observations, "_ONE_LEAF", frozenset()):
+        walked = observe_run(*run)
+    assert quick == walked

@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from muscle_mem import Engine, MissReason
 from muscle_mem.forms import Form
+from muscle_mem.observations import KINDS, Observation
 from muscle_mem.provenance import Agree, Const, Guarded, Output, Param, Pick, Struct, Template, Text
 from muscle_mem.stores import steps
 from muscle_mem.trajectory import FORMAT_VERSION, RecordError, Step, Trajectory, from_record, to_record
@@ -231,3 +234,52 @@ def test_a_malformed_observation_refuses_its_record(leaf: list[Any]) -> None:
     record["steps"][0]["observed"] = {"key": "k", "ids": [], "leaves": [leaf]}
     with pytest.raises(RecordError, match="observed leaf"):
         from_record(record)
+
+
+_LEAF_VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from([2**60, -(2**70), -0.0, 1e300, 'naïve \u2028 "quoted" \ud800'])
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6)
+)
+_SEEN = st.builds(
+    Observation,
+    st.text(max_size=8),
+    st.frozensets(st.text(max_size=4), max_size=3),
+    st.lists(
+        st.tuples(st.text(max_size=6), st.sampled_from(sorted(KINDS)), _LEAF_VALUES, st.text(max_size=4)),
+        max_size=4,
+    ).map(tuple),
+)
+
+
+@given(st.lists(st.tuples(st.none() | _SEEN, st.none() | _SEEN), min_size=1, max_size=3))
+def test_the_record_text_of_what_steps_saw_is_the_json_of_their_records(
+    seen: list[tuple[Observation | None, Observation | None]],
+) -> None:
+    """``record_text`` writes each step's observations as ``json.dumps`` writes their records."""
+    from muscle_mem.trajectory import record_text
+
+    steps = tuple(Step("a", "1", observed=observed, given=given) for observed, given in seen)
+    trajectory = Trajectory(task_key="k", steps=steps)
+    text, _ = record_text(trajectory)
+    assert text == json.dumps(to_record(trajectory), separators=(",", ":"))
+    assert from_record(json.loads(text)) == trajectory
+
+
+def test_observations_equal_in_value_are_written_by_their_own_values() -> None:
+    """An observation shared by runs is written as its record is, and one equal to it (1, 1.0, True) as its own is."""
+    from muscle_mem.trajectory import record_text
+
+    shared = Observation("k", frozenset(), (("", "n", 1, ""),))
+    equal = [
+        shared,
+        Observation("k", frozenset(), (("", "n", 1.0, ""),)),
+        Observation("k", frozenset(), (("", "n", True, ""),)),
+    ]
+    assert len(set(equal)) == 1
+    for observed in [*equal, *equal, shared]:
+        trajectory = Trajectory(task_key="k", steps=(Step("a", "1", observed=observed),))
+        assert record_text(trajectory)[0] == json.dumps(to_record(trajectory), separators=(",", ":"))

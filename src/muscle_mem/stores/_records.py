@@ -6,7 +6,6 @@ signed for where it is filed is refused before it is decoded.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
@@ -181,8 +180,11 @@ def prepare(
     found: dict[str, Prepared] = {}
     for trajectory, usage in items:
         if trajectory.id not in found:
-            with contextlib.nullcontext() if local else codec.portable():
+            if local:
                 text, signatures = _encoded(trajectory, signer)
+            else:
+                with codec.portable():
+                    text, signatures = _encoded(trajectory, signer)
             rows = step_index.step_rows(trajectory, signatures)
             found[trajectory.id] = Prepared(
                 trajectory, initial_usage(trajectory, usage), text, len(text), rows
