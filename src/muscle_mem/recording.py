@@ -26,13 +26,14 @@ from muscle_mem import codec
 from muscle_mem.codec import Secret
 from muscle_mem.reasons import NotStoredReason, Problem
 from muscle_mem.result import StepView, step_views
-from muscle_mem.secrecy import output_secrets, redact, secret_values
+from muscle_mem.secrecy import output_secrets, redact
 from muscle_mem.spend import add_usage
 from muscle_mem.tools import Tool
 from muscle_mem.trajectory import Step
 
 if TYPE_CHECKING:
     from muscle_mem.index import TaskSteps
+    from muscle_mem.task import Task
     from muscle_mem.text_slots import Template
 
 logger = logging.getLogger(__name__)
@@ -199,15 +200,13 @@ class Run:
         "usage",
     )
 
-    def __init__(
-        self, owner: object, task: str, task_key: str, tags: tuple[str, ...], params: Mapping[str, Any]
-    ) -> None:
+    def __init__(self, owner: object, task: Task) -> None:
         self.id = next(_RUN_IDS)
         self.owner = owner
-        self.task = task
-        self.task_key = task_key
-        self.tags = tags
-        self.params = dict(params) if params else {}
+        self.task = task.text
+        self.task_key = task.key
+        self.tags = task.tags
+        self.params = dict(task.params) if task.params else {}
         self.calls: list[Call] = []
         self.recording = False
         self.tokens = 0
@@ -219,7 +218,7 @@ class Run:
         """How relevant the task is to the recent task stream (for eviction policies), in [0, 1]."""
         self.problems: list[str] = []
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
-        self.secrets = secret_values(params) if params else {}
+        self.secrets = task.secrets
         """The plain values of the secret params, to keep out of every message."""
         self.secret_outputs: dict[str, Any] = {}
         """The values inside secret tool outputs (see :func:`secrecy.output_secrets`), by name."""
@@ -240,7 +239,7 @@ class Run:
         """The trajectory this run was stored as, once it ended."""
         self.similar: TaskSteps | None = None
         """A stored task semantic matching found similar: a candidate the agent's run is compared with."""
-        self.text: str | None = None
+        self.text: str | None = task.whole_text
         """The task as plain text, when it came as one with nothing else (a template may be learned from it)."""
         self.template: Template | None = None
         """The template this run follows, if a template served it."""

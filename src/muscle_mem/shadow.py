@@ -20,9 +20,12 @@ from typing import Any
 from muscle_mem import codec
 from muscle_mem.check import Check
 from muscle_mem.index import TaskSteps
+from muscle_mem.reasons import MissReason
 from muscle_mem.recording import NOT_CAPTURED, Call, Run
-from muscle_mem.replay import Replayer, drive
+from muscle_mem.replay import Ending, Replayer, drive
 from muscle_mem.secret_patterns import scrub
+from muscle_mem.shadow_report import ShadowBook
+from muscle_mem.task import Task
 from muscle_mem.tools import Tool, ToolRegistry
 from muscle_mem.verdict import Shadow, Verdict
 
@@ -32,6 +35,33 @@ MAX_CALL_TEXT = 300
 """The most characters of a call's text kept in a verdict (and in its event)."""
 
 
+_SHADOW_MODE = Ending(
+    reason="shadow mode: the agent ran, and what a replay would have done was compared (result.shadow)",
+    kind=MissReason.SHADOW,
+)
+
+
+def shadow_reason(book: ShadowBook | None, proof: int, run: Run) -> Ending | None:
+    """Why a call is a shadow run (the agent runs, a replay is compared), or None if it may replay.
+
+    ``book``: the shadow figures ``mode="proven"`` reads (None in shadow mode: every call is one).
+    """
+    if book is None:
+        return _SHADOW_MODE
+    try:
+        agreed = book.streak(run.task_key)
+    except Exception:  # the book could not be read: the family is not proven
+        logger.exception("could not read the shadow figures of task %r", run.task)
+        agreed = 0
+    if agreed >= proof:
+        return None
+    return Ending(
+        reason=f"proven mode: this task's family has {agreed} of the {proof} shadow agreements "
+        "(since its last disagreement) it needs to replay, so the agent ran and a replay was compared",
+        kind=MissReason.SHADOW,
+    )
+
+
 def judge(replayer: Replayer, task: TaskSteps, run: Run, answer: Any) -> Shadow:
     """How a replay of ``task`` would have compared with the agent's ``run`` and its ``answer``.
 
@@ -39,7 +69,7 @@ def judge(replayer: Replayer, task: TaskSteps, run: Run, answer: Any) -> Shadow:
     texts of the verdict are redacted of the run's secrets.
     """
     calls = tuple(run.calls)
-    twin = Run(run.owner, run.task, run.task_key, run.tags, run.params)
+    twin = Run(run.owner, Task(run.task_key, run.task, run.tags, run.params, replayer.params, run.secrets))
     tools = RecordedTools(replayer.registry.by_name, twin, calls)
     replayer = Replayer(tools, replayer.context, twin, replayer.params, compare=replayer.compare)
     try:

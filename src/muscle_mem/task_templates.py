@@ -33,6 +33,7 @@ from muscle_mem.keys import namespace_prefix
 from muscle_mem.provenance import Arg, Guarded, Param, children, nested
 from muscle_mem.recording import Run
 from muscle_mem.stores import CoreStore
+from muscle_mem.task import plain_task
 from muscle_mem.templates import whole_word
 from muscle_mem.text_slots import Reading, Template, read
 from muscle_mem.trajectory import Trajectory, arg_record
@@ -393,7 +394,7 @@ def _argument_texts(run: Run) -> Iterator[str]:
 
 def _as_template(run: Run, text: str, key: str, params: Mapping[str, Any]) -> Run:
     """The run as if its slot values had been given as params of a task with the template's text."""
-    view = Run(run.owner, text, key, run.tags, params)
+    view = Run(run.owner, plain_task(key, text, run.tags, params))
     view.calls = run.calls
     view.tokens = run.tokens
     view.secret_outputs = run.secret_outputs

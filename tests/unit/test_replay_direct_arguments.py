@@ -10,6 +10,7 @@ from muscle_mem.provenance import Arg, Const, Output, direct_arguments
 from muscle_mem.reasons import MissReason
 from muscle_mem.recording import Run
 from muscle_mem.replay import Ending, Replayer, drive
+from muscle_mem.task import plain_task
 from muscle_mem.tools import ToolRegistry, make_tool
 from muscle_mem.trajectory import Step
 
@@ -63,7 +64,7 @@ def _replayed(args: tuple[Arg, ...], kwargs: tuple[tuple[str, Arg], ...]) -> tup
     step = Step("echo", "v1", args, kwargs)
     group = _Group(step)
     group.edge = _Edge(step, _Node())
-    run = Run(object(), "task", "key", (), {})
+    run = Run(object(), plain_task("key", "task", (), {}))
     ending = drive(Replayer(registry, None, run, {}).replay(_Task(_Node({"s": group}))), TypeError)
     return ending, seen
 
