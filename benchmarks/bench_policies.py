@@ -54,7 +54,7 @@ import policies_pairs
 import policies_reference as ref
 import policies_stream
 
-from muscle_mem.cache import RECALL_SLACK
+from muscle_mem.cache._trajectories import RECALL_SLACK
 from muscle_mem.embed import Embedder, HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
 from muscle_mem.embed.text import analyse
 from muscle_mem.engine import SYNC_INTERVAL
@@ -67,8 +67,8 @@ from muscle_mem.eviction import (
     make_policy,
 )
 from muscle_mem.eviction.policies import HISTORY_PER_CAPACITY, TaskHit, store_admit, task_hit
+from muscle_mem.model.trajectory import Step, Trajectory
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, ranking
-from muscle_mem.trajectory import Step, Trajectory
 
 SHARES = (0.025, 0.05, 0.10, 0.20)
 SECONDS = 30.0

@@ -217,9 +217,9 @@ def lookup_cost(sizes: Sequence[int], repeats: int = 2000) -> dict[int, tuple[fl
     templates use, and the proof of the one template it names.
     """
     from muscle_mem import Engine
-    from muscle_mem.task_templates import template_key
-    from muscle_mem.text_slots import read
-    from muscle_mem.trajectory import new_id
+    from muscle_mem.model._text_slots import read
+    from muscle_mem.model.trajectory import new_id
+    from muscle_mem.record._task_templates import template_key
 
     out = {}
     for size in sizes:

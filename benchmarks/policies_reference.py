@@ -26,8 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from muscle_mem.eviction import Adaptive
+from muscle_mem.model.trajectory import Usage
 from muscle_mem.stores import TunedRecall
-from muscle_mem.trajectory import Usage
 
 Vectors = npt.NDArray[np.float32]
 

@@ -1,8 +1,8 @@
 """``Engine``: wraps an agent, records its tool calls, and replays them when the task comes back.
 
 One call, as the README's "How a call goes" names its steps: the task's identity (prepared once, see
-:mod:`muscle_mem.task`) and its look-up; the replay, step by step; the fallback that resumes, where the
-agent takes over and its run is recorded; and the end, where only successes are cached.
+:mod:`muscle_mem.record._task`) and its look-up; the replay, step by step; the fallback that resumes,
+where the agent takes over and its run is recorded; and the end, where only successes are cached.
 """
 
 from __future__ import annotations
@@ -15,27 +15,27 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import Token
 from typing import TYPE_CHECKING, Any, Literal
 
+from muscle_mem._outcome import Call
+from muscle_mem._parts import Parts
+from muscle_mem._registration import Registration
+from muscle_mem.cache.ledger import Ledger, ledger
+from muscle_mem.cache.shadow_report import ShadowReport, shadow_report
 from muscle_mem.embed import Embedder
 from muscle_mem.eviction.policies import Policy
-from muscle_mem.keys import Match
-from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE
-from muscle_mem.ledger import Ledger, ledger
+from muscle_mem.model._spend import Prices
+from muscle_mem.model._task_keys import Match
 from muscle_mem.modes import DEFAULT_PROOF, Mode
 from muscle_mem.options import DEFAULT_POLICY, SYNC_INTERVAL, Options
-from muscle_mem.outcome import Call
-from muscle_mem.parts import Parts
-from muscle_mem.recording import CURRENT_RUN, Run, note_sub_task
-from muscle_mem.registration import Registration
-from muscle_mem.replay import Ending, Replayer, drive, drive_async
+from muscle_mem.record._run import CURRENT_RUN, Run, note_sub_task
+from muscle_mem.record._task import prepare
+from muscle_mem.replay._replayer import Ending, Replayer, drive, drive_async
+from muscle_mem.replay._shadow import shadow_reason
+from muscle_mem.replay._stored_step_index import DECODED_SIZE, INDEX_SIZE
 from muscle_mem.result import Result
 from muscle_mem.session import Session
-from muscle_mem.shadow import shadow_reason
-from muscle_mem.shadow_report import ShadowReport, shadow_report
-from muscle_mem.spend import Prices
 from muscle_mem.stores import CoreStore, budget
 from muscle_mem.stores.base import EventLog
 from muscle_mem.stores.signing import Keys
-from muscle_mem.task import prepare
 
 if TYPE_CHECKING:
     from muscle_mem.telemetry import Telemetry

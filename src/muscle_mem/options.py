@@ -7,11 +7,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from muscle_mem.breaker import check_seconds
-from muscle_mem.keys import Match, check_matching
-from muscle_mem.lazy_index import DECODED_SIZE, INDEX_SIZE
+from muscle_mem.cache._breaker import check_seconds
+from muscle_mem.model._spend import Prices, check_prices
+from muscle_mem.model._task_keys import Match, check_matching
 from muscle_mem.modes import DEFAULT_PROOF, Mode, check_mode
-from muscle_mem.spend import Prices, check_prices
+from muscle_mem.replay._stored_step_index import DECODED_SIZE, INDEX_SIZE
 from muscle_mem.stores.signing import Keys
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class Options:
     this package) is read node by node as replays reach it, so memory does not grow with history.
     ``types``: dataclasses, pydantic models, enums and named tuples whose stored instances may be
     rebuilt before this process has recorded one (decoding never runs their code; see
-    :func:`muscle_mem.codec.allow`). Any other class in a stored value stays opaque, so a step
+    :func:`muscle_mem.model.codec.allow`). Any other class in a stored value stays opaque, so a step
     passing it is not replayed.
     ``write_behind=True`` takes a miss's store write off the caller's path: the trajectory is built
     and checked as the call ends, then written by a background thread, in order; the result says

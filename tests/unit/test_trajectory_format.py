@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from muscle_mem import Engine, MissReason
-from muscle_mem.forms import Form
-from muscle_mem.provenance import Agree, Const, Guarded, Output, Param, Pick, Struct, Template, Text
+from muscle_mem.model._forms import Form
+from muscle_mem.model.provenance import Agree, Const, Guarded, Output, Param, Pick, Struct, Template, Text
+from muscle_mem.model.trajectory import FORMAT_VERSION, RecordError, Step, Trajectory, from_record, to_record
 from muscle_mem.stores import steps
-from muscle_mem.trajectory import FORMAT_VERSION, RecordError, Step, Trajectory, from_record, to_record
 
 FORMAT_1 = json.loads(
     """{"format": 1, "id": "35d72bf2600b44da913746eb7c50e2c9", "task_key": "task:5d0350ceecb863a404abe69eb9dba46d",
@@ -160,7 +160,7 @@ def test_a_format_1_row_in_a_sqlite_store_is_read_and_the_agent_serves_until_it_
 
 def test_a_step_signature_from_its_record_is_the_steps_own() -> None:
     """The signature the stores index a step by, computed from the step's record, is ``Step.signature``."""
-    from muscle_mem.trajectory import record_signature, step_record
+    from muscle_mem.model.trajectory import record_signature, step_record
 
     values = (
         Const({"nested": [1, 2.5, None]}),
@@ -176,7 +176,7 @@ def test_a_step_signature_from_its_record_is_the_steps_own() -> None:
 
 def test_the_record_text_is_the_json_of_the_record_and_its_signatures_the_steps_own() -> None:
     """``record_text`` writes what ``json.dumps`` writes of the record, and each step's signature."""
-    from muscle_mem.trajectory import Snapshot, record_text
+    from muscle_mem.model.trajectory import Snapshot, record_text
 
     picked = Output(1, (("item", 2), ("attr", "name")), Form("upper"), (Pick(0, "abc"),))
     values = (
