@@ -47,12 +47,8 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import policies_corpora
-import policies_data
-import policies_field
-import policies_pairs
-import policies_reference as ref
-import policies_stream
+from _lib import policies_corpora, policies_data, policies_field, policies_pairs, policies_stream
+from _lib import policies_reference as ref
 
 from muscle_mem.cache._trajectories import RECALL_SLACK
 from muscle_mem.embed import Embedder, HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors

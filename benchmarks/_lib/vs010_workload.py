@@ -10,7 +10,7 @@ one JSON document on stdout.
 0.1.0 prints colour codes on every engine call: everything the engines (and the tools) print goes to
 an in-memory buffer (``io.StringIO``), so that terminal output does not distort the timings.
 
-Run: python benchmarks/vs010_workload.py [--sizes 1 10 100 1000 10000] [--repeat 300] [--budget 2]
+Run: python benchmarks/_lib/vs010_workload.py [--sizes 1 10 100 1000 10000] [--repeat 300] [--budget 2]
 """
 
 from __future__ import annotations

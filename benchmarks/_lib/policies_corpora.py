@@ -22,7 +22,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from policies_data import CACHE
+from _lib.policies_data import CACHE
 
 AGENTDOJO = "agentdojo==0.1.35"
 CHAT = "chatterbot-corpus==1.3.3"
