@@ -90,7 +90,7 @@ def _task_number(task_id: str) -> int:
 
 def explain(made: Sequence[Any], expected: Sequence[Any], outputs: Sequence[Any], prompt: str) -> list[str]:
     """The first call that differs from the oracle's, and where each right argument came from."""
-    from agentdojo_harness import plain
+    from _lib.agentdojo_harness import plain
 
     for i, (got, want) in enumerate(zip(made, expected, strict=False)):
         if got == want:
@@ -125,8 +125,8 @@ def _origin(value: Any, outputs: Sequence[Any], calls: Sequence[Any], prompt: st
 
 def run_suite(name: str, suite: Any, args: argparse.Namespace, unsafe: list[Unsafe]) -> Tally:
     """Record, replay unperturbed and replay perturbed every task of one suite."""
-    from agentdojo_harness import EnvHolder, Oracle, params_for, plain, plan, register_tools, run_alone
-    from agentdojo_perturb import PERTURBATIONS
+    from _lib.agentdojo_harness import EnvHolder, Oracle, params_for, plain, plan, register_tools, run_alone
+    from _lib.agentdojo_perturb import PERTURBATIONS
 
     from muscle_mem import Engine
 
@@ -254,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("agentdojo is not installed: pip install 'muscle-mem[agentdojo]'; nothing measured")
         return 0
     logging.disable(logging.WARNING)  # the suites' own warnings; muscle-mem logs misses at INFO
-    from agentdojo_harness import BENCHMARK_VERSION, freeze_clock, load_suites
+    from _lib.agentdojo_harness import BENCHMARK_VERSION, freeze_clock, load_suites
 
     freeze_clock()
     version, suites = load_suites(args.version or BENCHMARK_VERSION)

@@ -70,8 +70,8 @@ from pathlib import Path
 from typing import Any
 
 from muscle_mem import Check, Engine
+from muscle_mem.model.trajectory import Snapshot
 from muscle_mem.stores import Store
-from muscle_mem.trajectory import Snapshot
 
 STEPS = 5
 BATCH = 100

@@ -47,14 +47,10 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import policies_corpora
-import policies_data
-import policies_field
-import policies_pairs
-import policies_reference as ref
-import policies_stream
+from _lib import policies_corpora, policies_data, policies_field, policies_pairs, policies_stream
+from _lib import policies_reference as ref
 
-from muscle_mem.cache import RECALL_SLACK
+from muscle_mem.cache._trajectories import RECALL_SLACK
 from muscle_mem.embed import Embedder, HashingEmbedder, SentenceEmbedder, TaskMatcher, Vectors
 from muscle_mem.embed.text import analyse
 from muscle_mem.engine import SYNC_INTERVAL
@@ -67,8 +63,8 @@ from muscle_mem.eviction import (
     make_policy,
 )
 from muscle_mem.eviction.policies import HISTORY_PER_CAPACITY, TaskHit, store_admit, task_hit
+from muscle_mem.model.trajectory import Step, Trajectory
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, ranking
-from muscle_mem.trajectory import Step, Trajectory
 
 SHARES = (0.025, 0.05, 0.10, 0.20)
 SECONDS = 30.0

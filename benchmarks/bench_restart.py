@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from muscle_mem.trajectory import Trajectory
+    from muscle_mem.model.trajectory import Trajectory
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
@@ -68,7 +68,7 @@ def recorded(state: int) -> Trajectory:
 
 def for_state(base: Trajectory, state: int) -> Trajectory:
     """The template's steps with the pre snapshots of ``state``, stored as the engine stores them."""
-    from muscle_mem.trajectory import Snapshot
+    from muscle_mem.model.trajectory import Snapshot
 
     pre = base.steps[0].pre
     snapshot = Snapshot.capture(state) if pre is None or pre.kept else Snapshot.digest(state)

@@ -35,8 +35,8 @@ from typing import Any
 from bench_engine import STEPS, build_engine
 
 from muscle_mem import Engine
+from muscle_mem.model.trajectory import Snapshot, Trajectory
 from muscle_mem.stores import MemoryStore, PostgresStore, Rank, SQLiteStore, Store, open_store
-from muscle_mem.trajectory import Snapshot, Trajectory
 
 Built = tuple[Engine, dict[str, int], list[Callable[[int], int]]]
 TASK = "process the queue"

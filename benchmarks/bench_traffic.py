@@ -74,7 +74,7 @@ class Tally:
 
 def traffic(asks: int, seed: int, only: Sequence[str] = ()) -> list[tuple[Any, dict[str, Any], str]]:
     """The asks in order: ``(family, values, text)``, each family ``asks`` times with fresh values."""
-    from traffic_families import families, make_world
+    from _lib.traffic_families import families, make_world
 
     rng = random.Random(seed)
     world = make_world()
@@ -94,7 +94,7 @@ def traffic(asks: int, seed: int, only: Sequence[str] = ()) -> list[tuple[Any, d
 
 def alone(policy: Callable[[str, list[Any]], Any], text: str, world: dict[str, Any]) -> tuple[Any, Any]:
     """The agent alone on a deep copy of ``world``: its answer, and the world it leaves."""
-    from traffic_families import tool_functions
+    from _lib.traffic_families import tool_functions
 
     copied = copy.deepcopy(world)
     tools = tool_functions(lambda: copied)
@@ -109,7 +109,7 @@ def alone(policy: Callable[[str, list[Any]], Any], text: str, world: dict[str, A
 
 def run_core(asks: int, seed: int, mode: str, only: Sequence[str]) -> Tally:
     """The traffic through the core engine, a plain-Python agent following the policies."""
-    from traffic_families import families, make_world, policy_for, tool_functions
+    from _lib.traffic_families import families, make_world, policy_for, tool_functions
 
     from muscle_mem import Engine, current_run
 
@@ -149,6 +149,7 @@ def run_core(asks: int, seed: int, mode: str, only: Sequence[str]) -> Tally:
 
 def run_pydantic_ai(asks: int, seed: int, mode: str, only: Sequence[str]) -> Tally:
     """The traffic through pydantic-ai: a ``FunctionModel`` following the policies, MuscleMem caching."""
+    from _lib.traffic_families import families, make_world, policy_for, tool_functions
     from pydantic_ai import Agent
     from pydantic_ai.messages import (
         ModelMessage,
@@ -159,7 +160,6 @@ def run_pydantic_ai(asks: int, seed: int, mode: str, only: Sequence[str]) -> Tal
         UserPromptPart,
     )
     from pydantic_ai.models.function import AgentInfo, FunctionModel
-    from traffic_families import families, make_world, policy_for, tool_functions
 
     from muscle_mem import Engine
     from muscle_mem.integrations.pydantic_ai import MuscleMem
@@ -217,9 +217,9 @@ def lookup_cost(sizes: Sequence[int], repeats: int = 2000) -> dict[int, tuple[fl
     templates use, and the proof of the one template it names.
     """
     from muscle_mem import Engine
-    from muscle_mem.task_templates import template_key
-    from muscle_mem.text_slots import read
-    from muscle_mem.trajectory import new_id
+    from muscle_mem.model._text_slots import read
+    from muscle_mem.model.trajectory import new_id
+    from muscle_mem.record._task_templates import template_key
 
     out = {}
     for size in sizes:

@@ -24,7 +24,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-WORKLOAD = HERE / "vs010_workload.py"
+WORKLOAD = HERE / "_lib" / "vs010_workload.py"
 VENV = HERE / ".venv-010"
 DOCS = ROOT / "docs"
 REFERENCE = "muscle-mem==0.1.0"
@@ -343,7 +343,7 @@ def markdown(
         "```",
         "",
         "The first run creates `benchmarks/.venv-010` and installs `muscle-mem==0.1.0` (and `colorama`)",
-        "from the package index. Both engines run `benchmarks/vs010_workload.py`, which prints JSON.",
+        "from the package index. Both engines run `benchmarks/_lib/vs010_workload.py`, which prints JSON.",
         "",
         "## Notes",
         "",

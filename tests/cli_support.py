@@ -9,10 +9,10 @@ import pytest
 
 from conftest import trajectory
 from muscle_mem.cli import main
-from muscle_mem.provenance import Const, Output, Param, Struct, Template, Text
+from muscle_mem.model.provenance import Const, Output, Param, Struct, Template, Text
+from muscle_mem.model.trajectory import Snapshot, Step, Trajectory, Usage
 from muscle_mem.stores import SQLiteStore
 from muscle_mem.stores.base import Event
-from muscle_mem.trajectory import Snapshot, Step, Trajectory, Usage
 
 NOW = 1_700_000_000.0
 

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import settings
 
 from faultproxy import FaultProxy
-from muscle_mem.provenance import Const, Output, Param
+from muscle_mem.model.provenance import Const, Output, Param
+from muscle_mem.model.trajectory import Snapshot, Step, Trajectory
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store, StoreUnavailable
 from muscle_mem.stores.base import Browsable, CoreStore, EventLog, StepIndexed, TaskRecall, UsageBatched
-from muscle_mem.trajectory import Snapshot, Step, Trajectory
 
 # The same examples on every run, so a test run is reproducible (set MUSCLE_MEM_FUZZ_RANDOM=1 to explore).
 settings.register_profile("repeatable", derandomize=True)

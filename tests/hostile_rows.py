@@ -23,9 +23,9 @@ import pytest
 
 from conftest import StoreSpec, open_spec
 from muscle_mem import Check, Engine
-from muscle_mem.observations import Observation, Observer, kept_leaves, key_of
+from muscle_mem.model._observations import Observation, Observer, kept_leaves, key_of
+from muscle_mem.model.trajectory import observation_record
 from muscle_mem.stores import Store
-from muscle_mem.trajectory import observation_record
 
 TASK = "say hello"
 UNMATCHED_KEY = "0" * 32

@@ -7,17 +7,17 @@ and every Check says the environment still matches.
 import logging
 
 from muscle_mem.check import Check
-from muscle_mem.codec import CodecError, Secret
 from muscle_mem.engine import Engine
 from muscle_mem.errors import MuscleMemError
+from muscle_mem.model.codec import CodecError, Secret
+from muscle_mem.model.trajectory import RecordError
+from muscle_mem.model.verdict import Shadow, Verdict
 from muscle_mem.reasons import MissReason, NotStoredReason
-from muscle_mem.recording import RunView, current_run
+from muscle_mem.record._run import RunView, current_run
+from muscle_mem.record.tools import source_version
 from muscle_mem.result import Result, StepView
 from muscle_mem.session import Session, SessionAbandoned
 from muscle_mem.stores.base import StoreError
-from muscle_mem.tools import source_version
-from muscle_mem.trajectory import RecordError
-from muscle_mem.verdict import Shadow, Verdict
 
 __all__ = [
     "Check",

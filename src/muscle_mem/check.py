@@ -12,9 +12,9 @@ from decimal import Decimal
 from typing import Any, Generic, TypeVar
 from uuid import UUID
 
-from muscle_mem import codec
-from muscle_mem.codec import Captured
 from muscle_mem.errors import MuscleMemError
+from muscle_mem.model import codec
+from muscle_mem.model.codec import Captured
 
 T = TypeVar("T")
 
@@ -114,7 +114,7 @@ class Check(Generic[T]):
         raise TypeError(f"Check compare {_name(self.compare)} must return a bool or a float, got {verdict!r}")
 
     def snapshot(self, value: Any) -> Any:
-        """What a capture's ``value`` is recorded as: itself, or a :class:`~muscle_mem.codec.Captured`."""
+        """What a capture's ``value`` is recorded as: itself, or a :class:`~muscle_mem.model.codec.Captured`."""
         if type(value) in SNAPSHOT_DATA or (self.encode is None and _storable(value)):
             return value
         if self.encode is not None:

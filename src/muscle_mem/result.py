@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from muscle_mem.model.verdict import Shadow
 from muscle_mem.reasons import MissReason, NotStoredReason
-from muscle_mem.verdict import Shadow
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,7 @@ class StepView:
 
 
 def step_views(calls: Sequence[Any]) -> tuple[StepView, ...]:
-    """The views of a run's calls (:class:`muscle_mem.recording.Call`), read-only."""
+    """The views of a run's calls (:class:`muscle_mem.record._run.Call`), read-only."""
     return tuple(StepView(c.tool, c.args, MappingProxyType(c.kwargs), c.returned, c.replayed) for c in calls)
 
 

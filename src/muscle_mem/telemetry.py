@@ -15,9 +15,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from muscle_mem.ledger import family_of
-from muscle_mem.recording import Call, Run
-from muscle_mem.replay import Ending
+from muscle_mem.cache.ledger import family_of
+from muscle_mem.record._run import Call, Run
+from muscle_mem.replay._replayer import Ending
 
 try:
     from opentelemetry import metrics, trace

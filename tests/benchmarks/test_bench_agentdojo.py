@@ -12,9 +12,9 @@ pytest.importorskip("agentdojo")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-import agentdojo_harness as harness
-import agentdojo_perturb as perturb
 import bench_agentdojo as bench
+from _lib import agentdojo_harness as harness
+from _lib import agentdojo_perturb as perturb
 
 harness.freeze_clock()
 VERSION, SUITES = harness.load_suites()

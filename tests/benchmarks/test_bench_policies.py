@@ -14,9 +14,8 @@ pytest.importorskip("cachetools")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import bench_policies as bench
-import policies_corpora
-import policies_reference as ref
-import policies_stream
+from _lib import policies_corpora, policies_stream
+from _lib import policies_reference as ref
 
 from muscle_mem.eviction import make_policy
 

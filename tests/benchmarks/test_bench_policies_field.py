@@ -13,9 +13,8 @@ pytest.importorskip("cachetools")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import bench_policies as bench
-import policies_field
-import policies_reference as ref
-import policies_stream
+from _lib import policies_field, policies_stream
+from _lib import policies_reference as ref
 
 
 def _family(seeds: int = 2, length: int = 6_000) -> bench.Family:

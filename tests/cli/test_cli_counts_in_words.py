@@ -10,8 +10,8 @@ import pytest
 from cli_support import run_cli
 from conftest import trajectory
 from muscle_mem.cli.phrases import plural
+from muscle_mem.model.trajectory import Usage
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import Usage
 
 WRONG_PLURAL = re.compile(
     r"(?<![\d,.])1 (\w+ )?(trajectories|tasks|steps|hits|calls|tokens|times|replays|misses)\b"

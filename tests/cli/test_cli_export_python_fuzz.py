@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from audit_support import MARKER, attacker_ran, audited, import_file
 from muscle_mem.cli import main
-from muscle_mem.provenance import Agree, Arg, Const, Output, Param, Struct, Template, Text
+from muscle_mem.model.provenance import Agree, Arg, Const, Output, Param, Struct, Template, Text
+from muscle_mem.model.trajectory import Snapshot, Step, Trajectory, Usage
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import Snapshot, Step, Trajectory, Usage
 
 HOSTILE = [
     f"\n__import__('{MARKER}')\n#",

@@ -23,8 +23,8 @@ from cli_support import run_cli
 from muscle_mem import Check, Engine
 from muscle_mem.cli import script
 from muscle_mem.cli.common import UsageError
-from muscle_mem.provenance import Output, Param
-from muscle_mem.trajectory import Step, Trajectory
+from muscle_mem.model.provenance import Output, Param
+from muscle_mem.model.trajectory import Step, Trajectory
 
 PAYLOAD = f"\n__import__('{MARKER}')\n#"
 """A line of code after a line break: it runs if a stored text ends a comment or a string early."""

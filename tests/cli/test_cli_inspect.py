@@ -10,9 +10,9 @@ import pytest
 from cli_support import NOW, make_cache, run_cli
 from conftest import trajectory
 from muscle_mem.cli import COMMANDS
-from muscle_mem.provenance import Const
+from muscle_mem.model.provenance import Const
+from muscle_mem.model.trajectory import Step, Trajectory, Usage, to_record
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import Step, Trajectory, Usage, to_record
 
 
 @pytest.fixture
@@ -304,7 +304,7 @@ def test_store_flag_wins_over_the_environment(
 
 
 def test_passwords_are_masked_in_output() -> None:
-    from muscle_mem.cli.cache import display_url
+    from muscle_mem.cli._store_access import display_url
 
     assert display_url("postgresql://app:s3cret@db:5432/agents") == "postgresql://app:***@db:5432/agents"
     assert display_url("sqlite:///x.db") == "sqlite:///x.db"

@@ -18,8 +18,8 @@ from cli_support import make_cache, refund_trajectory, run_cli
 from conftest import StoreSpec, trajectory
 from muscle_mem import Check, Engine, current_run
 from muscle_mem.cli import script
+from muscle_mem.model.trajectory import Trajectory, Usage, to_record
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import Trajectory, Usage, to_record
 
 
 @pytest.fixture
@@ -352,8 +352,8 @@ def test_export_python_to_a_file(
 
 
 def test_hostile_names_and_values_still_give_valid_python() -> None:
-    from muscle_mem.provenance import Const, Output, Param, Template, Text
-    from muscle_mem.trajectory import Snapshot, Step
+    from muscle_mem.model.provenance import Const, Output, Param, Template, Text
+    from muscle_mem.model.trajectory import Snapshot, Step
 
     t = Trajectory(
         task_key="k",

@@ -15,8 +15,8 @@ import pytest
 from cli_support import make_cache, run_cli
 from muscle_mem.cli import report
 from muscle_mem.cli.output import Output
+from muscle_mem.model.trajectory import Trajectory
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import Trajectory
 
 ESCAPES = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202e\r"
 """A window title, a screen clear, a C1 control sequence, a bidi override and a carriage return."""
@@ -156,7 +156,7 @@ def test_a_nan_creation_time_skips_only_its_trajectory(
 
 def test_figures_that_are_not_finite_read_as_unknown() -> None:
     """A duration or time read as NaN, infinity or a text is shown as ``?``, never a crash."""
-    from muscle_mem.cli import cache as formats
+    from muscle_mem.cli import _store_access as formats
 
     for value in (math.nan, math.inf, -math.inf, "12", None, 10**400):
         assert formats.seconds(value) == formats.timestamp(value) == formats.ago(value) == "?"  # type: ignore[arg-type]

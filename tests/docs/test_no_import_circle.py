@@ -1,4 +1,4 @@
-"""The library's modules import each other in one direction: no circle, type-only imports included.
+"""The library's modules import each other in one direction: no circle (type-only imports included), arrows down.
 
 An import made inside a function (an optional extra, imported when it is used) is left out: it runs
 after every module is loaded and is no part of the map ``docs/architecture.md`` draws.
@@ -94,3 +94,75 @@ def test_the_check_finds_a_circle_through_a_type_only_import() -> None:
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from muscle_mem.engine import Engine\n"
     )
     assert any(isinstance(node, ast.ImportFrom) for node in _top_level(tree.body))
+
+
+ENGINE_LEVEL = ("engine", "session", "_outcome", "_parts", "_registration", "options", "telemetry")
+"""The modules at the top that run a call (``engine.py`` and its own parts): nothing below imports them."""
+
+
+def _graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports_at_top(path, known) - {name} for name, path in known.items()}
+
+
+def _in(module: str, *rooms: str) -> bool:
+    """Whether ``module`` is one of ``rooms`` (``model``, ``cli``...) of the package or inside one."""
+    return any(module == f"muscle_mem.{room}" or module.startswith(f"muscle_mem.{room}.") for room in rooms)
+
+
+def _crossings(graph: dict[str, set[str]], source: tuple[str, ...], target: tuple[str, ...]) -> list[str]:
+    return sorted(
+        f"{module} -> {other}"
+        for module, others in graph.items()
+        if _in(module, *source)
+        for other in others
+        if _in(other, *target)
+    )
+
+
+def test_the_data_model_imports_only_itself_the_errors_and_the_secret_patterns() -> None:
+    """``model/`` is at the bottom: it imports nothing of ``record/``, ``replay/``, ``cache/`` or the engine."""
+    graph = _graph()
+    allowed = ("model", "errors", "secrecy.patterns")
+    outside = sorted(
+        f"{module} -> {other}"
+        for module, others in graph.items()
+        if _in(module, "model")
+        for other in others
+        if other != "muscle_mem" and not _in(other, *allowed)
+    )
+    assert outside == []
+
+
+def test_record_replay_and_cache_never_import_the_engine() -> None:
+    """The rooms a call goes through are below the engine: arrows point down, to them, never back."""
+    assert _crossings(_graph(), ("record", "replay", "cache", "secrecy"), ENGINE_LEVEL) == []
+
+
+def test_stores_eviction_and_embedders_know_the_model_never_the_engine() -> None:
+    """Stores, eviction policies and embedders import the data model, never a room a call goes through."""
+    graph = _graph()
+    assert (
+        _crossings(graph, ("stores", "eviction", "embed"), ("record", "replay", "cache", *ENGINE_LEVEL)) == []
+    )
+
+
+def test_nothing_imports_the_cli_the_demo_or_the_integrations() -> None:
+    """Each is imported by itself only; the CLI runs the demo (``muscle-mem demo``)."""
+    importers = {"cli": ("cli",), "demo": ("demo", "cli"), "integrations": ("integrations",)}
+    wrong = sorted(
+        f"{module} -> {other}"
+        for module, others in _graph().items()
+        for other in others
+        for room, allowed in importers.items()
+        if _in(other, room) and not _in(module, *allowed)
+    )
+    assert wrong == []
+
+
+def test_the_check_finds_a_crossing_from_the_model_up() -> None:
+    """A model module importing the run in progress is named, importer first."""
+    graph = {"muscle_mem.model.trajectory": {"muscle_mem.record._run"}, "muscle_mem.record._run": set()}
+    assert _crossings(graph, ("model",), ("record",)) == [
+        "muscle_mem.model.trajectory -> muscle_mem.record._run"
+    ]

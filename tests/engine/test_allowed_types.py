@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from hostile_rows import TASK, build_engine, execute, good_record, passing, record_good
-from muscle_mem import Engine, MissReason, codec
+from muscle_mem import Engine, MissReason
+from muscle_mem.model import codec
 from muscle_mem.stores import SQLiteStore, _records, steps
 
 

@@ -248,7 +248,7 @@ def test_a_wrapper_made_anew_over_another_setting_replaces_the_tool_and_misses()
 
 
 def test_partials_and_callable_objects_get_a_stable_version() -> None:
-    from muscle_mem.tools import source_version
+    from muscle_mem.record.tools import source_version
 
     class Adder:
         def __call__(self, a: int) -> int:

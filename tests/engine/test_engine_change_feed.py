@@ -13,7 +13,7 @@ import pytest
 
 from conftest import POSTGRES_URL, StoreSpec, await_change, await_listening, open_spec
 from muscle_mem import Check, Engine
-from muscle_mem.lazy_index import LazyIndex
+from muscle_mem.replay._stored_step_index import LazyIndex
 from muscle_mem.stores import PostgresStore, SQLiteStore, Store
 
 SPAWN = multiprocessing.get_context("spawn")

@@ -9,7 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from muscle_mem import Check, Engine, MissReason, cache
+from muscle_mem import Check, Engine, MissReason
+from muscle_mem.cache import _trajectories as cache
 from muscle_mem.eviction import Adaptive
 from muscle_mem.stores import Store, TaskRecall
 
@@ -146,7 +147,7 @@ class ShiftedTime:
 def test_ttl_expires_trajectories_even_without_new_writes(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = ShiftedTime()
     monkeypatch.setattr("muscle_mem.engine.time", clock)
-    monkeypatch.setattr("muscle_mem.cache.time", clock)
+    monkeypatch.setattr("muscle_mem.cache._trajectories.time", clock)
     engine, agent_runs = counting_engine(ttl=60.0)
     engine("short lived")
     assert engine("short lived").hit
@@ -228,7 +229,7 @@ def test_a_new_process_keeps_the_most_recently_successful_order(
     """Most recently successful first holds across restarts: the index is built in order of last use."""
     clock = ShiftedTime()
     monkeypatch.setattr("muscle_mem.engine.time", clock)
-    monkeypatch.setattr("muscle_mem.cache.time", clock)
+    monkeypatch.setattr("muscle_mem.cache._trajectories.time", clock)
     env = {"mode": "a"}
     ran: list[str] = []
 

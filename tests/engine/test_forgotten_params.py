@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from muscle_mem import Engine, MissReason, Result, Secret
-from muscle_mem.near_tasks import REMEMBERED, NearTasks
+from muscle_mem.cache._near_tasks import REMEMBERED, NearTasks
 
 GENERIC = "no trajectory is stored for this task"
 

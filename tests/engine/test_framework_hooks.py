@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from muscle_mem import Engine, Result, Session, SessionAbandoned, source_version
-from muscle_mem.tools import source_version as tools_source_version
+from muscle_mem.record.tools import source_version as tools_source_version
 
 
 class Text(str):

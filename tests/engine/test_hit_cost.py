@@ -6,7 +6,7 @@ import dataclasses
 import tracemalloc
 
 from muscle_mem import Check, Engine
-from muscle_mem.provenance import Const
+from muscle_mem.model.provenance import Const
 
 
 def _engine_with_first_calls(extra: int) -> Engine:

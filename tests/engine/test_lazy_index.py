@@ -13,7 +13,7 @@ import pytest
 
 from conftest import StoreSpec, await_change, await_listening, open_spec
 from muscle_mem import Check, Engine
-from muscle_mem.lazy_index import CATCH_UP_LIMIT, LazyIndex
+from muscle_mem.replay._stored_step_index import CATCH_UP_LIMIT, LazyIndex
 from muscle_mem.stores import MemoryStore, Store
 from muscle_mem.stores.base import Changes
 from muscle_mem.stores.steps import root
@@ -273,7 +273,7 @@ def test_a_store_that_fails_to_list_changes_drops_the_cached_nodes(
     monkeypatch.setattr(store, "changes", failing)
     assert not call(engine, state, 7)
     index_reads = count_reads(monkeypatch, store)
-    with caplog.at_level(logging.WARNING, logger="muscle_mem.lazy_index"):
+    with caplog.at_level(logging.WARNING, logger="muscle_mem.replay._stored_step_index"):
         assert call(engine, state, 7) and call(engine, state, 0)
     assert "the changes of a task could not be read" in caplog.text
     assert first_node(engine) in index_reads

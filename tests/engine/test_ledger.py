@@ -9,7 +9,7 @@ import pytest
 
 from conftest import StoreSpec, open_spec
 from muscle_mem import Check, Engine, current_run
-from muscle_mem.ledger import ledger
+from muscle_mem.cache.ledger import ledger
 from muscle_mem.stores.base import Event
 
 PRICES = {"gpt-4.1": (2.0, 8.0)}

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from muscle_mem import Engine
-from muscle_mem.keys import task_key
+from muscle_mem.model._task_keys import task_key
 
 
 def shop(url: str, asked: list[str], **options: Any) -> Engine:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from muscle_mem import Engine, MissReason, current_run
-from muscle_mem.keys import task_key, task_text
+from muscle_mem.model._task_keys import task_key, task_text
 
 
 def key(text: str, **params: Any) -> str:

@@ -22,10 +22,10 @@ import pytest
 
 from hostile_rows import fetch
 from muscle_mem import Check, Engine, MissReason
-from muscle_mem.provenance import Output, Pick, Unresolved, evaluate, walk
+from muscle_mem.model.provenance import Output, Pick, Unresolved, evaluate, walk
+from muscle_mem.model.trajectory import RecordError, Step, Trajectory, from_record, to_record
 from muscle_mem.stores import SQLiteStore, _records
 from muscle_mem.stores.steps import step_rows
-from muscle_mem.trajectory import RecordError, Step, Trajectory, from_record, to_record
 
 
 @dataclasses.dataclass

@@ -18,7 +18,7 @@ from muscle_mem import (
     StoreError,
     current_run,
 )
-from muscle_mem.trajectory import from_record
+from muscle_mem.model.trajectory import from_record
 
 
 def test_every_exported_name_is_importable() -> None:

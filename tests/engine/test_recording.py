@@ -13,9 +13,19 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Check, Engine, NotStoredReason, Secret, codec, current_run
-from muscle_mem.provenance import Agree, Const, Output, Param, Pick, Template, all_args, element_identity
-from muscle_mem.trajectory import Trajectory, to_record
+from muscle_mem import Check, Engine, NotStoredReason, Secret, current_run
+from muscle_mem.model import codec
+from muscle_mem.model.provenance import (
+    Agree,
+    Const,
+    Output,
+    Param,
+    Pick,
+    Template,
+    all_args,
+    element_identity,
+)
+from muscle_mem.model.trajectory import Trajectory, to_record
 
 
 def stored(engine: Engine, trajectory_id: str | None) -> Trajectory:

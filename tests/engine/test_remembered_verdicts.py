@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from muscle_mem import Engine, MissReason
-from muscle_mem.observations import Observer
+from muscle_mem.model._observations import Observer
 
 
 def _desk(world: dict[str, Any]) -> Engine:

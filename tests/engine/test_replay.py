@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from muscle_mem import Check, Engine, codec, current_run
-from muscle_mem.provenance import Output
-from muscle_mem.recording import Run
+from muscle_mem import Check, Engine, current_run
+from muscle_mem.model import codec
+from muscle_mem.model.provenance import Output
+from muscle_mem.model.trajectory import Trajectory
+from muscle_mem.record._run import Run
 from muscle_mem.stores import MemoryStore
-from muscle_mem.trajectory import Trajectory
 
 
 def stored(engine: Engine, trajectory_id: str | None) -> Trajectory:
@@ -296,7 +297,7 @@ def test_a_stored_argument_that_no_longer_decodes_is_never_passed_to_the_tool(tm
     import sys
     import types
 
-    from muscle_mem import codec
+    from muscle_mem.model import codec
 
     module = types.ModuleType("released_jobs_mod")
     sys.modules["released_jobs_mod"] = module

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from muscle_mem import Check, Engine, Secret, current_run
-from muscle_mem.trajectory import to_record
+from muscle_mem.model.trajectory import to_record
 
 
 def _records(engine: Engine) -> str:

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from muscle_mem import Check, Engine
-from muscle_mem.trajectory import Snapshot, Trajectory, from_record, to_record
+from muscle_mem.model.trajectory import Snapshot, Trajectory, from_record, to_record
 
 DOOR: dict[str, Any] = {}
 

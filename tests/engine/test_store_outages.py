@@ -83,7 +83,7 @@ def until_back(engine: Engine, call: Callable[[], Result]) -> Result:
 
 def outage_lines(caplog: pytest.LogCaptureFixture) -> tuple[list[str], list[str]]:
     """The breaker's warnings: outages begun, and ended."""
-    lines = [r.getMessage() for r in caplog.records if r.name == "muscle_mem.breaker"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "muscle_mem.cache._breaker"]
     return [m for m in lines if m.startswith("the store is unavailable")], [
         m for m in lines if m.startswith("the store is back")
     ]

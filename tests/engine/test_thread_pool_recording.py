@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from muscle_mem import Check, Engine, NotStoredReason, current_run
+from muscle_mem.model.trajectory import Trajectory, Usage
 from muscle_mem.stores import MemoryStore
-from muscle_mem.trajectory import Trajectory, Usage
 
 WAIT = 10.0
 """Seconds a test waits on an event or a barrier before it fails (instead of hanging)."""

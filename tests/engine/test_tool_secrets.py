@@ -17,8 +17,8 @@ import pytest
 
 from cli_support import run_cli
 from muscle_mem import Check, Engine, NotStoredReason, Secret, current_run
+from muscle_mem.model.trajectory import to_record
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import to_record
 
 API_KEY = "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56"
 """The shape of an OpenAI key: found in any text without being declared."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import trajectory
-from muscle_mem.breaker import Breaker
+from muscle_mem.cache._breaker import Breaker
+from muscle_mem.cache._usage import UsageLog
 from muscle_mem.eviction import LFU
 from muscle_mem.metrics import Metrics
 from muscle_mem.stores import SQLiteStore, StoreUnavailable
-from muscle_mem.usage_log import UsageLog
 
 
 def _log(store: SQLiteStore) -> tuple[UsageLog, Breaker]:

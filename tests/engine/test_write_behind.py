@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from muscle_mem import Engine
+from muscle_mem.model.trajectory import Trajectory, Usage
 from muscle_mem.reasons import NotStoredReason
 from muscle_mem.stores import MemoryStore, SQLiteStore
-from muscle_mem.trajectory import Trajectory, Usage
 
 
 class GatedStore(MemoryStore):

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from row_strategies import HOSTILE, VALUES, mutated
 
 from hostile_rows import ROWS, audited
-from muscle_mem import codec
-from muscle_mem.provenance import Const, Output, Param, Template, Text
+from muscle_mem.model import codec
+from muscle_mem.model.provenance import Const, Output, Param, Template, Text
+from muscle_mem.model.trajectory import RecordError, Snapshot, Step, Trajectory, from_record, to_record
 from muscle_mem.stores import _records
-from muscle_mem.trajectory import RecordError, Snapshot, Step, Trajectory, from_record, to_record
 
 FAST = settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 RECORD = to_record(

@@ -29,9 +29,9 @@ from row_strategies import VALUES, mutated
 from cli_support import run_cli
 from conftest import StoreSpec, open_spec
 from hostile_rows import ROWS, TASK, audited, build_engine, execute, passing, record_good, twin_record
-from muscle_mem import codec
+from muscle_mem.model import codec
+from muscle_mem.model.trajectory import to_record
 from muscle_mem.stores import PostgresStore, SQLiteStore, Store, _records
-from muscle_mem.trajectory import to_record
 
 EXAMPLES = 25
 """Rows planted per store by the engine test."""

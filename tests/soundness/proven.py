@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from muscle_mem.ledger import family_of
+from muscle_mem.cache.ledger import family_of
 from muscle_mem.stores.base import Event
 
 

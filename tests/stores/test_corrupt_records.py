@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from muscle_mem import Check, Engine
-from muscle_mem.provenance import Const
+from muscle_mem.model.provenance import Const
+from muscle_mem.model.trajectory import Snapshot, Step, Trajectory
 from muscle_mem.stores import SQLiteStore
-from muscle_mem.trajectory import Snapshot, Step, Trajectory
 
 
 def _good(task_key: str = "task-a", n: int = 0) -> Trajectory:

@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 
 from conftest import StoreSpec, await_change, await_listening, open_spec, trajectory
+from muscle_mem.model.trajectory import Usage
 from muscle_mem.stores import ChangeFeed, PostgresStore, Store, Touch, UsageBatched
-from muscle_mem.trajectory import Usage
 
 
 def test_a_task_changed_by_another_handle_gets_a_new_mark(opener: Callable[[], Store]) -> None:

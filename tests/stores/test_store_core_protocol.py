@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from muscle_mem import Engine
+from muscle_mem.model.trajectory import Trajectory, Usage
 from muscle_mem.stores import Browsable, CoreStore, EventLog, MemoryStore, Store
 from muscle_mem.stores.base import Changes, Rank
-from muscle_mem.trajectory import Trajectory, Usage
 
 CORE = [
     "add",

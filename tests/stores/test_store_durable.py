@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import POSTGRES_URL, StoreSpec, open_spec, trajectory
+from muscle_mem.model.trajectory import Trajectory
 from muscle_mem.stores import (
     Event,
     PostgresStore,
@@ -24,7 +25,6 @@ from muscle_mem.stores import (
     _records,
     sqlite,
 )
-from muscle_mem.trajectory import Trajectory
 
 SPAWN = multiprocessing.get_context("spawn")
 

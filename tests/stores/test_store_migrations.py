@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import StoreSpec, open_spec, trajectory
+from muscle_mem.model.trajectory import Trajectory, Usage
 from muscle_mem.stores import (
     Event,
     Rank,
@@ -20,7 +21,6 @@ from muscle_mem.stores import (
     sqlite,
     steps,
 )
-from muscle_mem.trajectory import Trajectory, Usage
 
 
 def run_sql(spec: StoreSpec, statements: list[tuple[str, tuple[Any, ...]]]) -> None:

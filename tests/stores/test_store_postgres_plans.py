@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import StoreSpec
+from muscle_mem.model.trajectory import Step, Trajectory, Usage
 from muscle_mem.stores import PostgresStore
 from muscle_mem.stores.postgres import EMPTIED_DROPPED
-from muscle_mem.trajectory import Step, Trajectory, Usage
 
 pytestmark = pytest.mark.postgres
 

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from conftest import trajectory
+from muscle_mem.model.trajectory import Usage
 from muscle_mem.stores import (
     Event,
     MemoryStore,
@@ -19,7 +20,6 @@ from muscle_mem.stores import (
     _records,
     ranking,
 )
-from muscle_mem.trajectory import Usage
 
 
 def test_is_a_store_and_starts_empty(store: Store) -> None:

@@ -11,8 +11,8 @@ from typing import Any, cast
 import pytest
 
 from conftest import StoreSpec, open_spec, trajectory
+from muscle_mem.model.trajectory import Usage
 from muscle_mem.stores import SharedTuning, Store, TaskRecall, Touch, TunedRecall
-from muscle_mem.trajectory import Usage
 
 
 def _hit(store: Store, trajectory_id: str) -> None:

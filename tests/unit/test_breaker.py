@@ -9,7 +9,7 @@ import pytest
 
 from conftest import OutageStore
 from muscle_mem import Engine, MissReason
-from muscle_mem.breaker import Breaker
+from muscle_mem.cache._breaker import Breaker
 from muscle_mem.metrics import Metrics
 from muscle_mem.stores import StoreUnavailable
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from muscle_mem.codec import CodecError, Opaque, Secret, decode, dumps, encode, fingerprint, loads
+from muscle_mem.model.codec import CodecError, Opaque, Secret, decode, dumps, encode, fingerprint, loads
 
 
 class Color(enum.Enum):
@@ -285,7 +285,7 @@ def test_fingerprint_fast_paths_match_the_canonical_json(value: Any) -> None:
 
 def test_fingerprint_is_stable_across_processes() -> None:
     code = (
-        "from muscle_mem.codec import fingerprint;"
+        "from muscle_mem.model.codec import fingerprint;"
         "print(fingerprint([{'b', 'a', 'c'}, {'y': 1, 'x': 2.5}, {(1, 'k'): b'v'}, frozenset({'q', 'r'})]))"
     )
     outputs = {

@@ -13,8 +13,8 @@ import pydantic
 import pytest
 
 from hostile_rows import audited
-from muscle_mem import codec
-from muscle_mem.codec import CodecError, Opaque, decode, encode
+from muscle_mem.model import codec
+from muscle_mem.model.codec import CodecError, Opaque, decode, encode
 
 RAN: list[str] = []
 """What application code ran (it must not, while decoding)."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from muscle_mem.forms import Form
-from muscle_mem.provenance import Const, Output, Param, Pick, direct_arguments, evaluate
+from muscle_mem.model._forms import Form
+from muscle_mem.model.provenance import Const, Output, Param, Pick, direct_arguments, evaluate
 
 
 def test_constant_scalars_and_whole_outputs_are_passed_directly() -> None:

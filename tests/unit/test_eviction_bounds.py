@@ -13,8 +13,8 @@ import pytest
 
 from conftest import SKIP_POSTGRES
 from muscle_mem.eviction import Bounds, Decayed, Policy, make_policy
+from muscle_mem.model.trajectory import Step, Trajectory
 from muscle_mem.stores import MemoryStore, PostgresStore, SQLiteStore, Store
-from muscle_mem.trajectory import Step, Trajectory
 
 POSTGRES = os.environ.get("MUSCLE_MEM_TEST_POSTGRES")
 POLICIES = ["adaptive", "lru", "lfu", "attention-lru", "decayed"]
@@ -51,7 +51,7 @@ def trajectory(name: str, created_at: float, steps: int = 1) -> Trajectory:
 
 
 def _static(value: object) -> object:
-    from muscle_mem.provenance import Const
+    from muscle_mem.model.provenance import Const
 
     return Const(value)
 

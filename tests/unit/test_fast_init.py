@@ -7,9 +7,9 @@ import pickle
 
 import pytest
 
-from muscle_mem.fast_init import fast_instance
+from muscle_mem.model._frozen_instances import fast_instance
 from muscle_mem.reasons import MissReason
-from muscle_mem.replay import Ending
+from muscle_mem.replay._replayer import Ending
 from muscle_mem.result import Result
 from muscle_mem.stores.base import Event
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from muscle_mem.forms import Form, FormError
+from muscle_mem.model._forms import Form, FormError
 
 TEXT = (
     "Use https://x.example/reset?token=9f8Qz7LmXw2Rt5Vb, or the key sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56."

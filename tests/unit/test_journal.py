@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from muscle_mem.journal import Journal
+from muscle_mem.cache._events import Journal
 from muscle_mem.stores import MemoryStore
 from muscle_mem.stores.base import Event
 

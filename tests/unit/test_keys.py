@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from muscle_mem import Engine, current_run
-from muscle_mem.codec import CodecError
-from muscle_mem.keys import TaskIdentity, render, split_template, task_key, task_text
+from muscle_mem.model._task_keys import TaskIdentity, render, split_template, task_key, task_text
+from muscle_mem.model.codec import CodecError
 
 
 def form_engine(**options: Any) -> tuple[Engine, list[str]]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from muscle_mem.lazy_index import Ages
-from muscle_mem.trajectory import Trajectory
+from muscle_mem.model.trajectory import Trajectory
+from muscle_mem.replay._stored_step_index import Ages
 
 
 def test_the_oldest_expire_first_and_those_kept_wait_for_the_next_expiry() -> None:

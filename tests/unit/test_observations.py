@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from muscle_mem import observations
-from muscle_mem.evidence import uncovered
-from muscle_mem.observations import (
+from muscle_mem.model import _observations as observations
+from muscle_mem.model._evidence import uncovered
+from muscle_mem.model._observations import (
     MAX_LEAVES,
     Observation,
     Observer,
@@ -24,8 +24,8 @@ from muscle_mem.observations import (
     observe_run,
     text_kind,
 )
-from muscle_mem.provenance import Const, Output, Param
-from muscle_mem.trajectory import Step, Trajectory, from_record, to_record
+from muscle_mem.model.provenance import Const, Output, Param
+from muscle_mem.model.trajectory import Step, Trajectory, from_record, to_record
 
 NONE: frozenset[str] = frozenset()
 

@@ -15,8 +15,8 @@ from muscle_mem.eviction import (
     Policy,
     make_policy,
 )
+from muscle_mem.model.trajectory import Step, Trajectory, Usage
 from muscle_mem.stores import Store
-from muscle_mem.trajectory import Step, Trajectory, Usage
 
 
 def trajectory(name: str, created_at: float = 0.0) -> Trajectory:

@@ -17,8 +17,8 @@ from muscle_mem.eviction import (
     make_policy,
 )
 from muscle_mem.eviction.policies import store_admit
+from muscle_mem.model.trajectory import Step, Trajectory, Usage
 from muscle_mem.stores import MemoryStore, Store, TunedRecall
-from muscle_mem.trajectory import Step, Trajectory, Usage
 
 
 def trajectory(name: str, created_at: float = 0.0) -> Trajectory:

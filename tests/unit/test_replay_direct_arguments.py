@@ -6,12 +6,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from muscle_mem.provenance import Arg, Const, Output, direct_arguments
+from muscle_mem.model.provenance import Arg, Const, Output, direct_arguments
+from muscle_mem.model.trajectory import Step
 from muscle_mem.reasons import MissReason
-from muscle_mem.recording import Run
-from muscle_mem.replay import Ending, Replayer, drive
-from muscle_mem.tools import ToolRegistry, make_tool
-from muscle_mem.trajectory import Step
+from muscle_mem.record._run import Run
+from muscle_mem.record._task import plain_task
+from muscle_mem.record.tools import ToolRegistry, make_tool
+from muscle_mem.replay._replayer import Ending, Replayer, drive
 
 
 @dataclass
@@ -63,7 +64,7 @@ def _replayed(args: tuple[Arg, ...], kwargs: tuple[tuple[str, Arg], ...]) -> tup
     step = Step("echo", "v1", args, kwargs)
     group = _Group(step)
     group.edge = _Edge(step, _Node())
-    run = Run(object(), "task", "key", (), {})
+    run = Run(object(), plain_task("key", "task", (), {}))
     ending = drive(Replayer(registry, None, run, {}).replay(_Task(_Node({"s": group}))), TypeError)
     return ending, seen
 

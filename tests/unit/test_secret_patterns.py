@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from muscle_mem import secret_patterns
-from muscle_mem.secret_patterns import find, kind_of, scrub
+from muscle_mem.secrecy import patterns as secret_patterns
+from muscle_mem.secrecy.patterns import find, kind_of, scrub
 
 SECRETS = {
     "an OpenAI API key": "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56",
@@ -89,8 +89,8 @@ def test_texts_built_to_make_the_patterns_backtrack_are_still_answered() -> None
 
 def test_a_secret_looking_task_text_is_found_every_time() -> None:
     """The search of a trajectory's task text, remembered per text, finds it on every run of the task."""
-    from muscle_mem.secrecy import looks_secret
-    from muscle_mem.trajectory import Step, Trajectory
+    from muscle_mem.model.trajectory import Step, Trajectory
+    from muscle_mem.secrecy.declared import looks_secret
 
     key = "sk-ant-" + "a1B2c3D4e5" * 3
     leaky = Trajectory(task_key="k", steps=(Step("t", "1"),), task=f"call with {key}")

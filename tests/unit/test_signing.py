@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from cli_support import refund_trajectory
+from muscle_mem.model.trajectory import to_record
 from muscle_mem.stores import _records
 from muscle_mem.stores.signing import (
     ENV,
@@ -20,7 +21,6 @@ from muscle_mem.stores.signing import (
     env_keys,
     signer_from,
 )
-from muscle_mem.trajectory import to_record
 
 KEY = "signing-key-one-0123456789abcdef"
 OLD_KEY = b"signing-key-two-0123456789abcdef"

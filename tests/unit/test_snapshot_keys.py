@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from muscle_mem import codec
-from muscle_mem.snapshot_keys import KEYS_KEPT, MEMO_TEXT, RECENT_KEYS, snapshot_key
+from muscle_mem.model import codec
+from muscle_mem.model._snapshot_keys import KEYS_KEPT, MEMO_TEXT, RECENT_KEYS, snapshot_key
 
 
 @pytest.mark.parametrize(
@@ -58,8 +58,8 @@ def test_an_unhashable_snapshot_raises_a_codec_error() -> None:
 def test_a_recorded_equality_snapshot_is_the_codec_fingerprint_of_its_own_value() -> None:
     """A run's equality snapshots, hashed once per equal int or str, keep each value's own key."""
     from muscle_mem import Check
-    from muscle_mem.dataflow import _Snapshots
-    from muscle_mem.recording import Call
+    from muscle_mem.record._dataflow import _Snapshots
+    from muscle_mem.record._run import Call
 
     check = Check.equal(lambda: None)
     call = Call("tool", (), {}, None, False)

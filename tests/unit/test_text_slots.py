@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from muscle_mem.text_slots import read
+from muscle_mem.model._text_slots import read
 
 
 def kinds(text: str) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from muscle_mem import Engine
-from muscle_mem.tools import source_version
+from muscle_mem.record.tools import source_version
 
 TOOL = '''
 UNIT = {unit!r}

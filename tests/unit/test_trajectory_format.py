@@ -14,11 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from muscle_mem import Engine, MissReason
-from muscle_mem.forms import Form
-from muscle_mem.observations import KINDS, Observation
-from muscle_mem.provenance import Agree, Const, Guarded, Output, Param, Pick, Struct, Template, Text
+from muscle_mem.model._forms import Form
+from muscle_mem.model._observations import KINDS, Observation
+from muscle_mem.model.provenance import Agree, Const, Guarded, Output, Param, Pick, Struct, Template, Text
+from muscle_mem.model.trajectory import FORMAT_VERSION, RecordError, Step, Trajectory, from_record, to_record
 from muscle_mem.stores import steps
-from muscle_mem.trajectory import FORMAT_VERSION, RecordError, Step, Trajectory, from_record, to_record
 
 FORMAT_1 = json.loads(
     """{"format": 1, "id": "35d72bf2600b44da913746eb7c50e2c9", "task_key": "task:5d0350ceecb863a404abe69eb9dba46d",
@@ -163,7 +163,7 @@ def test_a_format_1_row_in_a_sqlite_store_is_read_and_the_agent_serves_until_it_
 
 def test_a_step_signature_from_its_record_is_the_steps_own() -> None:
     """The signature the stores index a step by, computed from the step's record, is ``Step.signature``."""
-    from muscle_mem.trajectory import record_signature, step_record
+    from muscle_mem.model.trajectory import record_signature, step_record
 
     values = (
         Const({"nested": [1, 2.5, None]}),
@@ -179,7 +179,7 @@ def test_a_step_signature_from_its_record_is_the_steps_own() -> None:
 
 def test_the_record_text_is_the_json_of_the_record_and_its_signatures_the_steps_own() -> None:
     """``record_text`` writes what ``json.dumps`` writes of the record, and each step's signature."""
-    from muscle_mem.trajectory import Snapshot, record_text
+    from muscle_mem.model.trajectory import Snapshot, record_text
 
     picked = Output(1, (("item", 2), ("attr", "name")), Form("upper"), (Pick(0, "abc"),))
     values = (
@@ -260,7 +260,7 @@ def test_the_record_text_of_what_steps_saw_is_the_json_of_their_records(
     seen: list[tuple[Observation | None, Observation | None]],
 ) -> None:
     """``record_text`` writes each step's observations as ``json.dumps`` writes their records."""
-    from muscle_mem.trajectory import record_text
+    from muscle_mem.model.trajectory import record_text
 
     steps = tuple(Step("a", "1", observed=observed, given=given) for observed, given in seen)
     trajectory = Trajectory(task_key="k", steps=steps)
@@ -271,7 +271,7 @@ def test_the_record_text_of_what_steps_saw_is_the_json_of_their_records(
 
 def test_observations_equal_in_value_are_written_by_their_own_values() -> None:
     """An observation shared by runs is written as its record is, and one equal to it (1, 1.0, True) as its own is."""
-    from muscle_mem.trajectory import record_text
+    from muscle_mem.model.trajectory import record_text
 
     shared = Observation("k", frozenset(), (("", "n", 1, ""),))
     equal = [

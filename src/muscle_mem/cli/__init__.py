@@ -19,7 +19,7 @@ from muscle_mem.cli import clear, export, importing, ls, mcp_proxy, report, rm, 
 from muscle_mem.cli import demo as demo
 from muscle_mem.cli.common import DEFAULT_STORE, STORE_ENV, UsageError
 from muscle_mem.cli.untrusted import printable, shown
-from muscle_mem.secret_patterns import scrub
+from muscle_mem.secrecy.patterns import scrub
 
 COMMANDS: tuple[ModuleType, ...] = (
     demo,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from muscle_mem.cli import cache
+from muscle_mem.cli import _store_access as cache
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural

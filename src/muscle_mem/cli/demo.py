@@ -18,9 +18,9 @@ from muscle_mem.cli.family import generality
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural, speedup
 from muscle_mem.demo.runner import DemoRunner, Outcome, Tally
+from muscle_mem.model.trajectory import Trajectory
 from muscle_mem.modes import MODES
 from muscle_mem.stores.base import Browsable, CoreStore
-from muscle_mem.trajectory import Trajectory
 
 SHOW_UNSAFE = 5
 

@@ -16,11 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from muscle_mem.cli import cache, records, script, untrusted
+from muscle_mem.cli import _store_access as cache
+from muscle_mem.cli import records, script, untrusted
 from muscle_mem.cli.common import UsageError
 from muscle_mem.cli.phrases import plural
-from muscle_mem.codec import CodecError
-from muscle_mem.secrecy import looks_secret
+from muscle_mem.model.codec import CodecError
+from muscle_mem.secrecy.declared import looks_secret
 from muscle_mem.stores import Store
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from muscle_mem.cli import cache, records
+from muscle_mem.cli import _store_access as cache
+from muscle_mem.cli import records
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural

@@ -9,15 +9,16 @@ import argparse
 import json
 import sys
 
-from muscle_mem.cli import cache, untrusted
+from muscle_mem.cli import _store_access as cache
+from muscle_mem.cli import untrusted
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.untrusted import shown
-from muscle_mem.secret_patterns import scrub
+from muscle_mem.record._task_templates import stored_proofs
+from muscle_mem.secrecy.patterns import scrub
 from muscle_mem.stores import Store
 from muscle_mem.stores.base import Summary
-from muscle_mem.task_templates import stored_proofs
 
 NAME = "ls"
 HELP = "List the stored trajectories: task, tags, steps, hits, last use, agent time saved."

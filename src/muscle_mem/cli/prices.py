@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from muscle_mem.spend import check_prices
+from muscle_mem.model._spend import check_prices
 
 
 def add_price_argument(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from muscle_mem.cli.common import UsageError
-from muscle_mem.trajectory import RecordError, Trajectory, Usage, from_record, to_record
+from muscle_mem.model.trajectory import RecordError, Trajectory, Usage, from_record, to_record
 
 _USAGE_FIELDS = {f.name: f.type for f in dataclasses.fields(Usage)}
 

@@ -13,15 +13,16 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
-from muscle_mem.cli import analysis, cache, svg, untrusted
+from muscle_mem.cache.ledger import Ledger, Spent, ledger, savings, spent_by
+from muscle_mem.cache.shadow_report import FamilyShadow, ShadowReport, shadow_report
+from muscle_mem.cli import _store_access as cache
+from muscle_mem.cli import analysis, svg, untrusted
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.prices import add_price_argument
 from muscle_mem.cli.untrusted import shown
-from muscle_mem.ledger import Ledger, Spent, ledger, savings, spent_by
-from muscle_mem.shadow_report import FamilyShadow, ShadowReport, shadow_report
-from muscle_mem.spend import Prices
+from muscle_mem.model._spend import Prices
 from muscle_mem.stores import Store
 from muscle_mem.stores.base import Event, Summary
 

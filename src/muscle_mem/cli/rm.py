@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from muscle_mem.cli import cache
+from muscle_mem.cli import _store_access as cache
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
-from muscle_mem.task_templates import with_template_runs
+from muscle_mem.record._task_templates import with_template_runs
 
 NAME = "rm"
 HELP = "Delete trajectories by id (or unique id prefix), each with its template copy."

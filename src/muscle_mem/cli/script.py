@@ -25,13 +25,13 @@ from decimal import Decimal
 from pathlib import PosixPath, PurePosixPath, PureWindowsPath, WindowsPath
 from typing import Any, get_args
 
-from muscle_mem import codec, secret_patterns
-from muscle_mem.cli import cache
+from muscle_mem.cli import _store_access as cache
 from muscle_mem.cli.common import UsageError
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.untrusted import figures_of, shown
-from muscle_mem.forms import Form, FormKind
-from muscle_mem.provenance import (
+from muscle_mem.model import codec
+from muscle_mem.model._forms import Form, FormKind
+from muscle_mem.model.provenance import (
     Agree,
     Arg,
     Const,
@@ -44,8 +44,9 @@ from muscle_mem.provenance import (
     Text,
     all_args,
 )
-from muscle_mem.secret_patterns import scrub
-from muscle_mem.trajectory import Snapshot, Trajectory, Usage
+from muscle_mem.model.trajectory import Snapshot, Trajectory, Usage
+from muscle_mem.secrecy import patterns as secret_patterns
+from muscle_mem.secrecy.patterns import scrub
 
 _PATHS = (PurePosixPath, PureWindowsPath, PosixPath, WindowsPath)
 

@@ -7,19 +7,20 @@ import json
 import sys
 from collections.abc import Callable
 
-from muscle_mem import provenance as pv
-from muscle_mem.cli import cache, records
+from muscle_mem.cli import _store_access as cache
+from muscle_mem.cli import records
 from muscle_mem.cli.common import UsageError
 from muscle_mem.cli.family import describe_family, family_of
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.untrusted import figures_of, shown
-from muscle_mem.forms import SAME
-from muscle_mem.observations import Observation
-from muscle_mem.provenance import Agree, Arg, Const, Guarded, Param, Struct, Template, nested
-from muscle_mem.provenance import describe as describe_arg
-from muscle_mem.secrecy import looks_secret
-from muscle_mem.trajectory import Snapshot, Step, Trajectory, Usage
+from muscle_mem.model import provenance as pv
+from muscle_mem.model._forms import SAME
+from muscle_mem.model._observations import Observation
+from muscle_mem.model.provenance import Agree, Arg, Const, Guarded, Param, Struct, Template, nested
+from muscle_mem.model.provenance import describe as describe_arg
+from muscle_mem.model.trajectory import Snapshot, Step, Trajectory, Usage
+from muscle_mem.secrecy.declared import looks_secret
 
 NAME = "show"
 FAMILY_WIDTH = 160

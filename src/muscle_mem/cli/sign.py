@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from muscle_mem.cli import cache, verify
+from muscle_mem.cli import _store_access as cache
+from muscle_mem.cli import verify
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
+from muscle_mem.model.trajectory import from_record
 from muscle_mem.stores import StoredRecord
 from muscle_mem.stores.signing import Signer, Verdict
-from muscle_mem.trajectory import from_record
 
 NAME = "sign"
 HELP = (

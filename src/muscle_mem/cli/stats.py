@@ -8,15 +8,16 @@ import json
 import sys
 from typing import Any
 
-from muscle_mem.cli import analysis, cache, untrusted
+from muscle_mem.cache.ledger import Family, ledger
+from muscle_mem.cache.shadow_report import FamilyShadow, shadow_report
+from muscle_mem.cli import _store_access as cache
+from muscle_mem.cli import analysis, untrusted
 from muscle_mem.cli.common import store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.prices import add_price_argument
 from muscle_mem.cli.untrusted import shown
-from muscle_mem.ledger import Family, ledger
-from muscle_mem.shadow_report import FamilyShadow, shadow_report
-from muscle_mem.spend import Prices
+from muscle_mem.model._spend import Prices
 from muscle_mem.stores import Store
 
 NAME = "stats"

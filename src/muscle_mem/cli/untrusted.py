@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import fields
 
-from muscle_mem.provenance import readable
-from muscle_mem.secret_patterns import scrub
+from muscle_mem.model.provenance import readable
+from muscle_mem.model.trajectory import Usage
+from muscle_mem.secrecy.patterns import scrub
 from muscle_mem.stores.base import Event, Summary
-from muscle_mem.trajectory import Usage
 
 logger = logging.getLogger(__name__)
 

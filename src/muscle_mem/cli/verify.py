@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from muscle_mem.cli import cache
+from muscle_mem.cli import _store_access as cache
 from muscle_mem.cli.common import UsageError, store_url
 from muscle_mem.cli.output import Output
 from muscle_mem.cli.phrases import plural

@@ -1,6 +1,6 @@
 """Eviction policies for the trajectory store.
 
-A policy turns accesses into :class:`~muscle_mem.trajectory.Usage` (what the store keeps) and tells
+A policy turns accesses into :class:`~muscle_mem.model.trajectory.Usage` (what the store keeps) and tells
 the store how to rank victims (:class:`~muscle_mem.stores.base.Rank`). Order-invariant policies keep
 their whole rank in ``Usage.priority``, so a store evicts by an index scan or heap pop (O(log n));
 a :class:`TaskAwarePolicy` is also told the task key of each use, a :class:`RecallAware` one whether
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Literal, Protocol, runtime_checkable
 
+from muscle_mem.model.trajectory import Usage
 from muscle_mem.stores.base import Rank, SharedTuning, TaskRecall, TunedRecall, clamped_tuning, counted_kinds
-from muscle_mem.trajectory import Usage
 
 PolicyName = Literal["adaptive", "lru", "lfu", "attention-lru", "decayed"]
 

@@ -9,14 +9,13 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from muscle_mem import codec
-from muscle_mem.check import Check
-from muscle_mem.keys import checked_tags
-from muscle_mem.recording import current_run
-from muscle_mem.secrecy import redact, secret_values
+from muscle_mem import Check, current_run
+from muscle_mem.model import codec
+from muscle_mem.model._task_keys import checked_tags
+from muscle_mem.secrecy.declared import redact, secret_values
 
 if TYPE_CHECKING:
-    from muscle_mem.engine import Engine
+    from muscle_mem import Engine
 
 logger = logging.getLogger(__name__)
 

@@ -18,9 +18,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from muscle_mem import StepView, current_run
 from muscle_mem.integrations._common import fresh_call_id, missing_extra
-from muscle_mem.recording import current_run
-from muscle_mem.result import StepView
 
 try:
     from pydantic_ai import RunContext

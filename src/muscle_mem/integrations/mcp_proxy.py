@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from muscle_mem.errors import MuscleMemError
+from muscle_mem import MuscleMemError
 from muscle_mem.integrations._common import Checks, missing_extra
 from muscle_mem.integrations.mcp import CachedSession, ToolSession, result_view
 

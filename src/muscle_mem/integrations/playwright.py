@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from muscle_mem.check import Check
+from muscle_mem import Check
 from muscle_mem.integrations._common import missing_extra
 
 try:

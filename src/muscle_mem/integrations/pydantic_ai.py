@@ -34,7 +34,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from muscle_mem.engine import Engine
+from muscle_mem import Engine, Result, current_run, source_version
 from muscle_mem.integrations._common import (
     Checks,
     checks_for,
@@ -44,10 +44,7 @@ from muscle_mem.integrations._common import (
     unknown_checks,
     with_context,
 )
-from muscle_mem.recording import current_run
-from muscle_mem.result import Result
-from muscle_mem.secrecy import redact, secret_values
-from muscle_mem.tools import source_version
+from muscle_mem.secrecy.declared import redact, secret_values
 
 try:
     from pydantic_ai import RunContext

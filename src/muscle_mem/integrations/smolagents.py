@@ -36,8 +36,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from muscle_mem.codec import CodecError
-from muscle_mem.engine import Engine
+from muscle_mem import CodecError, Engine, Result, StepView, current_run, source_version
 from muscle_mem.integrations._common import (
     Checks,
     checks_for,
@@ -47,9 +46,6 @@ from muscle_mem.integrations._common import (
     unknown_checks,
     with_context,
 )
-from muscle_mem.recording import current_run
-from muscle_mem.result import Result, StepView
-from muscle_mem.tools import source_version
 
 try:
     from smolagents.agents import MultiStepAgent, RunResult

@@ -14,11 +14,8 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from muscle_mem import codec
-from muscle_mem.stores import steps as step_index
-from muscle_mem.stores.base import Event, Summary
-from muscle_mem.stores.signing import Signer
-from muscle_mem.trajectory import (
+from muscle_mem.model import codec
+from muscle_mem.model.trajectory import (
     RecordError,
     Trajectory,
     Usage,
@@ -27,6 +24,9 @@ from muscle_mem.trajectory import (
     record_text,
     to_record,
 )
+from muscle_mem.stores import steps as step_index
+from muscle_mem.stores.base import Event, Summary
+from muscle_mem.stores.signing import Signer
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from muscle_mem.errors import MuscleMemError
+from muscle_mem.model.trajectory import Trajectory, Usage
 from muscle_mem.stores.signing import Signer
 from muscle_mem.stores.steps import Candidate
-from muscle_mem.trajectory import Trajectory, Usage
 
 
 class StoreError(MuscleMemError, RuntimeError):
@@ -95,7 +95,7 @@ class Event:
     requests)`` (empty when the agent reported tokens without a split, or none)."""
     shadow: str | None = None
     """On a shadow run: how a replay would have compared with the agent
-    (a :class:`~muscle_mem.shadow.Verdict` value: agreed, disagreed or missed)."""
+    (a :class:`~muscle_mem.replay._shadow.Verdict` value: agreed, disagreed or missed)."""
     shadow_step: int | None = None
     """On a shadow run that disagreed: the step where the replay and the agent parted."""
     shadow_expected: str | None = None

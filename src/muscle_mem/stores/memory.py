@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 
+from muscle_mem.model.trajectory import Trajectory, Usage
 from muscle_mem.stores import _records, ranking, steps
 from muscle_mem.stores.base import (
     Changes,
@@ -24,7 +25,6 @@ from muscle_mem.stores.base import (
     finite_number,
 )
 from muscle_mem.stores.ranking import LazyHeap
-from muscle_mem.trajectory import Trajectory, Usage
 
 
 @dataclass(slots=True)

@@ -55,6 +55,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from muscle_mem.model.trajectory import Trajectory, Usage
 from muscle_mem.stores import _records, budget, ranking, steps
 from muscle_mem.stores._pglisten import ChangeListener
 from muscle_mem.stores.base import (
@@ -75,7 +76,6 @@ from muscle_mem.stores.base import (
     finite_number,
 )
 from muscle_mem.stores.signing import Signer
-from muscle_mem.trajectory import Trajectory, Usage
 
 if TYPE_CHECKING:
     from psycopg import Connection

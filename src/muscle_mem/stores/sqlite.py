@@ -49,6 +49,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from muscle_mem.model.trajectory import Trajectory, Usage
 from muscle_mem.stores import _records, budget, ranking, steps
 from muscle_mem.stores._shared_marks import SharedMarks
 from muscle_mem.stores.base import (
@@ -68,7 +69,6 @@ from muscle_mem.stores.base import (
     finite_number,
 )
 from muscle_mem.stores.signing import Signer
-from muscle_mem.trajectory import Trajectory, Usage
 
 log = logging.getLogger("muscle_mem.stores.sqlite")
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from muscle_mem.codec import hash_text
-from muscle_mem.trajectory import Trajectory
+from muscle_mem.model.codec import hash_text
+from muscle_mem.model.trajectory import Trajectory
 
 END = ""
 """The signature of a trajectory's end row (no call: the trajectory completes at its node)."""

@@ -22,8 +22,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt import ToolNode
 from langgraph.pregel import Pregel
 
-from muscle_mem.codec import CodecError
-from muscle_mem.engine import Engine
+from muscle_mem import CodecError, Engine, Result, current_run
 from muscle_mem.integrations._common import (
     Checks,
     checks_for,
@@ -50,8 +49,6 @@ from muscle_mem.integrations.langchain.tools import (
     wrapping_of,
 )
 from muscle_mem.integrations.langchain.usage import UsageCounter
-from muscle_mem.recording import current_run
-from muscle_mem.result import Result
 
 logger = logging.getLogger(__name__)
 

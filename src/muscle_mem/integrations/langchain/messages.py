@@ -19,9 +19,9 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt.tool_node import msg_content_output
 from pydantic_core import to_jsonable_python
 
+from muscle_mem import StepView
 from muscle_mem.integrations._common import fresh_call_id
 from muscle_mem.integrations.langchain.tools import Replayed
-from muscle_mem.result import StepView
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, Tool
 from langgraph.types import Command
 
-from muscle_mem.check import Check
-from muscle_mem.engine import Engine
+from muscle_mem import Check, Engine, source_version
 from muscle_mem.integrations._common import (
     Checks,
     checks_for,
@@ -34,7 +33,6 @@ from muscle_mem.integrations._common import (
     schema_version,
     unknown_checks,
 )
-from muscle_mem.tools import source_version
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.runnables.config import merge_configs
 
-from muscle_mem.recording import current_run
+from muscle_mem import current_run
 
 
 class UsageCounter(BaseCallbackHandler):

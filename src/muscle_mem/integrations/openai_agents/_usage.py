@@ -6,7 +6,7 @@ from typing import Any
 
 from agents import Agent, RunResult, RunResultStreaming
 
-from muscle_mem.session import Session
+from muscle_mem import Session
 
 
 def report_usage(session: Session, result: RunResult | RunResultStreaming, start: Agent[Any]) -> None:

@@ -1,0 +1,1 @@
+"""Helpers of the benchmarks: workloads, streams, harnesses and reference implementations (no entry point)."""

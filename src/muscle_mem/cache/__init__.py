@@ -1,0 +1,1 @@
+"""What an engine keeps in its store and writes behind: trajectories, events, use, ledger."""

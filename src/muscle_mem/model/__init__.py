@@ -1,0 +1,1 @@
+"""What is stored: trajectories, provenance, the codec, task keys, texts and observations."""

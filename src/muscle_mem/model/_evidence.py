@@ -1,0 +1,204 @@
+"""Whether what a replay saw is covered by what the agent's own runs showed not to matter.
+
+Runs that made the same next call after seeing different values at a leaf show, within what they
+saw, that the leaf did not steer the agent there. So a live observation is covered by a set of runs
+(those that went on the same way) when, leaf by leaf:
+
+* an identity in every run that has it is an identity now too, equal to what it was equal to then
+  (its label: the param or earlier leaf it repeats, or none);
+* a number, date or timestamp lies within the closed range the runs saw (one run: its value);
+* a text, a category word, a bool, a list length is one the runs saw; an identifier, a timestamp or
+  a name under a key that says so (``name``, ``email``) that the runs saw take two or more values is
+  free;
+* no path is new, and none that every run had is gone;
+
+and every relation that held in every run still holds: the order of any two numbers or dates, and
+whether any two texts are equal. A set of one run covers only what that run saw, up to identities.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from typing import Any
+
+from muscle_mem.model._observations import Leaf, Observation, names_a_thing, sign_of
+
+MAX_RELATED = 48
+"""Numbers, and texts, taken into the relations per check (the first ones in the run's order)."""
+History = tuple[Observation | None, ...]
+"""What one recorded run saw: its params, then each step's output."""
+Live = Sequence[tuple[Leaf, ...]]
+"""What the replay saw: its params, then each step's output, as :func:`observations.kept_leaves` writes them."""
+_TOLERANCE = 1e-9
+NUMERIC_KINDS = frozenset("nqds")
+"""The kinds of leaf that hold a number: a number, one written as text, a date, a timestamp."""
+_TEXTUAL = frozenset("wip")
+
+
+def uncovered(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
+    """Why the runs' ``histories`` do not cover the ``live`` observations, or None if they do.
+
+    ``names``: what to call each observation in a message (``param``, ``step 0 lookup``).
+    """
+    if not histories:
+        return "no recorded run went on from here"
+    for at, leaves in enumerate(live):
+        seen = [h[at] if at < len(h) else None for h in histories]
+        if all(o is None for o in seen) and not leaves:
+            continue
+        if any(o is None for o in seen):
+            return f"{names[at]}: the recorded runs did not keep what they saw here"
+        why = _leaves_uncovered(leaves, [o.leaves for o in seen if o is not None], names[at])
+        if why is not None:
+            return why
+    return _relations_broken(live, histories, names)
+
+
+def _leaves_uncovered(leaves: tuple[Leaf, ...], runs: list[tuple[Leaf, ...]], name: str) -> str | None:
+    by_path = [{leaf[0]: leaf for leaf in run} for run in runs]
+    live_paths = set()
+    for path, kind, value, label in leaves:
+        live_paths.add(path)
+        recorded = [run[path] for run in by_path if path in run]
+        if not recorded:
+            return f"{where(name, path)}: {shown_leaf(kind, value)}, in no recorded run"
+        if all(r[1] == "#" for r in recorded):  # an identity: free, but for what it equals
+            labels = {r[3] for r in recorded}
+            if label not in labels:
+                was = " or ".join(sorted({label_text(r) for r in labels}))
+                return f"{where(name, path)}: now {label_text(label)}, recorded {was}"
+            continue
+        plain = [r for r in recorded if r[1] != "#"]
+        if kind == "#" or not _value_covered(kind, value, plain, path):
+            shown = label_text(label) if kind == "#" else shown_leaf(kind, value)
+            return f"{where(name, path)}: {shown}, recorded {_shown_all(plain)}"
+    if by_path:
+        shared = set(by_path[0]).intersection(*by_path[1:])
+        gone = sorted(shared - live_paths)
+        if gone:
+            return f"{where(name, gone[0])}: gone, recorded in every run"
+    return None
+
+
+def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bool:
+    kinds = {r[1] for r in recorded}
+    if kinds != {kind}:
+        return False
+    values = [r[2] for r in recorded]
+    if varies_freely(kind, values, path):
+        return True
+    if kind in NUMERIC_KINDS and type(value) in (int, float):
+        low, high = min(values), max(values)
+        slack = _TOLERANCE * max(1.0, abs(low), abs(high))
+        return bool(low - slack <= value <= high + slack)
+    return value in values
+
+
+def varies_freely(kind: str, values: Sequence[Any], path: str) -> bool:
+    """Whether runs that went on alike showed a leaf free: an identifier, a name or a time seen taking two values."""
+    return len(set(values)) >= 2 and (kind in ("i", "s") or (kind in ("p", "w") and names_a_thing(path)))
+
+
+def _relations_broken(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
+    live_numbers, live_texts = _related(live)
+    runs = [_related([o.leaves if o is not None else () for o in h]) for h in histories]
+    why = _orders_broken(live_numbers, [numbers for numbers, _ in runs], names)
+    if why is not None:
+        return why
+    return _equalities_broken(live_texts, [texts for _, texts in runs], names)
+
+
+def _related(
+    observations: Sequence[tuple[Leaf, ...]],
+) -> tuple[dict[tuple[int, str], float], dict[tuple[int, str], Any]]:
+    numbers: dict[tuple[int, str], float] = {}
+    texts: dict[tuple[int, str], Any] = {}
+    for at, leaves in enumerate(observations):
+        for path, kind, value, _ in leaves:
+            if kind in NUMERIC_KINDS and type(value) in (int, float) and len(numbers) < MAX_RELATED:
+                numbers[(at, path)] = float(value)
+            elif kind in _TEXTUAL and len(texts) < MAX_RELATED:
+                texts[(at, path)] = value
+    return numbers, texts
+
+
+def _orders_broken(
+    live: dict[tuple[int, str], float], runs: list[dict[tuple[int, str], float]], names: Sequence[str]
+) -> str | None:
+    places = [p for p in live if all(p in run for run in runs)]
+    for i, a in enumerate(places):
+        for b in places[i + 1 :]:
+            signs = {sign_of(run[a] - run[b]) for run in runs}
+            if len(signs) == 1 and sign_of(live[a] - live[b]) not in signs:
+                return (
+                    f"{_place(a, names)} and {_place(b, names)}: their order changed "
+                    f"({live[a]:g} {sign_of(live[a] - live[b])} {live[b]:g}, recorded {signs.pop()})"
+                )
+    return None
+
+
+def _equalities_broken(
+    live: dict[tuple[int, str], Any], runs: list[dict[tuple[int, str], Any]], names: Sequence[str]
+) -> str | None:
+    places = [p for p in live if all(p in run for run in runs)]
+    for i, a in enumerate(places):
+        for b in places[i + 1 :]:
+            equal = {run[a] == run[b] for run in runs}
+            if len(equal) == 1 and (live[a] == live[b]) not in equal:
+                was = "equal" if equal.pop() else "different"
+                return f"{_place(a, names)} and {_place(b, names)}: no longer {was} as in every recorded run"
+    return None
+
+
+def _place(place: tuple[int, str], names: Sequence[str]) -> str:
+    at, path = place
+    return where(names[at], path)
+
+
+def where(name: str, path: str) -> str:
+    """A leaf as a message names it: ``step 0 lookup output['status']``, ``param 'qty'``."""
+    if "?" in path:  # a number's order to a bound number param
+        leaf, _, param = path.rpartition("?")
+        return f"{where(name, leaf)} against param {param!r}"
+    if path.startswith("{") and "}" in path:
+        return f"param {path[1 : path.index('}')]!r}{path[path.index('}') + 1 :]}"
+    return f"{name} output{path}"
+
+
+def shown_leaf(kind: str, value: Any) -> str:
+    if kind == "l":
+        return f"a list of {value}"
+    if kind == "e":
+        return "an empty mapping"
+    if kind in ("w", "n", "b"):
+        return repr(value)
+    if kind == "r":
+        return {"<": "below", "=": "equal", ">": "above"}.get(str(value), repr(value))
+    if kind in ("d", "s") and type(value) in (int, float):
+        moment = datetime.datetime.fromtimestamp(value, datetime.timezone.utc)
+        return repr(moment.date().isoformat() if kind == "d" else moment.isoformat().replace("+00:00", "Z"))
+    if kind == "q":
+        return f"{value:g}" if type(value) is float else repr(value)
+    return "another text"
+
+
+def label_text(label: str) -> str:
+    """What an identity's label says it equals, in words."""
+    if label == "secret":
+        return "a secret"
+    place, _, kind = label.removeprefix("=").partition("~")
+    suffix = f" (a {kind} name)" if kind else ""
+    if not place:
+        return "a value new to the run" + suffix
+    if place.startswith("p:"):
+        return f"the value of param {place[2:].partition('{')[0]!r}" + suffix
+    step, _, path = place.partition(":")
+    return f"equal to step {step}'s output{path}" + suffix
+
+
+def _shown_all(recorded: list[Leaf]) -> str:
+    shown = list(dict.fromkeys(shown_leaf(r[1], r[2]) for r in recorded))
+    if len(shown) == 1:
+        return shown[0]
+    return "one of " + ", ".join(shown[:5]) + (" …" if len(shown) > 5 else "")

@@ -1,0 +1,1 @@
+"""The next safe step: the step index, the replay generator, look-up and shadow judging."""

@@ -1,0 +1,1 @@
+"""Secrets: declared ones (params, tool outputs) and those found by their shape."""
