@@ -69,10 +69,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _lib.layout import trajectory_module
+
 from muscle_mem import Check, Engine
-from muscle_mem.model.trajectory import Snapshot
 from muscle_mem.stores import Store
 
+Snapshot = trajectory_module().Snapshot
+"""How a pre-check's snapshot is stored (from the code measured: this one, or a ``--baseline``)."""
 STEPS = 5
 BATCH = 100
 """Hits timed together; each figure is per hit."""

@@ -68,8 +68,9 @@ def recorded(state: int) -> Trajectory:
 
 def for_state(base: Trajectory, state: int) -> Trajectory:
     """The template's steps with the pre snapshots of ``state``, stored as the engine stores them."""
-    from muscle_mem.model.trajectory import Snapshot
+    from _lib.layout import trajectory_module
 
+    Snapshot = trajectory_module().Snapshot
     pre = base.steps[0].pre
     snapshot = Snapshot.capture(state) if pre is None or pre.kept else Snapshot.digest(state)
     steps = tuple(dataclasses.replace(s, pre=snapshot) for s in base.steps)
