@@ -11,7 +11,7 @@ from muscle_mem.record.tools import ToolRegistry, checks_given, make_tool
 
 if TYPE_CHECKING:
     from muscle_mem._outcome import Outcomes
-    from muscle_mem.replay._replayer import ActiveReplays
+    from muscle_mem.replay._active_replays import ActiveReplays
 
 F = TypeVar("F", bound=Callable[..., Any])
 
