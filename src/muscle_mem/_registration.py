@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from muscle_mem.check import Check
-from muscle_mem.record._run import instrument
+from muscle_mem.record._instrument import instrument
 from muscle_mem.record.tools import ToolRegistry, checks_given, make_tool
 
 if TYPE_CHECKING:

@@ -55,7 +55,8 @@ from muscle_mem.model.provenance import (
 )
 from muscle_mem.model.trajectory import Snapshot, Step, Trajectory
 from muscle_mem.reasons import NotStoredReason, Problem, problem_kind
-from muscle_mem.record._run import MAX_INDEXED_PER_OUTPUT, NOT_CAPTURED, Call, Run
+from muscle_mem.record._call_copies import MAX_INDEXED_PER_OUTPUT
+from muscle_mem.record._run import NOT_CAPTURED, Call, Run
 from muscle_mem.secrecy import patterns as secret_patterns
 from muscle_mem.secrecy.declared import leaks_secret, looks_secret, plain_params
 

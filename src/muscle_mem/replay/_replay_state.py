@@ -17,7 +17,8 @@ from muscle_mem.model._snapshot_keys import snapshot_key
 from muscle_mem.model.provenance import SCALAR_TYPES, Broken, Disagreement, Unresolved, evaluate
 from muscle_mem.model.trajectory import Step, Trajectory
 from muscle_mem.reasons import MissReason
-from muscle_mem.record._run import NOT_CAPTURED, Call, Run, frozen
+from muscle_mem.record._call_copies import frozen
+from muscle_mem.record._run import NOT_CAPTURED, Call, Run
 from muscle_mem.record.tools import Tool, ToolRegistry
 from muscle_mem.replay._drivers import Ending, Invoke, Raised
 from muscle_mem.replay._step_index import NOT_RENEWED, Skipped, StepEdge, StepGroup, StepNode
