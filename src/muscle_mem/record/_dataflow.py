@@ -28,7 +28,7 @@ from typing import Any
 
 from muscle_mem.check import Check
 from muscle_mem.model import codec
-from muscle_mem.model._observations import observe_run
+from muscle_mem.model._run_observations import observe_run
 from muscle_mem.model._snapshot_keys import snapshot_key
 from muscle_mem.model.provenance import (
     Arg,

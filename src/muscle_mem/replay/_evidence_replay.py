@@ -6,7 +6,9 @@ from collections.abc import Iterator
 
 from muscle_mem.model import codec
 from muscle_mem.model._evidence import History, uncovered
-from muscle_mem.model._observations import Leaf, Observer, bound_names, bound_numbers, kept_leaves
+from muscle_mem.model._leaf_kinds import Leaf
+from muscle_mem.model._observations import Observer, kept_leaves
+from muscle_mem.model._run_observations import bound_names, bound_numbers
 from muscle_mem.model.trajectory import Trajectory, arg_record
 from muscle_mem.reasons import MissReason
 from muscle_mem.record._run import NOT_CAPTURED
