@@ -17,27 +17,21 @@ from muscle_mem.errors import MuscleMemError
 
 VERSION = 1
 
-
 TAG = "$t"
-
 
 MAX_DEPTH = 100
 """How deeply values may nest (containers and class instances), encoded or decoded."""
 
-
 MAX_ITEMS = 1_000_000
 """The most items (or fields) one container may hold, encoded or decoded."""
 
-
 MAX_SAME_HASH = 8
 """The most keys of one decoded dict (or items of one set) that may share a hash: more is hash flooding."""
-
 
 PATHS: dict[str, type[pathlib.PurePath]] = {
     c.__name__: c
     for c in (pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.PosixPath, pathlib.WindowsPath)
 }
-
 
 T = TypeVar("T")
 
@@ -123,7 +117,6 @@ def type_name(cls: type) -> str:
 
 ALLOWED: dict[str, type] = {}
 """The classes decoding rebuilds, by type name: those this process encoded, and those :func:`allow` ed."""
-
 
 _NAMES: dict[type, str] = {}
 

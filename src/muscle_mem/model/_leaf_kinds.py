@@ -14,28 +14,22 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from muscle_mem.model.provenance import (
-    PathElement,
-)
+from muscle_mem.model.provenance import PathElement
 
 MAX_WORD = 24
-
 
 MEMO_LENGTH = 256
 """Texts up to this long have their kind and digest remembered (outputs repeat from one replay to the next)."""
 
-
 Leaf = tuple[str, str, Any, str]
 """``(path, kind, value, label)``: where the leaf is, its kind (see :data:`KINDS`), the value kept, and
 for a text or an int, where an equal value was first seen in the run ("" if nowhere)."""
-
 
 KINDS = frozenset("nbdsqwiplexr#")
 """``n`` number, ``q`` number written as a text, ``b`` bool or None, ``d`` date, ``s`` timestamp (seconds for both), ``w`` category word
 (as it is), ``i`` identifier-shaped text, ``p`` other text (digests for both), ``l`` list length, ``e``
 empty mapping, ``x`` folded digest, ``r`` a number's order to a bound number param (``<``, ``=``, ``>``),
 ``#`` identity (masked; nothing kept but its label)."""
-
 
 _ID_KEY = re.compile(
     r"(?:^|[_\-.])(?:id|ids|uuid|guid|key|ref|handle|slug|sku|no|num|number|code|email|path|file|"
@@ -44,38 +38,28 @@ _ID_KEY = re.compile(
     re.IGNORECASE,
 )
 
-
 _NAME_KEY = re.compile(
     r"(?:^|[_\-.])(?:id|ids|uuid|guid|name|username|login|email|handle|slug)$|[a-z](?:Id|ID|Name|Email)$",
     re.IGNORECASE,
 )
 
-
 _ID_TEXT = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@+#~\-\"'=]{0,127}$")
 
-
 _ADDRESS = re.compile(r"^[^\s@]+@[^\s@]+\.[^\s@]+$|^(?:[a-z]+://|/|\./)[^\s]+$|^[\w\-]+\.[A-Za-z0-9]{1,5}$")
-
 
 _WORDS = re.compile(r"[^\W\d_]{3,}")
 """The words of a free text that a later text may repeat on their own (three letters or more)."""
 
-
 ID_PREFIX = re.compile(r"^[A-Za-z]{1,8}_(?=[A-Za-z]*\d)")
 """The kind an identifier's prefix names (``usr_41``, ``svc_9``, ``cus_N8x1``): part of what it is."""
 
-
 _SHORT_NAME = re.compile(r"^[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3}$")
-
 
 NUMBER_TEXT = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
 
-
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
-
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$")
-
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 

@@ -52,10 +52,8 @@ from muscle_mem.model.provenance import (
 MAX_LEAVES = 512
 """Leaves kept one by one per observation; the rest are folded into one digest (a change there stops a replay)."""
 
-
 MAX_DEPTH = 8
 """How deep an output is walked; below that a value is one folded leaf."""
-
 
 MIN_ECHO = 1
 """The shortest free value masked where a later leaf repeats it (shorter ones repeat by chance)."""
@@ -73,7 +71,6 @@ class Observation:
 
 
 _NO_IDENTITIES: frozenset[str] = frozenset()
-
 
 _WHOLE = frozenset({""})
 """The identities of an output masked whole."""
@@ -405,7 +402,6 @@ def sign_of(difference: float) -> str:
 
 _SCALAR_KEYS: dict[str, str] = {}
 
-
 _SCALAR_KEYS_KEPT = 4096
 
 
@@ -436,10 +432,8 @@ def scalar_key(value: Any) -> str:
 
 _SCALAR_OUTPUTS: dict[tuple[type, Any], str] = {}
 
-
 _INT_OBSERVATIONS: dict[tuple[int, str], Observation] = {}
 """The observations of an int output nothing masks, by the int and its label, for recent ones (they are immutable)."""
-
 
 _MASKED_OBSERVATIONS: dict[str, Observation] = {}
 """The observations of an output masked whole, by its label, for recent ones (they are immutable)."""

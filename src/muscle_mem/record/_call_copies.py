@@ -15,7 +15,6 @@ from muscle_mem.model import codec
 MAX_INDEXED_PER_OUTPUT = 512
 """Items of an output copied for (and searched by) data-flow detection."""
 
-
 _SCALARS = frozenset({str, int, float, bool, type(None), bytes})
 
 
@@ -42,9 +41,7 @@ def frozen(value: Any) -> Any:
 PLAIN_COPY_DEPTH = 16
 """How deep :func:`frozen` copies plain data itself (dicts with text keys, lists, scalars) before the codec does."""
 
-
 _NOT_PLAIN = object()
-
 
 _PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
 

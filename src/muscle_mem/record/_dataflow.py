@@ -30,9 +30,7 @@ from muscle_mem.check import Check
 from muscle_mem.model import codec
 from muscle_mem.model._run_observations import observe_run
 from muscle_mem.model._snapshot_keys import snapshot_key
-from muscle_mem.model.provenance import (
-    Arg,
-)
+from muscle_mem.model.provenance import Arg
 from muscle_mem.model.trajectory import Snapshot, Step, Trajectory
 from muscle_mem.reasons import NotStoredReason, Problem, problem_kind
 from muscle_mem.record._origins import ArgBuilder, Argument, Unreplayable

@@ -48,7 +48,6 @@ from muscle_mem.record._run import Call
 MAX_ORIGINS = 32
 """More origins than this for one value make the run unstorable: no replay could check them all."""
 
-
 COMMON_WORDS = frozenset(
     [
         "a",
@@ -90,7 +89,6 @@ class Unreplayable(codec.CodecError):
 
 
 _WORDLIKE = (str, int, float)
-
 
 _WORDLIKE_OR_UUID = (str, int, float, uuid.UUID)
 

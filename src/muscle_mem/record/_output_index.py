@@ -19,17 +19,13 @@ from muscle_mem.secrecy import patterns as secret_patterns
 MAX_DEPTH = 4
 """How deep inside an output values are indexed, and inside a constant params and outputs are looked for."""
 
-
 NUMBER = (int, float)
 """A tuple, not ``int | float``: a union is built anew at each call of the line that spells it."""
 
-
 TEXT = (str, uuid.UUID)
-
 
 MAX_SECRET_SPANS = 40
 """The most secret-looking spans of one output text that later values may refer to (the form's bound)."""
-
 
 _KEYED_KINDS = (str, bytes, int, float, uuid.UUID)
 

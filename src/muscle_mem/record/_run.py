@@ -39,7 +39,6 @@ IN_TOOL: ContextVar[int | None] = ContextVar("muscle_mem_in_tool", default=None)
 """The id of the run whose recorded tool is executing in this context: tools it calls in turn are
 part of it, not steps. A context var, so tools run side by side (``asyncio.gather``) are each steps."""
 
-
 NOT_CAPTURED: Any = object()
 
 

@@ -23,7 +23,6 @@ logger = logging.getLogger(__name__)
 DECODED_SIZE = 1_000
 """Default bound on the decoded trajectories kept per engine."""
 
-
 BAD_KEPT = 4_096
 """Records a process remembers to have left out (it would read and name them again once forgotten)."""
 

@@ -18,20 +18,16 @@ from muscle_mem.replay._step_index import StepEdge, StepGroup
 
 logger = logging.getLogger(__name__)
 
-
 Attempt = tuple[StepEdge, Iterator[StepEdge], Any, Tool, Step, tuple[Any, ...], dict[str, Any], StepGroup]
 """The call a step makes: its most recently successful candidate whose pre-check passed, the other
 candidates (newest first, walked only if the first fails its post-check), what the pre-check
 captured, the tool, the recorded step, and the live arguments."""
 
-
 MAX_MEMBERS = 64
 """The most recorded runs a replay follows at once where they saw different things."""
 
-
 FEW_GROUPS = 8
 """Up to this many groups at a node are walked from a copy (cheaper than a lazy walk)."""
-
 
 NO_HISTORY = object()
 """What a replay with no params and no secrets has seen before its first step."""

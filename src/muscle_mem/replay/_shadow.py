@@ -35,7 +35,6 @@ logger = logging.getLogger(__name__)
 MAX_CALL_TEXT = 300
 """The most characters of a call's text kept in a verdict (and in its event)."""
 
-
 _SHADOW_MODE = Ending(
     reason="shadow mode: the agent ran, and what a replay would have done was compared (result.shadow)",
     kind=MissReason.SHADOW,

@@ -33,7 +33,6 @@ logger = logging.getLogger(__name__)
 INDEX_SIZE = 100_000
 """Default bound on the edges of loaded nodes kept per engine."""
 
-
 CATCH_UP_LIMIT = 64
 """Most trajectories added plus removed that a task's cached nodes take in place; past it they are dropped."""
 
