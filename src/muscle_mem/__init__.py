@@ -13,7 +13,7 @@ from muscle_mem.model.codec import CodecError, Secret
 from muscle_mem.model.trajectory import RecordError
 from muscle_mem.model.verdict import Shadow, Verdict
 from muscle_mem.reasons import MissReason, NotStoredReason
-from muscle_mem.record._run import RunView, current_run
+from muscle_mem.record._run_view import RunView, current_run
 from muscle_mem.record.tools import source_version
 from muscle_mem.result import Result, StepView
 from muscle_mem.session import Session, SessionAbandoned

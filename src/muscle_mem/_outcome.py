@@ -23,7 +23,8 @@ from muscle_mem.reasons import MissReason, NotStoredReason, Problem
 from muscle_mem.record._dataflow import trajectory_of
 from muscle_mem.record._run import Run
 from muscle_mem.record._task_templates import TemplateIndex, induce, stored_form
-from muscle_mem.replay._replayer import Ending, Replay, Replayer
+from muscle_mem.replay._drivers import Ending, Replay
+from muscle_mem.replay._replayer import Replayer
 from muscle_mem.replay._shadow import judge
 from muscle_mem.replay._similar import agrees
 from muscle_mem.replay._step_index import TaskSteps

@@ -21,8 +21,8 @@ from muscle_mem.model._task_keys import TaskIdentity
 from muscle_mem.options import DEFAULT_POLICY, Options
 from muscle_mem.record._task_templates import TemplateIndex
 from muscle_mem.record.tools import ToolRegistry
+from muscle_mem.replay._active_replays import ActiveReplays
 from muscle_mem.replay._lookup import TaskLookup
-from muscle_mem.replay._replayer import ActiveReplays
 from muscle_mem.stores import CoreStore, MemoryStore, open_store
 from muscle_mem.stores.signing import signer_from
 

@@ -6,12 +6,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from muscle_mem.check import Check
-from muscle_mem.record._run import instrument
+from muscle_mem.record._instrument import instrument
 from muscle_mem.record.tools import ToolRegistry, checks_given, make_tool
 
 if TYPE_CHECKING:
     from muscle_mem._outcome import Outcomes
-    from muscle_mem.replay._replayer import ActiveReplays
+    from muscle_mem.replay._active_replays import ActiveReplays
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -26,11 +26,14 @@ from muscle_mem.model._spend import Prices
 from muscle_mem.model._task_keys import Match
 from muscle_mem.modes import DEFAULT_PROOF, Mode
 from muscle_mem.options import DEFAULT_POLICY, SYNC_INTERVAL, Options
-from muscle_mem.record._run import CURRENT_RUN, Run, note_sub_task
+from muscle_mem.record._instrument import note_sub_task
+from muscle_mem.record._run import CURRENT_RUN, Run
 from muscle_mem.record._task import prepare
-from muscle_mem.replay._replayer import Ending, Replayer, drive, drive_async
+from muscle_mem.replay._decoded_trajectories import DECODED_SIZE
+from muscle_mem.replay._drivers import Ending, drive, drive_async
+from muscle_mem.replay._replayer import Replayer
 from muscle_mem.replay._shadow import shadow_reason
-from muscle_mem.replay._stored_step_index import DECODED_SIZE, INDEX_SIZE
+from muscle_mem.replay._stored_step_index import INDEX_SIZE
 from muscle_mem.result import Result
 from muscle_mem.session import Session
 from muscle_mem.stores import CoreStore, budget

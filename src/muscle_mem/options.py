@@ -11,7 +11,8 @@ from muscle_mem.cache._breaker import check_seconds
 from muscle_mem.model._spend import Prices, check_prices
 from muscle_mem.model._task_keys import Match, check_matching
 from muscle_mem.modes import DEFAULT_PROOF, Mode, check_mode
-from muscle_mem.replay._stored_step_index import DECODED_SIZE, INDEX_SIZE
+from muscle_mem.replay._decoded_trajectories import DECODED_SIZE
+from muscle_mem.replay._stored_step_index import INDEX_SIZE
 from muscle_mem.stores.signing import Keys
 
 if TYPE_CHECKING:

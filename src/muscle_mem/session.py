@@ -15,7 +15,8 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from muscle_mem.errors import MuscleMemError
-from muscle_mem.record._run import CURRENT_RUN, RunView
+from muscle_mem.record._run import CURRENT_RUN
+from muscle_mem.record._run_view import RunView
 from muscle_mem.result import Result, StepView
 
 Solve = Callable[[Callable[..., Any]], Coroutine[Any, Any, Result]]

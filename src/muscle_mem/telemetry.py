@@ -17,7 +17,7 @@ from typing import Any
 
 from muscle_mem.cache.ledger import family_of
 from muscle_mem.record._run import Call, Run
-from muscle_mem.replay._replayer import Ending
+from muscle_mem.replay._drivers import Ending
 
 try:
     from opentelemetry import metrics, trace

@@ -13,7 +13,7 @@ import pytest
 from test_lazy_index import TASK, call, index_of, key_of, recorded, worker
 
 from muscle_mem import Engine
-from muscle_mem.replay._stored_step_index import LazyNode
+from muscle_mem.replay._stored_nodes import LazyNode
 from muscle_mem.stores import MemoryStore
 from muscle_mem.stores.steps import root
 

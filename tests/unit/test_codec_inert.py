@@ -13,7 +13,7 @@ import pydantic
 import pytest
 
 from hostile_rows import audited
-from muscle_mem.model import codec
+from muscle_mem.model import _codec_format, _encoding, codec
 from muscle_mem.model.codec import CodecError, Opaque, decode, encode
 
 RAN: list[str] = []
@@ -248,7 +248,8 @@ def test_depth_and_size_are_bounded_alike_when_encoding_and_decoding(monkeypatch
         data = [data]
     with pytest.raises(CodecError, match="nested more than"):
         decode(data)
-    monkeypatch.setattr(codec, "MAX_ITEMS", 3)
+    for module in (_codec_format, _encoding):  # the bound is read where it is checked
+        monkeypatch.setattr(module, "MAX_ITEMS", 3)
     for big in ([1, 2, 3, 4], {"a": 1, "b": 2, "c": 3, "d": 4}, {1, 2, 3, 4}):
         with pytest.raises(CodecError, match="items in one container"):
             encode(big)

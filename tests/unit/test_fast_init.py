@@ -9,7 +9,7 @@ import pytest
 
 from muscle_mem.model._frozen_instances import fast_instance
 from muscle_mem.reasons import MissReason
-from muscle_mem.replay._replayer import Ending
+from muscle_mem.replay._drivers import Ending
 from muscle_mem.result import Result
 from muscle_mem.stores.base import Event
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from muscle_mem.model.trajectory import Trajectory
-from muscle_mem.replay._stored_step_index import Ages
+from muscle_mem.replay._decoded_trajectories import Ages
 
 
 def test_the_oldest_expire_first_and_those_kept_wait_for_the_next_expiry() -> None:

@@ -13,17 +13,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from muscle_mem.model import _observations as observations
+from muscle_mem.model import _run_observations as run_observations
 from muscle_mem.model._evidence import uncovered
+from muscle_mem.model._leaf_kinds import text_kind
 from muscle_mem.model._observations import (
     MAX_LEAVES,
     Observation,
     Observer,
     kept_leaves,
     key_of,
-    observe_run,
-    text_kind,
 )
+from muscle_mem.model._run_observations import observe_run
 from muscle_mem.model.provenance import Const, Output, Param
 from muscle_mem.model.trajectory import Step, Trajectory, from_record, to_record
 
@@ -313,6 +313,6 @@ def test_a_scalar_output_is_observed_as_a_walk_of_it_observes_it(
 ) -> None:
     """The quick observation of an output that is one scalar is the one the general walk makes, in any run."""
     quick = observe_run(*run)
-    with mock.patch.object(observations, "_ONE_LEAF", frozenset()):
+    with mock.patch.object(run_observations, "_ONE_LEAF", frozenset()):
         walked = observe_run(*run)
     assert quick == walked

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from muscle_mem.model import codec
-from muscle_mem.record._run import frozen
+from muscle_mem.record._call_copies import frozen
 
 
 def test_plain_data_is_copied_whole_and_keeps_its_types() -> None:

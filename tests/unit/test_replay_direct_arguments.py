@@ -12,7 +12,8 @@ from muscle_mem.reasons import MissReason
 from muscle_mem.record._run import Run
 from muscle_mem.record._task import plain_task
 from muscle_mem.record.tools import ToolRegistry, make_tool
-from muscle_mem.replay._replayer import Ending, Replayer, drive
+from muscle_mem.replay._drivers import Ending, drive
+from muscle_mem.replay._replayer import Replayer
 
 
 @dataclass

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from muscle_mem import Engine, MissReason
 from muscle_mem.model._forms import Form
-from muscle_mem.model._observations import KINDS, Observation
+from muscle_mem.model._leaf_kinds import KINDS
+from muscle_mem.model._observations import Observation
 from muscle_mem.model.provenance import Agree, Const, Guarded, Output, Param, Pick, Struct, Template, Text
 from muscle_mem.model.trajectory import FORMAT_VERSION, RecordError, Step, Trajectory, from_record, to_record
 from muscle_mem.stores import steps

@@ -14,7 +14,7 @@ from muscle_mem.model._spend import usage_rows
 from muscle_mem.model.verdict import Shadow
 from muscle_mem.reasons import Problem
 from muscle_mem.record._run import Run
-from muscle_mem.replay._replayer import Ending
+from muscle_mem.replay._drivers import Ending
 from muscle_mem.secrecy.patterns import scrub
 from muscle_mem.stores import budget
 from muscle_mem.stores.base import CoreStore, Event, EventLog, StoreUnavailable

@@ -27,8 +27,9 @@ from muscle_mem.model._task_keys import in_namespace
 from muscle_mem.model.trajectory import Trajectory
 from muscle_mem.record._run import Run
 from muscle_mem.record._task_templates import key_slots, with_template_runs
+from muscle_mem.replay._decoded_trajectories import DECODED_SIZE, Decoded
 from muscle_mem.replay._step_index import Index, TaskSteps
-from muscle_mem.replay._stored_step_index import DECODED_SIZE, INDEX_SIZE, Decoded, LazyIndex
+from muscle_mem.replay._stored_step_index import INDEX_SIZE, LazyIndex
 from muscle_mem.stores import CoreStore, StepIndexed, StoreUnavailable, TaskRecall, UsageBatched
 
 logger = logging.getLogger(__name__)

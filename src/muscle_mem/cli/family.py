@@ -15,7 +15,7 @@ from typing import Any
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.untrusted import shown
 from muscle_mem.model._evidence import NUMERIC_KINDS, label_text, shown_leaf, varies_freely, where
-from muscle_mem.model._observations import Leaf
+from muscle_mem.model._leaf_kinds import Leaf
 from muscle_mem.model.trajectory import Trajectory
 from muscle_mem.stores.base import Browsable, CoreStore
 

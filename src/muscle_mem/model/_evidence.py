@@ -22,7 +22,8 @@ import datetime
 from collections.abc import Sequence
 from typing import Any
 
-from muscle_mem.model._observations import Leaf, Observation, names_a_thing, sign_of
+from muscle_mem.model._leaf_kinds import Leaf, names_a_thing
+from muscle_mem.model._observations import Observation, sign_of
 
 MAX_RELATED = 48
 """Numbers, and texts, taken into the relations per check (the first ones in the run's order)."""

@@ -18,7 +18,8 @@ from typing import Any, Literal, get_args
 from muscle_mem.errors import MuscleMemError
 from muscle_mem.model import codec
 from muscle_mem.model._forms import SAME, Form, FormKind
-from muscle_mem.model._observations import KINDS, Leaf, Observation
+from muscle_mem.model._leaf_kinds import KINDS, Leaf
+from muscle_mem.model._observations import Observation
 from muscle_mem.model.provenance import (
     Agree,
     Arg,

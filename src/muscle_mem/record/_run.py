@@ -8,25 +8,20 @@ has said it can store them), and the top two levels of lists and dicts of each o
 
 from __future__ import annotations
 
-import asyncio
-import copy
-import functools
 import inspect
 import itertools
 import logging
 import threading
 import time
-import types
-from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from muscle_mem.model import codec
-from muscle_mem.model._spend import add_usage
 from muscle_mem.model.codec import Secret
 from muscle_mem.model.trajectory import Step
 from muscle_mem.reasons import NotStoredReason, Problem
+from muscle_mem.record._call_copies import frozen, frozen_all, kept
 from muscle_mem.record.tools import Tool
 from muscle_mem.result import StepView, step_views
 from muscle_mem.secrecy.declared import output_secrets, redact
@@ -43,89 +38,8 @@ CURRENT_RUN: ContextVar[Run | None] = ContextVar("muscle_mem_run", default=None)
 IN_TOOL: ContextVar[int | None] = ContextVar("muscle_mem_in_tool", default=None)
 """The id of the run whose recorded tool is executing in this context: tools it calls in turn are
 part of it, not steps. A context var, so tools run side by side (``asyncio.gather``) are each steps."""
+
 NOT_CAPTURED: Any = object()
-MAX_INDEXED_PER_OUTPUT = 512
-"""Items of an output copied for (and searched by) data-flow detection."""
-
-
-def current_run() -> RunView | None:
-    """What the agent may read of the run in progress in this context, or None outside a run.
-
-    The context is the thread or asyncio task.
-    """
-    run = CURRENT_RUN.get()
-    return RunView(run) if run is not None else None
-
-
-class RunView:
-    """A read-only view of a run: the task, its tags and params, the steps done so far.
-
-    The agent reports what its model calls spent with :meth:`add_usage` (the framework
-    integrations do it for their agents), or adds bare token counts (``current_run().tokens += n``).
-    """
-
-    __slots__ = ("_run",)
-
-    def __init__(self, run: Run) -> None:
-        self._run = run
-
-    @property
-    def task(self) -> str:
-        """The task as text, params shown as ``{name}``."""
-        return self._run.task
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        return self._run.tags
-
-    @property
-    def params(self) -> Mapping[str, Any]:
-        """The params of the call (a :class:`~muscle_mem.Secret` stays wrapped)."""
-        return types.MappingProxyType(self._run.params)
-
-    @property
-    def steps(self) -> tuple[StepView, ...]:
-        """The steps done so far, replayed ones included, in order."""
-        return self._run.step_views()
-
-    @property
-    def engine(self) -> object:
-        """The engine whose run this is."""
-        return self._run.owner
-
-    @property
-    def tokens(self) -> int:
-        """LLM tokens the agent reported spending on this run."""
-        return self._run.tokens
-
-    @tokens.setter
-    def tokens(self, value: int) -> None:
-        self._run.tokens = value
-
-    def add_usage(
-        self, input_tokens: int, output_tokens: int, *, requests: int = 1, model: str | None = None
-    ) -> None:
-        """Report model calls the agent made for this run: tokens in and out, requests, the model's name.
-
-        They add to :attr:`tokens`, and to the run's usage by model, which prices it in the ledger.
-        """
-        run = self._run
-        if run.usage is None:
-            run.usage = {}
-        add_usage(run.usage, model, input_tokens, output_tokens, requests)
-        run.tokens += input_tokens + output_tokens
-
-    def refuse(self, why: str) -> None:
-        """Keep this run out of the store, saying why (a step it made cannot be replayed, say).
-
-        It applies to what the agent records; a replayed step is already stored.
-        """
-        run = self._run
-        if run.recording and not run.ended:
-            run.problems.append(Problem(NotStoredReason.REFUSED, run.redact(why)))
-
-    def __repr__(self) -> str:
-        return f"RunView(task={self.task!r}, tags={self.tags!r}, steps={len(self._run.calls)})"
 
 
 class Call(NamedTuple):
@@ -418,7 +332,7 @@ class Run:
         if self.problems:  # this run will not be stored: no need to copy
             return recorded, kwargs
         try:
-            return _frozen_all(recorded), {k: frozen(v) for k, v in kwargs.items()} if kwargs else kwargs
+            return frozen_all(recorded), {k: frozen(v) for k, v in kwargs.items()} if kwargs else kwargs
         except codec.CodecError:
             names = tool.parameter_names(len(recorded), tuple(kwargs))
             for name, value in zip(names, (*recorded, *kwargs.values()), strict=True):
@@ -515,238 +429,3 @@ class Run:
 
     def __repr__(self) -> str:
         return f"Run(task={self.task!r}, tags={self.tags!r}, steps={len(self.calls)})"
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None), bytes})
-
-
-def frozen(value: Any) -> Any:
-    """A deep copy of a value to record, so that changing it later does not change the record.
-
-    Raises :class:`codec.CodecError` if the value cannot be stored; that is checked first, so a live
-    handle (a connection, a browser page) is never walked.
-    """
-    if type(value) in _SCALARS:
-        return value
-    copied = _plain_copy(value, PLAIN_COPY_DEPTH)
-    if copied is not _NOT_PLAIN:
-        return copied
-    data = codec.encode(value)
-    if type(data) is str:
-        return data  # a str subclass the codec stores as text (LangChain's TextAccessor)
-    try:
-        return copy.deepcopy(value)
-    except Exception:
-        return codec.decode(data)
-
-
-PLAIN_COPY_DEPTH = 16
-"""How deep :func:`frozen` copies plain data itself (dicts with text keys, lists, scalars) before the codec does."""
-_NOT_PLAIN = object()
-_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _plain_copy(value: Any, depth: int) -> Any:
-    """A copy of plain data (dicts with text keys, lists, scalars that are exactly those types), else _NOT_PLAIN.
-
-    What tools return most often, copied in one walk: such data is always storable, so neither the
-    codec's check nor a generic deep copy is needed for it.
-    """
-    kind = type(value)
-    if kind in _PLAIN_SCALARS:
-        return value
-    if depth <= 0 or (kind in (dict, list) and len(value) > codec.MAX_ITEMS):
-        return _NOT_PLAIN  # the codec says why such a value cannot be stored, or copies it
-    if kind is dict:
-        copied: dict[str, Any] = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                return _NOT_PLAIN
-            inner = item if type(item) in _PLAIN_SCALARS else _plain_copy(item, depth - 1)
-            if inner is _NOT_PLAIN:
-                return _NOT_PLAIN
-            copied[key] = inner
-        return copied
-    if kind is list:
-        items = []
-        for item in value:
-            inner = item if type(item) in _PLAIN_SCALARS else _plain_copy(item, depth - 1)
-            if inner is _NOT_PLAIN:
-                return _NOT_PLAIN
-            items.append(inner)
-        return items
-    return _NOT_PLAIN
-
-
-def _frozen_all(values: tuple[Any, ...]) -> tuple[Any, ...]:
-    for value in values:
-        if type(value) not in _SCALARS:
-            return tuple(frozen(v) for v in values)
-    return values
-
-
-def _shallow(value: Any) -> Any:
-    kind = type(value)
-    return list(value) if kind is list else dict(value) if kind is dict else value
-
-
-def kept(output: Any) -> Any:
-    """A tool output as data-flow detection will see it.
-
-    It is a deep copy: the agent changing a list inside it later must not move or hide a reference
-    (data flow fingerprints values three levels deep). An output the codec cannot store has its
-    lists, tuples and dicts copied two levels deep (the first 512 items) instead. The output
-    returned to the agent is the original.
-    """
-    if type(output) in _SCALARS:
-        return output
-    try:
-        return frozen(output)
-    except codec.CodecError:
-        pass
-    kind = type(output)
-    if kind is dict:
-        copied = dict(output)
-        for key in itertools.islice(output, MAX_INDEXED_PER_OUTPUT):
-            copied[key] = _shallow(copied[key])
-        return copied
-    if kind is list or kind is tuple:
-        head = [_shallow(v) for v in output[:MAX_INDEXED_PER_OUTPUT]]
-        head += output[MAX_INDEXED_PER_OUTPUT:]
-        return head if kind is list else tuple(head)
-    return output
-
-
-def instrument(
-    tool: Tool,
-    owner: object,
-    stray: Callable[[str, Run], None],
-    in_progress: Callable[[], list[Run]],
-) -> Callable[..., Any]:
-    """Wrap ``tool.fn`` so that calls inside a run of ``owner`` are recorded; elsewhere it just runs.
-
-    A call from a thread without a run in its context (a worker of a thread pool) belongs to the
-    run of ``owner`` in progress when there is one only (``in_progress()`` lists them); with two or
-    more it could be any of them, so none records it and none is stored. ``stray(name, run)`` hears
-    of a call made after the agent of its run returned (a task or a thread it did not wait for).
-    """
-    fn = tool.fn
-    if tool.is_async:
-
-        @functools.wraps(fn)
-        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            found = _recording(owner, tool, stray, in_progress)
-            if found is None:
-                return await fn(*args, **kwargs)
-            return await found[0].record_async(tool, found[1], args, kwargs)
-
-        return async_wrapper
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        found = _recording(owner, tool, stray, in_progress)
-        if found is None:
-            return fn(*args, **kwargs)
-        return found[0].record(tool, found[1], args, kwargs)
-
-    return wrapper
-
-
-def _recording(
-    owner: object, tool: Tool, stray: Callable[[str, Run], None], in_progress: Callable[[], list[Run]]
-) -> tuple[Run, Flight] | None:
-    """The run that records this call and the call's flight, if any (not a call inside a recorded tool)."""
-    run = CURRENT_RUN.get()
-    if run is None:
-        return _adopted(tool, stray, in_progress())
-    if run.owner is not owner:
-        if not tool.foreign_call_noted:
-            tool.foreign_call_noted = True
-            logger.warning(
-                "tool %r belongs to another engine than the run it was called in (task %r): that run does "
-                "not record it, and a replay of it will not make the call",
-                tool.name,
-                run.task,
-            )
-        _outer_misses(run, owner, tool)
-        return None
-    if run.ended:
-        stray(tool.name, run)
-        return None
-    if not run.recording or IN_TOOL.get() == run.id:
-        return None
-    flight = run.start(tool.name)
-    if flight is None:
-        stray(tool.name, run)
-        return None
-    return run, flight
-
-
-def _adopted(tool: Tool, stray: Callable[[str, Run], None], runs: list[Run]) -> tuple[Run, Flight] | None:
-    """The run a call from a thread without a run in its context belongs to: the only one in progress.
-
-    A call from an asyncio task is never adopted: a task made inside the run would carry its
-    context, so this one was made outside it, and may or may not work for the agent.
-    """
-    if not runs:
-        return None
-    in_task = _in_asyncio_task()
-    if len(runs) > 1 or in_task:
-        where = "an asyncio task" if in_task else "a thread"
-        for run in runs:
-            run.unattributable(
-                f"tool {tool.name!r} was called from {where} without a run in its context while "
-                f"{_runs(len(runs))} in progress: whether it is this run's cannot be told, so it is not "
-                "recorded and the run is not stored (make the call in the run's context: create the task "
-                "inside the run, or submit it with contextvars.copy_context().run)"
-            )
-        return None
-    run = runs[0]
-    flight = run.adopt(tool.name)
-    if flight is None:
-        if run.sealed:
-            stray(tool.name, run)
-        return None
-    return run, flight
-
-
-def _runs(count: int) -> str:
-    return "1 run of the engine was" if count == 1 else f"{count} runs of the engine were"
-
-
-def _in_asyncio_task() -> bool:
-    try:
-        return asyncio.current_task() is not None
-    except RuntimeError:  # no event loop runs in this thread
-        return False
-
-
-def _outer_misses(run: Run, owner: object, tool: Tool) -> None:
-    """A tool of ``owner`` called inside another engine's run: the run of ``owner`` that handed the
-    task on (if it is recording, outside a tool call) misses the call, so it is not stored."""
-    outer: Run | None = run
-    while outer is not None and outer.owner is not owner:
-        if outer.in_parent_tool:
-            return  # inside a tool call a run records: part of that step
-        outer = outer.parent
-    if outer is not None and outer.recording and not outer.ended and IN_TOOL.get() != outer.id:
-        outer.problems.append(
-            Problem(
-                NotStoredReason.FOREIGN_RUN,
-                f"tool {tool.name!r} was called inside another engine's run (a task handed on); this "
-                "trajectory would miss it",
-            )
-        )
-
-
-def note_sub_task(owner: object, text: str) -> None:
-    """A task handed to ``owner`` inside one of its recording runs: that run misses its steps."""
-    outer = CURRENT_RUN.get()
-    if outer is not None and outer.owner is owner and outer.recording and IN_TOOL.get() != outer.id:
-        outer.problems.append(
-            Problem(
-                NotStoredReason.SUB_TASK,
-                f"the agent handed the sub-task {text!r} to the engine inside the run; its steps are "
-                "not part of this trajectory",
-            )
-        )

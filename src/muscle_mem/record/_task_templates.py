@@ -33,7 +33,8 @@ from muscle_mem.model._text_slots import Reading, Template, read
 from muscle_mem.model._whole_words import whole_word
 from muscle_mem.model.provenance import Arg, Guarded, Param, children, nested
 from muscle_mem.model.trajectory import Trajectory, arg_record
-from muscle_mem.record._dataflow import COMMON_WORDS, build_trajectory, kept_secret
+from muscle_mem.record._dataflow import build_trajectory, kept_secret
+from muscle_mem.record._origins import COMMON_WORDS
 from muscle_mem.record._run import Run
 from muscle_mem.record._task import plain_task
 from muscle_mem.stores import CoreStore

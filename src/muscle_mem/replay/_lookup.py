@@ -11,7 +11,7 @@ from muscle_mem.reasons import MissReason, NotStoredReason, Problem
 from muscle_mem.record._run import Run
 from muscle_mem.record._task import plain_task
 from muscle_mem.record._task_templates import TemplateIndex
-from muscle_mem.replay._replayer import Ending
+from muscle_mem.replay._drivers import Ending
 from muscle_mem.replay._step_index import TaskSteps
 from muscle_mem.stores import StoreUnavailable
 

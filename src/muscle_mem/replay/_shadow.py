@@ -25,7 +25,8 @@ from muscle_mem.reasons import MissReason
 from muscle_mem.record._run import NOT_CAPTURED, Call, Run
 from muscle_mem.record._task import Task
 from muscle_mem.record.tools import Tool, ToolRegistry
-from muscle_mem.replay._replayer import Ending, Replayer, drive
+from muscle_mem.replay._drivers import Ending, drive
+from muscle_mem.replay._replayer import Replayer
 from muscle_mem.replay._step_index import TaskSteps
 from muscle_mem.secrecy.patterns import scrub
 
@@ -33,7 +34,6 @@ logger = logging.getLogger(__name__)
 
 MAX_CALL_TEXT = 300
 """The most characters of a call's text kept in a verdict (and in its event)."""
-
 
 _SHADOW_MODE = Ending(
     reason="shadow mode: the agent ran, and what a replay would have done was compared (result.shadow)",

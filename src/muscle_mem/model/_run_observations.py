@@ -1,0 +1,177 @@
+"""What a finished run observed: its params and each step's output, the identities it only copied on masked, the params it bound."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from muscle_mem.model._leaf_kinds import NUMBER_TEXT, is_identity, path_text
+from muscle_mem.model._observations import Observation, Observer, kept_leaves, key_of, params_key
+from muscle_mem.model.provenance import (
+    SCALAR_TYPES,
+    Arg,
+    Const,
+    Guarded,
+    Output,
+    Param,
+    nested,
+)
+
+
+@dataclass(slots=True)
+class Copies:
+    """What a run's recorded values copy: output leaves and params, and whether it chose numbers of its own."""
+
+    outputs: set[tuple[int, str]]
+    """(step, path) of each output value copied into a later call or the answer."""
+    into_calls: set[tuple[int, str]]
+    """Those copied into a later call's arguments."""
+    params: dict[str, int]
+    """How many times each param is copied."""
+    numbers: bool
+    """Whether a call's arguments hold a number the agent chose or computed (other than 0 and 1)."""
+
+
+def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
+    """What the recorded values copy (a guarded value's params are compared, not copied)."""
+    copies = Copies(set(), set(), {}, False)
+    outputs, into_calls = copies.outputs, copies.into_calls
+    stack = [(arg, True) for arg in args]
+    stack.append((answer, False))
+    while stack:
+        arg, in_call = stack.pop()
+        kind = type(arg)
+        if kind is Const:
+            value = arg.value  # type: ignore[union-attr]
+            if in_call and type(value) in (int, float) and value not in (0, 1):
+                copies.numbers = True
+        elif kind is Output or (kind is Guarded and type(arg.value) is Output):  # type: ignore[union-attr]
+            output = arg if kind is Output else arg.value  # type: ignore[union-attr]
+            if output.form.kind == "secret":  # type: ignore[union-attr]
+                continue  # a value read out of a text: the text is compared, not freed as a copy
+            path = output.path  # type: ignore[union-attr]
+            place = (output.step, path_text(path) if path else "")  # type: ignore[union-attr]
+            outputs.add(place)
+            if in_call:
+                into_calls.add(place)
+        elif kind is Param:
+            name = arg.name  # type: ignore[union-attr]
+            copies.params[name] = copies.params.get(name, 0) + 1
+        elif kind is not Guarded:  # a guarded value's params must keep their values: not free
+            stack += [(inner, in_call) for inner in nested(arg)]
+    return copies
+
+
+def observe_run(
+    params: Mapping[str, Any],
+    outputs: list[Any],
+    args: Iterable[Arg],
+    answer: Arg,
+    hidden: Iterable[Any],
+    secret_params: Iterable[str],
+) -> tuple[Observation | None, list[Observation]]:
+    """What a finished run saw: its params (None without any) and each step's output, identities masked.
+
+    ``args``: the recorded arguments of the steps; ``answer``: the recorded answer.
+
+    A param the run copied is free (data flow rebuilds it), and so is one an output repeats whole;
+    a number param only where the run copied it once and chose no number of its own: ``book(nights,
+    2)`` with nights 2, or ``pay(120)`` for 3 at 40, could as well be computed from it, so the runs
+    must show it first.
+    """
+    copies = copies_in(args, answer)
+    copied = copies.outputs
+    observer = Observer(params, hidden)
+    given = None
+    if params:
+        bound = {name for name in copies.params if not _unproven_number(params.get(name), copies, name)}
+        bound |= set(secret_params) | _echoed(params, outputs)
+        flat = observer.flatten_params()
+        identities = frozenset(
+            path for path, *_ in flat.leaves if any(path.startswith("{" + name + "}") for name in bound)
+        )
+        given = Observation(params_key(flat, identities), identities, kept_leaves(flat, identities))
+        observer.bound_numbers = bound_numbers(params, bound)
+        observer.free_params(bound)
+    observed = []
+    into_calls = copies.into_calls
+    copied_at: dict[int, tuple[str, ...]] | None = None
+    into_calls_at: dict[int, tuple[str, ...]] = {}
+    quick_ints = int in _ONE_LEAF and not observer.hidden and not observer.bound_numbers
+    for step, output in enumerate(outputs):
+        kind = type(output)
+        if kind is int and quick_ints:
+            whole = (step, "")
+            observed.append(observer.int_observation(step, output, whole in copied and whole in into_calls))
+            continue
+        if copied_at is None:  # the paths copied out of each step, once an output needs them
+            copied_at, into_calls_at = _by_step(copied), _by_step(into_calls)
+        here, calls_here = copied_at.get(step, ()), into_calls_at.get(step, ())
+        if kind in _ONE_LEAF:
+            observed.append(observer.scalar_observation(step, output, here, calls_here))
+        else:
+            flat = observer.flatten(step, output)
+            identities = frozenset(
+                leaf[0] for leaf in flat.leaves if is_identity(leaf, flat.raw, here, calls_here)
+            )
+            key = key_of(flat, identities, observer.bound_numbers)
+            observed.append(
+                Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers))
+            )
+            observer.free_leaves(step, flat, identities)
+    return given, observed
+
+
+_ONE_LEAF = SCALAR_TYPES
+"""The outputs flattened into one leaf at the empty path (see :meth:`Observer.scalar_observation`)."""
+
+
+def _unproven_number(value: Any, copies: Copies, name: str) -> bool:
+    """Whether a number param's binding is not proven by one run (copied twice, or beside numbers of the agent's)."""
+    if type(value) not in (int, float):
+        return False
+    return copies.params.get(name, 0) > 1 or copies.numbers
+
+
+def _echoed(params: Mapping[str, Any], outputs: list[Any]) -> set[str]:
+    """The params whose value an output repeats whole (an order looked up by its id): the equality is kept, not the value."""
+    wanted = {(type(v), v): name for name, v in params.items() if type(v) in (int, str) and v != ""}
+    if not wanted:
+        return set()
+    probe = Observer({})
+    found: set[str] = set()
+    for step, output in enumerate(outputs):
+        for value in probe.flatten(step, output).raw.values():
+            name = wanted.get((type(value), value))
+            if name is not None:
+                found.add(name)
+    return found
+
+
+def _by_step(places: set[tuple[int, str]]) -> dict[int, tuple[str, ...]]:
+    """The paths copied out of each step's output."""
+    found: dict[int, list[str]] = {}
+    for step, path in places:
+        found.setdefault(step, []).append(path)
+    return {step: tuple(paths) for step, paths in found.items()}
+
+
+def bound_numbers(params: Mapping[str, Any], bound: Iterable[str]) -> tuple[tuple[str, float], ...]:
+    """The numeric params among those bound (their values free), by name: numbers, and texts of numbers ("13.38")."""
+    found = []
+    for name in sorted(bound):
+        value: Any = params.get(name)
+        if type(value) is str and NUMBER_TEXT.match(value):
+            value = float(value)
+        if type(value) in (int, float) and math.isfinite(value):
+            found.append((name, float(value)))
+    return tuple(found)
+
+
+def bound_names(given: Observation | None) -> frozenset[str]:
+    """The params a recorded run bound (masked in its params' observation)."""
+    if given is None:
+        return frozenset()
+    return frozenset(path[1 : path.index("}")] for path in given.identities if path.startswith("{"))

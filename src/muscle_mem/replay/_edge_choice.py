@@ -1,0 +1,155 @@
+"""Which recorded edge a replayed step follows: the run that saw its output, the checks that pass, the verdicts edges remember."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from muscle_mem.check import Check, MissingThreshold
+from muscle_mem.model import codec
+from muscle_mem.model._observations import Flat, Observation, Observer, key_of, params_key
+from muscle_mem.model._snapshot_keys import snapshot_key
+from muscle_mem.model.trajectory import Step
+from muscle_mem.record._run import NOT_CAPTURED
+from muscle_mem.record.tools import Tool
+from muscle_mem.replay._step_index import StepEdge, StepGroup
+
+logger = logging.getLogger(__name__)
+
+Attempt = tuple[StepEdge, Iterator[StepEdge], Any, Tool, Step, tuple[Any, ...], dict[str, Any], StepGroup]
+"""The call a step makes: its most recently successful candidate whose pre-check passed, the other
+candidates (newest first, walked only if the first fails its post-check), what the pre-check
+captured, the tool, the recorded step, and the live arguments."""
+
+MAX_MEMBERS = 64
+"""The most recorded runs a replay follows at once where they saw different things."""
+
+FEW_GROUPS = 8
+"""Up to this many groups at a node are walked from a copy (cheaper than a lazy walk)."""
+
+NO_HISTORY = object()
+"""What a replay with no params and no secrets has seen before its first step."""
+_REMEMBERED_TYPES = frozenset({int, str, bool, type(None)})
+"""The outputs whose verdict an edge remembers: ``==`` between two of one of these types is identity of value."""
+
+
+def passed(edge: StepEdge, token: object | None, output: Any) -> object | None:
+    """What a replay has seen once ``output`` passed at ``edge`` after ``token``; the edge remembers the verdict.
+
+    A replay whose outputs are, step by step, those an earlier replay passed with (the same types and
+    values after the same history) reaches the same verdicts, so it is spared the comparisons. None:
+    the chain is broken (no token, or an output of another type), and this replay compares from here on.
+    """
+    kind = type(output)
+    if token is None or kind not in _REMEMBERED_TYPES:
+        return None
+    after = object()
+    edge.passed = (token, output, kind, after)
+    return after
+
+
+def history_of(taken: Sequence[StepEdge]) -> tuple[Observation | None, ...]:
+    """What the runs through the edges ``taken`` saw: their params, then each step's output."""
+    if not taken:
+        return ()
+    return (taken[0].step.given, *(edge.step.observed for edge in taken))
+
+
+def seen_at(edge: StepEdge, step_no: int) -> tuple[Observation | None, ...]:
+    """What the run through ``edge`` saw: its output, after its params at the first step."""
+    step = edge.step
+    return (step.given, step.observed) if step_no == 0 else (step.observed,)
+
+
+def given_first(
+    first: StepEdge, others: Iterator[StepEdge], keys: dict[frozenset[str], str], flat: Flat
+) -> StepEdge | None:
+    """The first candidate of a first step whose run saw these params (up to the params it bound), or None."""
+    for edge in itertools.chain((first,), others):
+        given = edge.step.given
+        if given is None:
+            continue
+        key = keys.get(given.identities)
+        if key is None:
+            key = keys[given.identities] = params_key(flat, given.identities)
+        if key == given.key:
+            return edge
+    return None
+
+
+def route(
+    attempt: Attempt, check: Check[Any] | None, post: Any, flat: Flat, observer: Observer
+) -> tuple[StepEdge | None, list[StepEdge]]:
+    """The edge of a run that saw this output (and whose post snapshot passes), or None and the evidence to judge it by.
+
+    The candidates whose pre snapshot passed are tried first, then every other recorded way of
+    making the call. Without an exact match, every edge of the call whose post snapshot passes is
+    evidence: runs in another state that made the same call show what the output may vary in (the
+    next steps' checks still judge whether they may run now).
+    """
+    first, others, *_, group = attempt
+    passing: list[StepEdge] = []
+    keys: dict[frozenset[str], str] = {}
+    tried: set[int] = set()
+    for edge in itertools.chain((first,), others, group.ordered()):
+        if id(edge) in tried:
+            continue
+        tried.add(id(edge))
+        if check is not None and not post_passes(check, post, edge):
+            continue
+        seen = edge.step.observed
+        if seen is not None:
+            key = keys.get(seen.identities)
+            if key is None:
+                key = keys[seen.identities] = key_of(flat, seen.identities, observer.bound_numbers)
+            if key == seen.key:
+                return edge, passing
+        if len(passing) < MAX_MEMBERS:
+            passing.append(edge)
+        elif len(tried) > 4 * MAX_MEMBERS:
+            break
+    return None, passing
+
+
+def post_passing(attempt: Attempt, check: Check[Any] | None, post: Any) -> StepEdge | None:
+    """The first candidate whose post snapshot passes (observations not compared)."""
+    first, others, *_ = attempt
+    if check is None:
+        return first
+    return next((e for e in itertools.chain((first,), others) if post_passes(check, post, e)), None)
+
+
+def post_passes(check: Check[Any], captured: Any, edge: StepEdge) -> bool:
+    """Whether what the post-check captured passes against an edge's recorded post snapshot."""
+    if captured is NOT_CAPTURED:
+        return False
+    snapshot = edge.step.post
+    if snapshot is None:
+        return False
+    if check.by_key:
+        return _key(captured) == snapshot.key
+    if not snapshot.kept:
+        return False
+    try:
+        return bool(check.passes(captured, snapshot.value))
+    except MissingThreshold:
+        raise
+    except Exception as exc:  # its text may quote a secret: only its kind is logged
+        logger.warning("post-check compare raised %s", type(exc).__name__)
+        return False
+
+
+def renew(taken: list[StepEdge], renewals: list[tuple[int, Any]]) -> None:
+    """After a full hit, keep each step's replayed pre snapshot on the edge it took (see ``Check.renew``)."""
+    for step_no, pre in renewals:
+        taken[step_no].renewed = pre
+
+
+def _key(value: Any) -> str | None:
+    """The hash an equality Check compares a snapshot by (None for a value that has none)."""
+    try:
+        return snapshot_key(value)
+    except codec.CodecError:
+        return None
