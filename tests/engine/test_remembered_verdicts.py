@@ -76,3 +76,52 @@ def test_an_equal_output_of_another_type_is_compared() -> None:
     result = engine("who owns my ticket")
     assert not result.hit
     assert result.miss_reason is MissReason.OBSERVATION_CHANGED, result.reason
+
+
+def _owners(world: dict[str, Any]) -> Engine:
+    """A task with a declared param: read the owner of the user's ticket, answer with it."""
+    engine = Engine()
+
+    @engine.tool()
+    def ticket_owner(user: str) -> Any:
+        return world["owner"]
+
+    def agent(task: str) -> str:
+        return f"owner {ticket_owner(task.split()[-1])}"
+
+    engine.set_agent(agent)
+    return engine
+
+
+def test_a_replay_with_the_same_params_is_spared_the_comparisons(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With params equal in type and value, the outputs an earlier replay passed are not compared again."""
+    world: dict[str, Any] = {"owner": "u-100"}
+    engine = _owners(world)
+    engine("who owns the ticket of u-100", params={"user": "u-100"})
+    assert engine("who owns the ticket of u-100", params={"user": "u-100"}).hit
+    flattened: list[int] = []
+    original = Observer.flatten
+
+    def counting(self: Observer, step: int, output: Any) -> Any:
+        flattened.append(step)
+        return original(self, step, output)
+
+    monkeypatch.setattr(Observer, "flatten", counting)
+    result = engine("who owns the ticket of u-100", params={"user": "u-100"})
+    assert result.hit and result.output == "owner u-100"
+    assert flattened == []
+
+
+def test_a_remembered_output_with_other_params_is_compared() -> None:
+    """An output passed with one user's params is judged anew with another's: the relation to the param is held.
+
+    The recorded run read an owner equal to the user asked about; asked about another user whose
+    ticket is still owned by the first, the relation flips, though that output passed before.
+    """
+    world: dict[str, Any] = {"owner": "u-100"}
+    engine = _owners(world)
+    engine("who owns the ticket of u-100", params={"user": "u-100"})
+    assert engine("who owns the ticket of u-100", params={"user": "u-100"}).hit  # remembered with u-100
+    result = engine("who owns the ticket of u-200", params={"user": "u-200"})
+    assert not result.hit
+    assert result.miss_reason is MissReason.OBSERVATION_CHANGED, result.reason

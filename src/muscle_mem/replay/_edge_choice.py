@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from muscle_mem.check import Check, MissingThreshold
@@ -14,7 +14,7 @@ from muscle_mem.model._snapshot_keys import snapshot_key
 from muscle_mem.model.trajectory import Step
 from muscle_mem.record._run import NOT_CAPTURED
 from muscle_mem.record.tools import Tool
-from muscle_mem.replay._step_index import StepEdge, StepGroup
+from muscle_mem.replay._step_index import StepEdge, StepGroup, TaskSteps
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +33,31 @@ NO_HISTORY = object()
 """What a replay with no params and no secrets has seen before its first step."""
 _REMEMBERED_TYPES = frozenset({int, str, bool, type(None)})
 """The outputs whose verdict an edge remembers: ``==`` between two of one of these types is identity of value."""
+
+
+PARAMS_REMEMBERED = 4096
+"""The sets of params values a task remembers what replays with them passed (then it starts again)."""
+
+
+def params_passed(
+    task: TaskSteps, params: Mapping[str, Any]
+) -> tuple[object, dict[frozenset[str], str]] | None:
+    """What a replay with these params starts from: the token of their history, and their keys made so far.
+
+    The same for every replay of the task with params equal in type and value (ints, texts, bools,
+    None), so that the verdicts an earlier replay reached with them are remembered (see :func:`passed`).
+    None for params of other types: such a replay compares every output.
+    """
+    if not all(type(value) in _REMEMBERED_TYPES for value in params.values()):
+        return None
+    key = tuple(sorted((name, type(value), value) for name, value in params.items()))
+    remembered = task.params_passed
+    found = remembered.get(key)
+    if found is None:
+        if len(remembered) >= PARAMS_REMEMBERED:
+            remembered.clear()
+        found = remembered.setdefault(key, (object(), {}))
+    return found
 
 
 def passed(edge: StepEdge, token: object | None, output: Any) -> object | None:
@@ -64,16 +89,20 @@ def seen_at(edge: StepEdge, step_no: int) -> tuple[Observation | None, ...]:
 
 
 def given_first(
-    first: StepEdge, others: Iterator[StepEdge], keys: dict[frozenset[str], str], flat: Flat
+    first: StepEdge, others: Iterator[StepEdge], keys: dict[frozenset[str], str], flat: Callable[[], Flat]
 ) -> StepEdge | None:
-    """The first candidate of a first step whose run saw these params (up to the params it bound), or None."""
+    """The first candidate of a first step whose run saw these params (up to the params it bound), or None.
+
+    ``keys``: the params' keys by the identities they are keyed under, filled as they are made;
+    ``flat``: the params flattened (called only for a key not made yet).
+    """
     for edge in itertools.chain((first,), others):
         given = edge.step.given
         if given is None:
             continue
         key = keys.get(given.identities)
         if key is None:
-            key = keys[given.identities] = params_key(flat, given.identities)
+            key = keys[given.identities] = params_key(flat(), given.identities)
         if key == given.key:
             return edge
     return None

@@ -20,7 +20,7 @@ from typing import Any
 
 from muscle_mem.check import SNAPSHOT_DATA, MissingThreshold
 from muscle_mem.model import codec
-from muscle_mem.model._observations import Observer, key_of, scalar_key
+from muscle_mem.model._observations import Flat, Observer, key_of, scalar_key
 from muscle_mem.model._snapshot_keys import MEMO_KINDS, RECENT_KEYS, snapshot_key
 from muscle_mem.model.provenance import SCALAR_TYPES
 from muscle_mem.reasons import MissReason
@@ -32,6 +32,7 @@ from muscle_mem.replay._edge_choice import (
     Attempt,
     given_first,
     history_of,
+    params_passed,
     passed,
     post_passing,
     renew,
@@ -60,16 +61,29 @@ class Replayer(ReplayState):
             observer: Observer | None = None
             """Made at the first output that is not a plain scalar (before it, each key is a memo lookup)."""
             given: dict[frozenset[str], str] | None = None
+            token: object | None = None
+            """What this replay saw so far, while each output was one an earlier replay passed after the same history."""
             if compare and self.params:
-                params_flat = Observer(self.params, run.hidden().values()).flatten_params()
-                given = {}
+                params = self.params
+                flat_params: list[Flat] = []
+
+                def params_flat() -> Flat:
+                    if not flat_params:
+                        flat_params.append(Observer(params, run.hidden().values()).flatten_params())
+                    return flat_params[0]
+
+                remembered = None if run.secrets else params_passed(task, params)
+                if remembered is None:
+                    given = {}
+                else:
+                    token, given = remembered
+            elif not run.secrets:
+                token = NO_HISTORY
             taken: list[StepEdge] = []
             """The edges followed so far (what each run through them saw is on their steps)."""
             renewals: list[tuple[int, Any]] = []
             """The steps whose edge a full hit renews, with the pre snapshot each was replayed on."""
             params_differ = False
-            token: object | None = None if self.params or run.secrets else NO_HISTORY
-            """What this replay saw so far, while each output was one an earlier replay passed after the same history."""
             while True:
                 step_no = len(calls)
                 reasons: list[tuple[MissReason, str]] = []

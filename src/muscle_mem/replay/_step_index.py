@@ -77,6 +77,9 @@ class TaskSteps(Protocol):
         """The task's text, as its trajectories recorded it."""
         ...
 
+    params_passed: dict[Any, tuple[object, dict[frozenset[str], str]]]
+    """Per set of params values, what replays with them start from (this process's; see ``params_passed``)."""
+
     def __len__(self) -> int: ...
     def promote(self, trajectory_id: str) -> None: ...
 
@@ -182,6 +185,7 @@ class TaskIndex:
         """The tags of the task (part of its key, so the same for all its trajectories)."""
         self.text = ""
         """The task's text, as its latest trajectory recorded it."""
+        self.params_passed: dict[Any, tuple[object, dict[frozenset[str], str]]] = {}
 
     def __len__(self) -> int:
         return len(self._paths)

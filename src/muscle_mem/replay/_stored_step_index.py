@@ -20,6 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from itertools import pairwise
+from typing import Any
 
 from muscle_mem.model.trajectory import Trajectory
 from muscle_mem.replay._decoded_trajectories import Decoded
@@ -56,6 +57,8 @@ class LazyTaskIndex:
         self.lock = threading.Lock()
         self.latest: str | None = None
         """The trajectory promoted last (promoting it again changes nothing)."""
+        self.params_passed: dict[Any, tuple[object, dict[frozenset[str], str]]] = {}
+        """Per set of params values, what replays with them start from (see ``params_passed``)."""
 
     def __len__(self) -> int:
         return self.size
