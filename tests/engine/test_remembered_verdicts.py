@@ -125,3 +125,99 @@ def test_a_remembered_output_with_other_params_is_compared() -> None:
     result = engine("who owns the ticket of u-200", params={"user": "u-200"})
     assert not result.hit
     assert result.miss_reason is MissReason.OBSERVATION_CHANGED, result.reason
+
+
+def _records(world: dict[str, Any]) -> Engine:
+    """A task whose tool returns a record (a dict with a list), read by the agent."""
+    engine = Engine()
+
+    @engine.tool()
+    def account() -> dict[str, Any]:
+        return world["account"]
+
+    @engine.tool()
+    def notify(plan: str) -> str:
+        return "sent"
+
+    def agent(task: str) -> str:
+        found = account()
+        notify(found["plan"])
+        return "done"
+
+    engine.set_agent(agent)
+    return engine
+
+
+def test_a_record_passed_before_is_not_compared_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dict output equal, part by part and type by type, to one a replay passed after the same history is spared."""
+    world: dict[str, Any] = {"account": {"id": "acc-1", "plan": "Growth", "limits": [10, 2.5], "vip": False}}
+    engine = _records(world)
+    engine("notify the account")
+    assert engine("notify the account").hit
+    world["account"] = {
+        "id": "acc-1",
+        "plan": "Growth",
+        "limits": [10, 2.5],
+        "vip": False,
+    }  # equal, not the same object
+    flattened: list[int] = []
+    original = Observer.flatten
+
+    def counting(self: Observer, step: int, output: Any) -> Any:
+        flattened.append(step)
+        return original(self, step, output)
+
+    monkeypatch.setattr(Observer, "flatten", counting)
+    assert engine("notify the account").hit
+    assert flattened == []
+
+
+ACCOUNT = {"id": "acc-1", "plan": "Growth", "limits": [10, 2.5], "vip": False}
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {**ACCOUNT, "vip": 0},  # equal in Python: 0 == False
+        {**ACCOUNT, "limits": [10.0, 2.5]},  # 10.0 == 10
+        {**ACCOUNT, "limits": (10, 2.5)},  # a tuple, not a list
+        {**ACCOUNT, "limits": [10, -2.5]},
+        {"plan": "Growth", "id": "acc-1", "limits": [10, 2.5], "vip": False},  # another key order
+    ],
+)
+def test_a_record_equal_only_in_python_is_compared(
+    changed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record ``==`` to a remembered one but not part for part alike is compared, and judged as with nothing remembered."""
+    remembering_world: dict[str, Any] = {"account": dict(ACCOUNT)}
+    remembering = _records(remembering_world)
+    remembering("notify the account")
+    assert remembering("notify the account").hit  # the verdict on ACCOUNT is remembered
+    fresh_world: dict[str, Any] = {"account": dict(ACCOUNT)}
+    fresh = _records(fresh_world)
+    fresh("notify the account")  # recorded, never replayed: nothing remembered
+    flattened: list[int] = []
+    original = Observer.flatten
+
+    def counting(self: Observer, step: int, output: Any) -> Any:
+        flattened.append(step)
+        return original(self, step, output)
+
+    monkeypatch.setattr(Observer, "flatten", counting)
+    remembering_world["account"] = fresh_world["account"] = changed
+    with_memory = remembering("notify the account")
+    assert flattened  # compared, not taken from the memory
+    without = fresh("notify the account")
+    assert (with_memory.hit, with_memory.miss_reason) == (without.hit, without.miss_reason)
+
+
+def test_a_record_changed_in_place_after_a_replay_is_judged_changed() -> None:
+    """The very object a replay passed, changed in place since, is not taken for what was remembered."""
+    record = {"id": "acc-1", "plan": "Growth", "limits": [10, 2.5], "vip": False}
+    world: dict[str, Any] = {"account": record}
+    engine = _records(world)
+    engine("notify the account")
+    assert engine("notify the account").hit
+    record["plan"] = "Enterprise"  # the same object the edge passed, changed in place
+    result = engine("notify the account")
+    assert not result.hit and result.miss_reason is MissReason.OBSERVATION_CHANGED, result.reason

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -65,14 +66,77 @@ def passed(edge: StepEdge, token: object | None, output: Any) -> object | None:
 
     A replay whose outputs are, step by step, those an earlier replay passed with (the same types and
     values after the same history) reaches the same verdicts, so it is spared the comparisons. None:
-    the chain is broken (no token, or an output of another type), and this replay compares from here on.
+    the chain is broken (no token, or an output that is not plain data), and this replay compares
+    from here on. A record (dicts, lists and tuples of plain values) is remembered as a copy, and
+    matched only by :func:`same_plain`.
     """
     kind = type(output)
-    if token is None or kind not in _REMEMBERED_TYPES:
+    if token is None:
         return None
+    if kind in _REMEMBERED_TYPES:
+        kept, whole = output, False
+    else:
+        kept = _plain_copy(output, [_RECORD_NODES])
+        if kept is _NOT_PLAIN:
+            return None
+        whole = True
     after = object()
-    edge.passed = (token, output, kind, after)
+    edge.passed = (token, kept, kind, after, whole)
     return after
+
+
+_RECORD_NODES = 256
+"""The most values (leaves and containers) a remembered record holds."""
+_NOT_PLAIN = object()
+_CONTAINERS = (dict, list, tuple)
+
+
+def _plain_copy(value: Any, budget: list[int]) -> Any:
+    """A copy of a record made of plain data, or :data:`_NOT_PLAIN` (another type, a non-text key, too big)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return _NOT_PLAIN
+    kind = type(value)
+    if kind in _REMEMBERED_TYPES or (kind is float and value == value):
+        return value
+    if kind is dict:
+        copied: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                return _NOT_PLAIN
+            inner = _plain_copy(item, budget)
+            if inner is _NOT_PLAIN:
+                return _NOT_PLAIN
+            copied[key] = inner
+        return copied
+    if kind is list or kind is tuple:
+        items = []
+        for item in value:
+            inner = _plain_copy(item, budget)
+            if inner is _NOT_PLAIN:
+                return _NOT_PLAIN
+            items.append(inner)
+        return items if kind is list else tuple(items)
+    return _NOT_PLAIN
+
+
+def same_plain(kept: Any, value: Any) -> bool:
+    """Whether ``value`` is ``kept`` to the type of every part: the same keys in the same order, ``1`` not ``True``, ``-0.0`` not ``0.0``."""
+    kind = type(kept)
+    if type(value) is not kind:
+        return False
+    if kind is dict:
+        if len(kept) != len(value):
+            return False
+        for (key, item), (other_key, other) in zip(kept.items(), value.items(), strict=True):
+            if key != other_key or type(other_key) is not str or not same_plain(item, other):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        return len(kept) == len(value) and all(same_plain(a, b) for a, b in zip(kept, value, strict=True))
+    if kind is float:
+        return bool(kept == value and math.copysign(1.0, kept) == math.copysign(1.0, value))
+    return bool(kept == value)
 
 
 def history_of(taken: Sequence[StepEdge]) -> tuple[Observation | None, ...]:

@@ -37,6 +37,7 @@ from muscle_mem.replay._edge_choice import (
     post_passing,
     renew,
     route,
+    same_plain,
     seen_at,
 )
 from muscle_mem.replay._evidence_replay import observed, replay_on_evidence
@@ -218,6 +219,7 @@ class Replayer(ReplayState):
                             and memo[0] is token
                             and memo[1] == output
                             and type(output) is memo[2]
+                            and (not memo[4] or same_plain(memo[1], output))
                         ):
                             token = memo[3]  # this history and output passed here before: the same verdict
                             taken.append(edge)  # (self.edge is this edge already: it is the first)
