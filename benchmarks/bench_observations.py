@@ -7,7 +7,10 @@ checks alone decide: the floor of a hit here), and, with ``--baseline SRC``, the
 other code (the ``src`` of a ``git worktree`` at a release, say) in a subprocess between them. The
 figures are the best batch per hit, and the ratios are taken within the run.
 
-Run: python benchmarks/bench_observations.py [--rounds 7] [--baseline ../base/src]
+``--params``: the customer is a declared param (``params={"customer": ...}``, the agent reading it
+from the task's text) instead of an argument of the task.
+
+Run: python benchmarks/bench_observations.py [--rounds 7] [--baseline ../base/src] [--params]
 """
 
 from __future__ import annotations
@@ -27,7 +30,14 @@ BATCH = 500
 TASK = "refund the customer"
 
 
-def build(observations: str) -> Engine:
+def call(engine: Engine, params: bool) -> Any:
+    """One request for customer cus_41: an argument of the task, or a declared param."""
+    if params:
+        return engine(f"{TASK} cus_41", params={"customer": "cus_41"})
+    return engine(TASK, "cus_41")
+
+
+def build(observations: str, params: bool = False) -> Engine:
     """The refund desk's engine, its task recorded once and hit once."""
     state = {"version": 0}
     engine = Engine(observations=observations)  # type: ignore[arg-type]
@@ -61,7 +71,8 @@ def build(observations: str) -> Engine:
     def add_note(ticket: str, text: str) -> None:
         return None
 
-    def agent(task: str, customer: str) -> str:
+    def agent(task: str, customer: str | None = None) -> str:
+        customer = customer or task.split()[-1]
         found = lookup(customer)
         limits = refund_policy(customer)
         ticket = open_ticket(customer)
@@ -70,29 +81,29 @@ def build(observations: str) -> Engine:
         return "refunded"
 
     engine.set_agent(agent)
-    first = engine(TASK, "cus_41")
-    hit = engine(TASK, "cus_41")
+    first = call(engine, params)
+    hit = call(engine, params)
     if not (first.stored and hit.hit):
         raise SystemExit(f"the benchmark's task does not hit: {hit.reason or first.not_stored}")
     return engine
 
 
-def best_batch(engine: Engine, batches: int) -> float:
+def best_batch(engine: Engine, batches: int, params: bool = False) -> float:
     """The fastest of ``batches`` batches, in µs per hit."""
     best = float("inf")
     for _ in range(batches):
         started = time.perf_counter()
         for _ in range(BATCH):
-            engine(TASK, "cus_41")
+            call(engine, params)
         best = min(best, (time.perf_counter() - started) / BATCH * 1e6)
     return best
 
 
-def baseline(src: str, batches: int) -> float:
+def baseline(src: str, batches: int, params: bool) -> float:
     """The compared engine of the code in ``src``, measured in a subprocess."""
     env = {**os.environ, "PYTHONPATH": src}
     ran = subprocess.run(
-        [sys.executable, __file__, "--worker", str(batches)],
+        [sys.executable, __file__, "--worker", str(batches), *(["--params"] if params else [])],
         env=env,
         capture_output=True,
         text=True,
@@ -106,25 +117,29 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7, help="rounds of batches, alternating the engines")
     parser.add_argument("--batches", type=int, default=5, help="batches per engine per round")
     parser.add_argument("--baseline", help="the src folder of other code, measured beside this one")
+    parser.add_argument("--params", action="store_true", help="the customer as a declared param")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(best_batch(build("compared"), args.worker)))
+        print(json.dumps(best_batch(build("compared", args.params), args.worker, args.params)))
         return
     if args.baseline and not Path(args.baseline, "muscle_mem").is_dir():
         raise SystemExit(f"--baseline {args.baseline}: no muscle_mem package there")
-    compared, ignored = build("compared"), build("ignored")
+    compared, ignored = build("compared", args.params), build("ignored", args.params)
     best: dict[str, float] = {}
     for _ in range(args.rounds):
         figures = {
-            "compared": best_batch(compared, args.batches),
-            "ignored": best_batch(ignored, args.batches),
+            "compared": best_batch(compared, args.batches, args.params),
+            "ignored": best_batch(ignored, args.batches, args.params),
         }
         if args.baseline:
-            figures["baseline"] = baseline(args.baseline, args.batches)
+            figures["baseline"] = baseline(args.baseline, args.batches, args.params)
         for name, value in figures.items():
             best[name] = min(best.get(name, value), value)
-    print(f"a 5-step hit whose tools return records, best batch of {BATCH} hits, {args.rounds} rounds")
+    given = "the customer a declared param" if args.params else "the customer an argument of the task"
+    print(
+        f"a 5-step hit whose tools return records ({given}), best batch of {BATCH} hits, {args.rounds} rounds"
+    )
     print(f"  observations compared  {best['compared']:7.1f} µs")
     print(f"  observations ignored   {best['ignored']:7.1f} µs   (the checks alone: the floor)")
     print(f"  compared / ignored     {best['compared'] / best['ignored']:7.2f}x")
