@@ -26,8 +26,8 @@ def frozen(value: Any) -> Any:
     """
     if type(value) in _SCALARS:
         return value
-    copied = _plain_copy(value, PLAIN_COPY_DEPTH)
-    if copied is not _NOT_PLAIN:
+    copied = plain_copy(value)
+    if copied is not NOT_PLAIN:
         return copied
     data = codec.encode(value)
     if type(data) is str:
@@ -41,13 +41,14 @@ def frozen(value: Any) -> Any:
 PLAIN_COPY_DEPTH = 16
 """How deep :func:`frozen` copies plain data itself (dicts with text keys, lists, scalars) before the codec does."""
 
-_NOT_PLAIN = object()
+NOT_PLAIN = object()
+"""What :func:`plain_copy` returns for a value that is not plain data."""
 
 _PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def _plain_copy(value: Any, depth: int) -> Any:
-    """A copy of plain data (dicts with text keys, lists, scalars that are exactly those types), else _NOT_PLAIN.
+def plain_copy(value: Any, depth: int = PLAIN_COPY_DEPTH) -> Any:
+    """A copy of plain data (dicts with text keys, lists, scalars that are exactly those types), else NOT_PLAIN.
 
     What tools return most often, copied in one walk: such data is always storable, so neither the
     codec's check nor a generic deep copy is needed for it.
@@ -56,26 +57,26 @@ def _plain_copy(value: Any, depth: int) -> Any:
     if kind in _PLAIN_SCALARS:
         return value
     if depth <= 0 or (kind in (dict, list) and len(value) > codec.MAX_ITEMS):
-        return _NOT_PLAIN  # the codec says why such a value cannot be stored, or copies it
+        return NOT_PLAIN  # the codec says why such a value cannot be stored, or copies it
     if kind is dict:
         copied: dict[str, Any] = {}
         for key, item in value.items():
             if type(key) is not str:
-                return _NOT_PLAIN
-            inner = item if type(item) in _PLAIN_SCALARS else _plain_copy(item, depth - 1)
-            if inner is _NOT_PLAIN:
-                return _NOT_PLAIN
+                return NOT_PLAIN
+            inner = item if type(item) in _PLAIN_SCALARS else plain_copy(item, depth - 1)
+            if inner is NOT_PLAIN:
+                return NOT_PLAIN
             copied[key] = inner
         return copied
     if kind is list:
         items = []
         for item in value:
-            inner = item if type(item) in _PLAIN_SCALARS else _plain_copy(item, depth - 1)
-            if inner is _NOT_PLAIN:
-                return _NOT_PLAIN
+            inner = item if type(item) in _PLAIN_SCALARS else plain_copy(item, depth - 1)
+            if inner is NOT_PLAIN:
+                return NOT_PLAIN
             items.append(inner)
         return items
-    return _NOT_PLAIN
+    return NOT_PLAIN
 
 
 def frozen_all(values: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -13,6 +13,7 @@ from muscle_mem.model import codec
 from muscle_mem.model._observations import Flat, Observation, Observer, key_of, params_key
 from muscle_mem.model._snapshot_keys import snapshot_key
 from muscle_mem.model.trajectory import Step
+from muscle_mem.record._call_copies import NOT_PLAIN, plain_copy
 from muscle_mem.record._run import NOT_CAPTURED
 from muscle_mem.record.tools import Tool
 from muscle_mem.replay._step_index import StepEdge, StepGroup, TaskSteps
@@ -76,48 +77,13 @@ def passed(edge: StepEdge, token: object | None, output: Any) -> object | None:
     if kind in _REMEMBERED_TYPES:
         kept, whole = output, False
     else:
-        kept = _plain_copy(output, [_RECORD_NODES])
-        if kept is _NOT_PLAIN:
+        kept = plain_copy(output)
+        if kept is NOT_PLAIN:
             return None
         whole = True
     after = object()
     edge.passed = (token, kept, kind, after, whole)
     return after
-
-
-_RECORD_NODES = 256
-"""The most values (leaves and containers) a remembered record holds."""
-_NOT_PLAIN = object()
-_CONTAINERS = (dict, list, tuple)
-
-
-def _plain_copy(value: Any, budget: list[int]) -> Any:
-    """A copy of a record made of plain data, or :data:`_NOT_PLAIN` (another type, a non-text key, too big)."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        return _NOT_PLAIN
-    kind = type(value)
-    if kind in _REMEMBERED_TYPES or (kind is float and value == value):
-        return value
-    if kind is dict:
-        copied: dict[str, Any] = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                return _NOT_PLAIN
-            inner = _plain_copy(item, budget)
-            if inner is _NOT_PLAIN:
-                return _NOT_PLAIN
-            copied[key] = inner
-        return copied
-    if kind is list or kind is tuple:
-        items = []
-        for item in value:
-            inner = _plain_copy(item, budget)
-            if inner is _NOT_PLAIN:
-                return _NOT_PLAIN
-            items.append(inner)
-        return items if kind is list else tuple(items)
-    return _NOT_PLAIN
 
 
 def same_plain(kept: Any, value: Any) -> bool:
