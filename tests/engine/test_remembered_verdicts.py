@@ -10,6 +10,19 @@ from muscle_mem import Engine, MissReason
 from muscle_mem.model._observations import Observer
 
 
+def _flattened_outputs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The steps whose outputs are flattened (compared) from now on, noted as they are."""
+    flattened: list[int] = []
+    original = Observer.flatten
+
+    def counting(self: Observer, step: int, output: Any) -> Any:
+        flattened.append(step)
+        return original(self, step, output)
+
+    monkeypatch.setattr(Observer, "flatten", counting)
+    return flattened
+
+
 def _desk(world: dict[str, Any]) -> Engine:
     """A task that looks up the current user, then reads the owner of their ticket and answers with it."""
     engine = Engine()
@@ -37,14 +50,7 @@ def test_the_same_outputs_replay_again_without_being_compared_anew(monkeypatch: 
     engine = _desk(world)
     assert not engine("who owns my ticket").hit
     assert engine("who owns my ticket").hit
-    flattened: list[int] = []
-    original = Observer.flatten
-
-    def counting(self: Observer, step: int, output: Any) -> Any:
-        flattened.append(step)
-        return original(self, step, output)
-
-    monkeypatch.setattr(Observer, "flatten", counting)
+    flattened = _flattened_outputs(monkeypatch)
     result = engine("who owns my ticket")
     assert result.hit and result.output == "owner u-100"
     assert flattened == []
@@ -99,14 +105,7 @@ def test_a_replay_with_the_same_params_is_spared_the_comparisons(monkeypatch: py
     engine = _owners(world)
     engine("who owns the ticket of u-100", params={"user": "u-100"})
     assert engine("who owns the ticket of u-100", params={"user": "u-100"}).hit
-    flattened: list[int] = []
-    original = Observer.flatten
-
-    def counting(self: Observer, step: int, output: Any) -> Any:
-        flattened.append(step)
-        return original(self, step, output)
-
-    monkeypatch.setattr(Observer, "flatten", counting)
+    flattened = _flattened_outputs(monkeypatch)
     result = engine("who owns the ticket of u-100", params={"user": "u-100"})
     assert result.hit and result.output == "owner u-100"
     assert flattened == []
@@ -125,6 +124,9 @@ def test_a_remembered_output_with_other_params_is_compared() -> None:
     result = engine("who owns the ticket of u-200", params={"user": "u-200"})
     assert not result.hit
     assert result.miss_reason is MissReason.OBSERVATION_CHANGED, result.reason
+
+
+ACCOUNT = {"id": "acc-1", "plan": "Growth", "limits": [10, 2.5], "vip": False}
 
 
 def _records(world: dict[str, Any]) -> Engine:
@@ -150,29 +152,14 @@ def _records(world: dict[str, Any]) -> Engine:
 
 def test_a_record_passed_before_is_not_compared_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A dict output equal, part by part and type by type, to one a replay passed after the same history is spared."""
-    world: dict[str, Any] = {"account": {"id": "acc-1", "plan": "Growth", "limits": [10, 2.5], "vip": False}}
+    world: dict[str, Any] = {"account": dict(ACCOUNT, limits=[10, 2.5])}
     engine = _records(world)
     engine("notify the account")
     assert engine("notify the account").hit
-    world["account"] = {
-        "id": "acc-1",
-        "plan": "Growth",
-        "limits": [10, 2.5],
-        "vip": False,
-    }  # equal, not the same object
-    flattened: list[int] = []
-    original = Observer.flatten
-
-    def counting(self: Observer, step: int, output: Any) -> Any:
-        flattened.append(step)
-        return original(self, step, output)
-
-    monkeypatch.setattr(Observer, "flatten", counting)
+    world["account"] = dict(ACCOUNT, limits=[10, 2.5])  # equal, not the same object
+    flattened = _flattened_outputs(monkeypatch)
     assert engine("notify the account").hit
     assert flattened == []
-
-
-ACCOUNT = {"id": "acc-1", "plan": "Growth", "limits": [10, 2.5], "vip": False}
 
 
 @pytest.mark.parametrize(
@@ -196,14 +183,7 @@ def test_a_record_equal_only_in_python_is_compared(
     fresh_world: dict[str, Any] = {"account": dict(ACCOUNT)}
     fresh = _records(fresh_world)
     fresh("notify the account")  # recorded, never replayed: nothing remembered
-    flattened: list[int] = []
-    original = Observer.flatten
-
-    def counting(self: Observer, step: int, output: Any) -> Any:
-        flattened.append(step)
-        return original(self, step, output)
-
-    monkeypatch.setattr(Observer, "flatten", counting)
+    flattened = _flattened_outputs(monkeypatch)
     remembering_world["account"] = fresh_world["account"] = changed
     with_memory = remembering("notify the account")
     assert flattened  # compared, not taken from the memory
@@ -213,7 +193,7 @@ def test_a_record_equal_only_in_python_is_compared(
 
 def test_a_record_changed_in_place_after_a_replay_is_judged_changed() -> None:
     """The very object a replay passed, changed in place since, is not taken for what was remembered."""
-    record = {"id": "acc-1", "plan": "Growth", "limits": [10, 2.5], "vip": False}
+    record = dict(ACCOUNT, limits=[10, 2.5])
     world: dict[str, Any] = {"account": record}
     engine = _records(world)
     engine("notify the account")

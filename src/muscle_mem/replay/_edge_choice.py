@@ -68,8 +68,8 @@ def passed(edge: StepEdge, token: object | None, output: Any) -> object | None:
     A replay whose outputs are, step by step, those an earlier replay passed with (the same types and
     values after the same history) reaches the same verdicts, so it is spared the comparisons. None:
     the chain is broken (no token, or an output that is not plain data), and this replay compares
-    from here on. A record (dicts, lists and tuples of plain values) is remembered as a copy, and
-    matched only by :func:`same_plain`.
+    from here on. A record (dicts with text keys and lists of plain data) is remembered as the copy
+    :func:`~muscle_mem.record._call_copies.plain_copy` makes, and matched only by :func:`same_plain`.
     """
     kind = type(output)
     if token is None:
