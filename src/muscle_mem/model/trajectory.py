@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any, Literal, get_args
 from muscle_mem.errors import MuscleMemError
 from muscle_mem.model import codec
 from muscle_mem.model._forms import SAME, Form, FormKind
+from muscle_mem.model._ids import new_id
 from muscle_mem.model._leaf_kinds import KINDS, Leaf
 from muscle_mem.model._observations import Observation
 from muscle_mem.model.provenance import (
@@ -112,15 +112,6 @@ class Step:
 def record_signature(record: Mapping[str, Any]) -> str:
     """The :attr:`Step.signature` of a step, from its :func:`step_record` (its arguments encoded once)."""
     return codec.digest([record["tool"], record["version"], record["args"], record["kwargs"]])
-
-
-def new_id() -> str:
-    """A new trajectory id: the 32 hex digits of a random (version 4) UUID, as ``uuid.uuid4().hex``
-    gives them, without making a UUID object."""
-    raw = bytearray(os.urandom(16))
-    raw[6] = raw[6] & 0x0F | 0x40  # version 4
-    raw[8] = raw[8] & 0x3F | 0x80  # the RFC 4122 variant
-    return raw.hex()
 
 
 @dataclass(frozen=True, slots=True)
