@@ -1,4 +1,4 @@
-"""A large ``add_many`` into SQLite writes with a larger page cache, on a connection closed after it."""
+"""A large ``add_many`` into SQLite writes with a larger page cache; the next other write gets a new connection."""
 
 from __future__ import annotations
 
@@ -25,49 +25,75 @@ def statements(db: sqlite3.Connection) -> list[str]:
     return seen
 
 
-def test_a_bulk_add_writes_with_a_large_cache_on_a_connection_it_then_closes(
+def closed(db: sqlite3.Connection) -> bool:
+    try:
+        db.execute("SELECT 1")
+    except sqlite3.ProgrammingError:
+        return True
+    return False
+
+
+def test_a_bulk_add_writes_with_a_large_cache_and_gives_it_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Past ``BULK_ROWS`` trajectories the write runs with ``BULK_CACHE_KIB``; the thread then gets a
-    new connection with the usual cache (the old one's grown page cache would slow every commit)."""
+    """Past ``BULK_ROWS`` trajectories the write runs with ``BULK_CACHE_KIB``; the usual cache is set again after."""
     monkeypatch.setattr(sqlite_store, "BULK_ROWS", 3)
     store = SQLiteStore(str(tmp_path / "cache.db"))
-    before = store._conn().db
-    usual = cache_size(before)
-    seen = statements(before)
+    db = store._conn().db
+    usual = cache_size(db)
+    seen = statements(db)
     few, many = [trajectory(n=1) for _ in range(2)], [trajectory(n=2) for _ in range(3)]
     assert store.add_many((t, None) for t in few) == 2
-    assert store._conn().db is before, "a small add keeps the connection"
     assert not any("cache_size" in s for s in seen)
     assert store.add_many((t, None) for t in many) == 3
     assert f"PRAGMA cache_size = -{sqlite_store.BULK_CACHE_KIB}" in seen
-    after = store._conn().db
-    assert after is not before
-    with pytest.raises(sqlite3.ProgrammingError):
-        before.execute("SELECT 1")
-    assert cache_size(after) == usual
+    assert cache_size(store._conn().db) == usual
     assert len(store) == 5
     rows = store.candidates_at(steps.root("task-a"), steps.step_rows(many[0])[0].signature, None)
     assert {c.trajectory_id for c in rows} == {t.id for t in many}
     store.close()
 
 
-def test_a_bulk_add_that_fails_closes_its_connection_too(
+def test_the_write_after_bulk_adds_opens_a_new_connection(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A bulk write that fails reports a store error, and the thread's next operation opens a new connection."""
+    """Bulk adds in a row share the connection (an import in chunks); the next other write opens a new one,
+    whose commits do not walk the page cache a bulk write grew."""
+    monkeypatch.setattr(sqlite_store, "BULK_ROWS", 3)
+    store = SQLiteStore(str(tmp_path / "cache.db"))
+    store.add(trajectory(n=1))
+    first = store._conn().db
+    store.add(trajectory(n=1))
+    assert store._conn().db is first, "writes that are not bulk keep their connection"
+    for _ in range(2):
+        store.add_many((trajectory(n=2), None) for _ in range(3))
+        assert store._conn().db is first
+    assert len(store) == 8, "reads go on with it too"
+    store.add(trajectory(n=1))
+    second = store._conn().db
+    assert second is not first and closed(first)
+    store.add(trajectory(n=1))
+    assert store._conn().db is second
+    assert len(store) == 10
+    store.close()
+
+
+def test_a_bulk_add_that_fails_leaves_the_next_write_a_new_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk write that fails reports a store error and stores nothing; the next write opens a new connection."""
     monkeypatch.setattr(sqlite_store, "BULK_ROWS", 3)
     store = SQLiteStore(str(tmp_path / "cache.db"))
     before = store._conn().db
-
-    def broken(*_: object) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
-
-    monkeypatch.setattr(store, "_own_change", broken)
-    with pytest.raises(StoreError, match="disk I/O error"):
+    seen = statements(before)
+    original = sqlite_store._INSERT_STEPS
+    monkeypatch.setattr(sqlite_store, "_INSERT_STEPS", original.replace("steps", "no_such_table"))
+    with pytest.raises(StoreError, match="no_such_table"):
         store.add_many((trajectory(n=2), None) for _ in range(3))
-    monkeypatch.undo()
-    assert store._conn().db is not before
-    assert cache_size(store._conn().db) == cache_size(sqlite3.connect(":memory:"))
-    assert store.add(trajectory(n=1)) is None
+    assert "ROLLBACK" in seen
+    monkeypatch.setattr(sqlite_store, "_INSERT_STEPS", original)
+    assert len(store) == 0
+    store.add(trajectory(n=1))
+    assert store._conn().db is not before and closed(before)
+    assert len(store) == 1
     store.close()

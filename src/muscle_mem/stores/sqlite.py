@@ -78,8 +78,7 @@ BULK_ROWS = 1_000
 BULK_CACHE_KIB = 262_144
 """The page cache (KiB) of a large ``add_many`` while it writes, given back after: the step index's
 rows land on pages all over its two B-trees, and the default cache (2 MiB) spills them to the log and
-reads them back again and again (a third of the time of adding 100,000 trajectories). The connection
-is closed after (see :meth:`SQLiteStore._reconnect`)."""
+reads them back again and again (a third of the time of adding 100,000 trajectories)."""
 _T = TypeVar("_T")
 
 
@@ -257,6 +256,11 @@ class _Conn:
         """The ``data_version`` at which the store's change marks were last brought up to date."""
         self.busy_ms = busy_ms
         """How long a write waits for the lock, in milliseconds (``PRAGMA busy_timeout``)."""
+        self.grown = False
+        """Whether a bulk write ran on it. SQLite's page cache keeps the hash table it grew for
+        :data:`BULK_CACHE_KIB` after the cache is given back, and every later commit walks it: a miss's
+        commit took three times as long at 100,000 stored, though it wrote the same pages. Bulk
+        writes go on with it (a large import in chunks); any other write opens a new connection."""
 
 
 class SQLiteStore:
@@ -371,12 +375,7 @@ class SQLiteStore:
             pause = min(pause * 2, 0.05)
 
     def _reconnect(self) -> None:
-        """Close this thread's connection, so that its next operation opens a new one.
-
-        After a bulk write: SQLite's page cache keeps the hash table it grew for
-        :data:`BULK_CACHE_KIB`, and every later commit on that connection walks it (a miss's commit
-        three times slower at 100,000 stored, though it writes the same pages).
-        """
+        """Close this thread's connection, so that its next operation opens a new one."""
         conn: _Conn | None = getattr(self._local, "conn", None)
         if conn is None:
             return
@@ -434,12 +433,18 @@ class SQLiteStore:
         return row
 
     @contextmanager
-    def _write(self, changed: set[str] | None = None) -> Iterator[sqlite3.Connection]:
+    def _write(self, changed: set[str] | None = None, bulk: bool = False) -> Iterator[sqlite3.Connection]:
         """A write transaction holding the database lock from its start (waiting for it within the budget).
 
         The tasks the transaction put in ``changed`` have their shared marks bumped after it committed.
+        After a ``bulk`` write (see :func:`_page_cache`), the next write that is not bulk opens a new
+        connection first (see :attr:`_Conn.grown`).
         """
         conn = self._conn()
+        if conn.grown and not bulk:
+            self._reconnect()
+            conn = self._conn()
+        conn.grown = conn.grown or bulk
         busy_ms = _tenths_ms(budget.allowance(self.timeout))
         if busy_ms != conn.busy_ms:
             conn.db.execute(f"PRAGMA busy_timeout = {busy_ms}")
@@ -536,20 +541,11 @@ class SQLiteStore:
         Ids already stored are skipped. Each gets its own revision, as if added one by one.
         """
         prepared = _records.prepare(items, self.signer)
-        bulk = len(prepared) >= BULK_ROWS
 
         def run() -> int:
-            try:
-                return write()
-            finally:
-                if bulk:
-                    self._reconnect()
-
-        def write() -> int:
             changed: set[str] = set()
-            with self._write(changed) as db:
-                if bulk:
-                    db.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+            bulk = len(prepared) >= BULK_ROWS
+            with self._write(changed, bulk) as db, _page_cache(db, bulk):
                 (version,) = db.execute("PRAGMA data_version").fetchone()  # no other writer till COMMIT
                 stored: set[str] = set()
                 for start in range(0, len(prepared), _CHUNK):
@@ -1026,6 +1022,20 @@ class SQLiteStore:
 
     def __len__(self) -> int:
         return int(self._guard(lambda: self._conn().db.execute("SELECT count FROM state").fetchone()[0]))
+
+
+@contextmanager
+def _page_cache(db: sqlite3.Connection, bulk: bool) -> Iterator[None]:
+    """While a bulk write runs, a page cache of :data:`BULK_CACHE_KIB` (the usual one given back after)."""
+    if not bulk:
+        yield
+        return
+    (usual,) = db.execute("PRAGMA cache_size").fetchone()
+    db.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA cache_size = {int(usual)}")
 
 
 def _nothing() -> None:
