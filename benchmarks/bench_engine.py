@@ -40,9 +40,12 @@ base that falls behind stops at ``--miss-run-limit`` seconds. ``--quick`` measur
 branch point, say) in a subprocess, alternating with this code's batches, and prints both side by side.
 ``--telemetry`` adds this code with ``Engine(telemetry=True)`` reporting to the OpenTelemetry SDK (a
 batch span processor whose exporter drops the spans, and a metric reader), a third column.
+``--observations-ignored`` adds this code with ``Engine(observations="ignored")``: what comparing each
+replayed output with what the agent's runs saw costs a hit, apart from everything else that changed
+since the baseline.
 
 Run: python benchmarks/bench_engine.py [--sizes 1000 100000] [--rounds 5] [--baseline ../base/src]
-[--telemetry] [--signed-sqlite]; python benchmarks/bench_engine.py --miss-cost [--miss-sizes 1000
+[--telemetry] [--observations-ignored] [--signed-sqlite]; python benchmarks/bench_engine.py --miss-cost [--miss-sizes 1000
 100000] [--miss-stores memory sqlite] [--misses 100] [--miss-run 100000] [--quick] [--baseline ../base/src]
 """
 
@@ -410,13 +413,21 @@ def trace_to_the_sdk() -> None:
     ENGINE_OPTIONS["telemetry"] = True
 
 
-def worker(sizes: list[int], telemetry: bool, signed: bool, miss_stores: list[str] | None = None) -> None:
+def worker(
+    sizes: list[int],
+    telemetry: bool,
+    signed: bool,
+    miss_stores: list[str] | None = None,
+    observations_ignored: bool = False,
+) -> None:
     """Answer measurement requests read from stdin, one JSON line each (the side-by-side protocol).
 
     ``miss_stores``: fill engines for the cost of a miss in these stores (not the hits' engines).
     """
     if telemetry:
         trace_to_the_sdk()
+    if observations_ignored:
+        ENGINE_OPTIONS["observations"] = "ignored"
     misses = MissBench(sizes, miss_stores) if miss_stores is not None else None
     bench = Bench(sizes if misses is None else [], signed)
     print(json.dumps({"ready": True}), flush=True)
@@ -453,6 +464,7 @@ class Worker:
         telemetry: bool = False,
         signed: bool = False,
         miss_stores: list[str] | None = None,
+        observations_ignored: bool = False,
     ) -> None:
         env = {**os.environ, "PYTHONPATH": src}
         self.proc = subprocess.Popen(
@@ -463,6 +475,7 @@ class Worker:
                 "--sizes",
                 *map(str, sizes),
                 *(["--telemetry"] if telemetry else []),
+                *(["--observations-ignored"] if observations_ignored else []),
                 *(["--signed-sqlite"] if signed else []),
                 *(["--miss-cost", "--miss-stores", *miss_stores] if miss_stores is not None else []),
             ],
@@ -551,6 +564,16 @@ def report(figures: dict[str, Figures], profile: str) -> None:
             ours, on = new.hits[size]["wall"], traced.hits[size]["wall"]
             ratio = statistics.median(on) / statistics.median(ours)
             print(f"  {int(size):>9,} stored: {_bm(on)} ({ratio:.2f}x this code without it)")
+    ignored = figures.get("observations ignored")
+    if ignored is not None:
+        print(
+            "hit overhead of this code with observations ignored (outputs not compared with the agent's "
+            "runs), µs, wall:"
+        )
+        for size in new.hits:
+            ours, blind = new.hits[size]["wall"], ignored.hits[size]["wall"]
+            ratio = statistics.median(ours) / statistics.median(blind)
+            print(f"  {int(size):>9,} stored: {_bm(blind)} (this code, comparing them, is {ratio:.2f}x it)")
     largest = max(new.hits, key=int)
     met = "met" if statistics.median(new.hits[largest]["wall"]) <= 25 else "NOT met"
     print(f"target <= 25 µs at the largest size (median batch): {met}")
@@ -694,6 +717,11 @@ def main() -> None:
     parser.add_argument("--baseline", help="the src directory of the code to compare with (a git worktree's)")
     parser.add_argument("--telemetry", action="store_true", help="also measure this code with telemetry on")
     parser.add_argument(
+        "--observations-ignored",
+        action="store_true",
+        help='also measure this code with Engine(observations="ignored")',
+    )
+    parser.add_argument(
         "--signed-sqlite", action="store_true", help="the hits on a signed SQLite store, not in memory"
     )
     parser.add_argument(
@@ -712,7 +740,13 @@ def main() -> None:
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.sizes, args.telemetry, args.signed_sqlite, args.miss_stores if args.miss_cost else None)
+        worker(
+            args.sizes,
+            args.telemetry,
+            args.signed_sqlite,
+            args.miss_stores if args.miss_cost else None,
+            args.observations_ignored,
+        )
         return
     print(f"machine reference: sum(range(1000)) takes {reference_loop():.1f} µs here")
     import muscle_mem
@@ -726,6 +760,10 @@ def main() -> None:
     workers = {name: Worker(src, args.sizes, signed=args.signed_sqlite) for name, src in sources.items()}
     if args.telemetry:
         workers["telemetry on"] = Worker(here, args.sizes, telemetry=True, signed=args.signed_sqlite)
+    if args.observations_ignored:
+        workers["observations ignored"] = Worker(
+            here, args.sizes, observations_ignored=True, signed=args.signed_sqlite
+        )
     try:
         for w in workers.values():
             w.ask("ready")
