@@ -18,7 +18,15 @@ from muscle_mem.model._forms import Form
 from muscle_mem.model._leaf_kinds import KINDS
 from muscle_mem.model._observations import Observation
 from muscle_mem.model.provenance import Agree, Const, Guarded, Output, Param, Pick, Struct, Template, Text
-from muscle_mem.model.trajectory import FORMAT_VERSION, RecordError, Step, Trajectory, from_record, to_record
+from muscle_mem.model.trajectory import (
+    FORMAT_VERSION,
+    RecordError,
+    Step,
+    Trajectory,
+    from_record,
+    observation_record,
+    to_record,
+)
 from muscle_mem.stores import steps
 
 FORMAT_1 = json.loads(
@@ -284,3 +292,19 @@ def test_observations_equal_in_value_are_written_by_their_own_values() -> None:
     for observed in [*equal, *equal, shared]:
         trajectory = Trajectory(task_key="k", steps=(Step("a", "1", observed=observed),))
         assert record_text(trajectory)[0] == json.dumps(to_record(trajectory), separators=(",", ":"))
+
+
+def test_one_leaf_observations_are_written_alike_past_the_bound_of_kept_texts() -> None:
+    """The texts of one-leaf observations are kept, bounded: each is written as its record is, before and after."""
+    from muscle_mem.model import trajectory as trajectory_module
+
+    made = [
+        Observation(f"k{n}", frozenset(), (("", "n", n, ""),))
+        for n in range(trajectory_module._SCALAR_OBSERVATION_TEXTS_KEPT + 2)
+    ]
+    for observation in [*made, made[0], made[-1]]:
+        written = trajectory_module._observation_text(observation)
+        assert written == json.dumps(observation_record(observation), separators=(",", ":"))
+    assert (
+        len(trajectory_module._SCALAR_OBSERVATION_TEXTS) <= trajectory_module._SCALAR_OBSERVATION_TEXTS_KEPT
+    )

@@ -450,7 +450,30 @@ def _output_text(step: int, path: tuple[PathElement, ...]) -> str | None:
 
 
 def _observation_text(observation: Observation) -> str:
-    """The JSON of :func:`observation_record` as :data:`_plain_json` writes it, its scalars written directly."""
+    """The JSON of :func:`observation_record` as :data:`_plain_json` writes it, its scalars written directly.
+
+    An observation of one leaf is written once: the observer hands out one object for each scalar
+    output it saw (the same int, at the same place, on every miss of a task), so its text is kept.
+    """
+    if len(observation.leaves) != 1:
+        return _written_observation(observation)
+    kept = _SCALAR_OBSERVATION_TEXTS.get(id(observation))
+    if kept is not None and kept[0] is observation:
+        return kept[1]
+    text = _written_observation(observation)
+    if len(_SCALAR_OBSERVATION_TEXTS) >= _SCALAR_OBSERVATION_TEXTS_KEPT:
+        _SCALAR_OBSERVATION_TEXTS.clear()
+    _SCALAR_OBSERVATION_TEXTS[id(observation)] = (observation, text)
+    return text
+
+
+_SCALAR_OBSERVATION_TEXTS: dict[int, tuple[Observation, str]] = {}
+"""The text of each one-leaf observation written lately, by the object's id (the object kept, so the id is its own)."""
+_SCALAR_OBSERVATION_TEXTS_KEPT = 4096
+
+
+def _written_observation(observation: Observation) -> str:
+    """:func:`_observation_text`, written anew."""
     try:
         identities = observation.identities
         ids = ",".join([_quoted(i) for i in sorted(identities)]) if identities else ""
