@@ -76,6 +76,8 @@ class NotStoredReason(str, Enum):
     """The store refused the write."""
     STORE_UNAVAILABLE = "store_unavailable"
     """The store was unreachable (an outage): the run was served without recording it."""
+    TOOL_RAISED = "tool_raised"
+    """A tool raised and the agent went on without calling it again: it decided on an exception a replay cannot see."""
     AGENT_RAISED = "agent_raised"
     """The agent raised: the call returned no Result, and nothing was stored."""
     RUN_PROBLEM = "run_problem"

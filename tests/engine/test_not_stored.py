@@ -296,6 +296,7 @@ def test_every_kind_is_produced_by_some_run() -> None:
         NotStoredReason.STORE_ERROR,
         NotStoredReason.STORE_UNAVAILABLE,
         NotStoredReason.AGENT_RAISED,
+        NotStoredReason.TOOL_RAISED,  # test_tool_errors
         NotStoredReason.CALLED_AFTER_RUN,
         NotStoredReason.REFUSED,
         NotStoredReason.FROZEN,

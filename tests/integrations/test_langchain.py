@@ -418,20 +418,28 @@ def test_a_system_message_never_reaches_the_store_in_clear(desk: Desk, tmp_path:
 
 
 def test_a_tool_error_the_model_sees_is_not_recorded_as_a_step(desk: Desk) -> None:
-    """A tool that raises gives the model an error message (LangGraph's way) and is no step of the run."""
+    """A tool that raises gives the model an error message (LangGraph's way) and is no step of the run.
+
+    The model went on from the error (another lookup): what it decided rests on an error a replay
+    cannot see, so the run is not stored, and says why. A run without the error is stored and replays.
+    """
     model = scripted(
         turn(call("lookup_user", "c0", email="ada")),
         *ticket_script("ada@x.io", "usr_ada", "T1"),
+        *ticket_script("ada@x.io", "usr_ada", "T2"),
     )
     agent = CachedAgent(Engine(), create_agent(model, desk.tools()))
     state = agent.invoke(request("ada@x.io"), params={"email": "ada@x.io"})
     error = state["messages"][2]
     assert isinstance(error, ToolMessage) and error.status == "error" and "no user ada" in str(error.content)
     result = agent.last_result
-    assert result is not None and result.stored
+    assert result is not None and not result.stored
+    assert result.not_stored_reason is NotStoredReason.TOOL_RAISED
     assert [c.tool for c in result.calls] == ["lookup_user", "open_ticket", "assign"]
     assert dict(result.calls[0].kwargs) == {"email": "ada@x.io"}  # the failed call is no step
 
+    agent.invoke(request("ada@x.io"), params={"email": "ada@x.io"})
+    assert agent.last_result is not None and agent.last_result.stored
     agent.invoke(request("bob@x.io"), params={"email": "bob@x.io"})
     assert agent.last_result is not None and agent.last_result.hit and agent.last_result.steps_replayed == 3
 

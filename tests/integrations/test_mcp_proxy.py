@@ -20,7 +20,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 from mcp_upstream_server import build, served_calls
 
-from muscle_mem import Check, Engine
+from muscle_mem import Check, Engine, NotStoredReason
 from muscle_mem.integrations.mcp_proxy import BEGIN, END, CachingProxy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,15 +119,22 @@ async def test_calls_outside_a_task_are_forwarded_unrecorded(tmp_path: Path) -> 
     assert text(begun).startswith("no recording") and served_calls(log) == [("create_user", {"name": "Ada"})]
 
 
-async def test_an_error_result_in_a_task_reaches_the_client_and_is_not_recorded(tmp_path: Path) -> None:
+async def test_an_error_result_in_a_task_reaches_the_client_and_the_task_is_not_stored(
+    tmp_path: Path,
+) -> None:
     engine = Engine()
     async with proxied(engine, tmp_path / "log") as (client, proxy):
         await call(client, BEGIN, task="onboard Ada", params={"name": "Ada"})
         failed = await call(client, "send_welcome", user_id="usr_guess")
         assert failed.is_error and "no user usr_guess" in text(failed)
-        await onboard(client, "Ada")
-        assert proxy.last_result is not None
-        assert [c.tool for c in proxy.last_result.calls] == ["create_user", "send_welcome"]
+        created = await call(client, "create_user", name="Ada")
+        await call(client, "send_welcome", user_id=str(json.loads(text(created))["id"]))
+        ended = await call(client, END, answer="welcome sent")
+        assert text(ended).startswith("not stored") and "'send_welcome' raised" in text(ended), text(ended)
+        result = proxy.last_result
+        assert result is not None
+        assert [c.tool for c in result.calls] == ["create_user", "send_welcome"]
+        assert not result.stored and result.not_stored_reason is NotStoredReason.TOOL_RAISED
 
 
 async def test_bad_begin_and_end_calls_get_clear_answers(tmp_path: Path) -> None:

@@ -98,6 +98,7 @@ class Run:
         "params",
         "parent",
         "problems",
+        "raised",
         "recording",
         "relevance",
         "sealed",
@@ -132,6 +133,8 @@ class Run:
         """How relevant the task is to the recent task stream (for eviction policies), in [0, 1]."""
         self.problems: list[str] = []
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
+        self.raised: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]] = []
+        """The agent's calls that raised: their order among its calls, the tool and its recorded arguments."""
         self.secrets = task.secrets
         """The plain values of the secret params, to keep out of every message."""
         self.secret_outputs: dict[str, Any] = {}
@@ -206,7 +209,31 @@ class Run:
         """The agent returned: later calls are not part of the run; the number of calls still running."""
         with self._lock:
             self.sealed = True
+            if self.raised:
+                self._judge_raised()
             return len(self.in_flight)
+
+    def _judge_raised(self) -> None:
+        """Refuse the run if the agent went on from a tool call that raised other than by making it again.
+
+        The exception was what the agent saw, and a replay cannot see it: a trajectory without the call
+        would replay what the agent did after the failure when the call now succeeds (a payment
+        declined, then "declined" mailed to a customer who can pay). A call made again at once with
+        the same arguments (a retry) is stored as the call that returned: a replay makes it, and
+        stops if it raises.
+        """
+        for order, tool, args, kwargs in self.raised:
+            after = next((c for c in self.calls if c.order > order), None)
+            if after is None or after.tool != tool or not _same_arguments(after, args, kwargs):
+                what_next = "returned" if after is None else f"called {after.tool!r}"
+                self.problems.append(
+                    Problem(
+                        NotStoredReason.TOOL_RAISED,
+                        f"tool {tool!r} raised and the agent then {what_next} instead of calling it again: "
+                        "what it did rests on the exception, which a replay cannot see",
+                    )
+                )
+                return
 
     def unattributable(self, why: str) -> None:
         """A call made outside the run's context that may be the agent's: the run cannot be stored."""
@@ -394,7 +421,11 @@ class Run:
             call_args, call_kwargs = self._arguments(tool, args, kwargs)
             pre = self._capture(tool, "pre", args, kwargs)
             start = time.perf_counter()
-            out = tool.fn(*args, **kwargs)
+            try:
+                out = tool.fn(*args, **kwargs)
+            except BaseException:
+                self._note_raised(flight, tool, call_args, call_kwargs)
+                raise
             seconds = time.perf_counter() - start
             post = self._capture(tool, "post", args, kwargs)
             call = self._recorded(tool, flight, call_args, call_kwargs, out, seconds, pre, post)
@@ -416,7 +447,11 @@ class Run:
             call_args, call_kwargs = self._arguments(tool, args, kwargs)
             pre = await self._capture_async(tool, "pre", args, kwargs)
             start = time.perf_counter()
-            out = await tool.fn(*args, **kwargs)
+            try:
+                out = await tool.fn(*args, **kwargs)
+            except BaseException:
+                self._note_raised(flight, tool, call_args, call_kwargs)
+                raise
             seconds = time.perf_counter() - start
             post = await self._capture_async(tool, "post", args, kwargs)
             call = self._recorded(tool, flight, call_args, call_kwargs, out, seconds, pre, post)
@@ -427,5 +462,18 @@ class Run:
                 CURRENT_RUN.reset(run_token)
             self._land(flight, call)
 
+    def _note_raised(self, flight: Flight, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """The agent's call raised (judged when the agent returns: see :meth:`_judge_raised`)."""
+        with self._lock:
+            self.raised.append((flight.order, tool.name, args, kwargs))
+
     def __repr__(self) -> str:
         return f"Run(task={self.task!r}, tags={self.tags!r}, steps={len(self.calls)})"
+
+
+def _same_arguments(call: Call, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a recorded call was made with these recorded arguments (a value that cannot tell: not)."""
+    try:
+        return bool(call.args == args and call.kwargs == kwargs)
+    except Exception:
+        return False
