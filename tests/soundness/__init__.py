@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
-from . import branches, choices, computed, context, harmless, identities, loops, more, params, relations
+from . import (
+    branches,
+    choices,
+    computed,
+    context,
+    harmless,
+    identities,
+    loops,
+    more,
+    params,
+    relations,
+    tool_errors,
+)
 from .harness import Scenario
 
 SCENARIOS: list[Scenario] = [
     *branches.SCENARIOS,
+    *tool_errors.SCENARIOS,
     *loops.SCENARIOS,
     *computed.SCENARIOS,
     *choices.SCENARIOS,

@@ -260,7 +260,10 @@ def _drive(policy: Policy, text: str, context: str, history: list[Step], tools: 
         move = policy(text, context, history)
         if isinstance(move, Answer):
             return move.value
-        output = tools[move.tool](**dict(move.kwargs))
+        try:
+            output = tools[move.tool](**dict(move.kwargs))
+        except Exception as exc:  # handed to the agent as a text, as LangGraph's tool node does
+            output = f"Error: {exc!r}"
         history.append((move.tool, dict(move.kwargs), output))
     raise AssertionError("the policy did not answer in 50 moves")
 
@@ -309,7 +312,12 @@ class _LangChain(_Front):
 
         def lc_tools() -> list[Any]:
             return [
-                StructuredTool.from_function(_callable(t, box), name=t.name, description=t.doc or t.name)
+                StructuredTool.from_function(
+                    _errors_as_tool_errors(_callable(t, box)),
+                    name=t.name,
+                    description=t.doc or t.name,
+                    handle_tool_error=True,
+                )
                 for t in sc.tools
             ]
 
@@ -355,6 +363,21 @@ def lc_history(messages: Sequence[Any]) -> tuple[str, str, list[Step]]:
             name, args = asked[m.tool_call_id]
             history.append((name, args, _parse(m.content)))
     return text, context, history
+
+
+def _errors_as_tool_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, its exceptions raised as LangChain's ``ToolException``: the tool then hands the model
+    ``Error: ...`` as its message, as the plain agent's loop does (:func:`_drive`)."""
+    from langchain_core.tools import ToolException
+
+    @functools.wraps(fn)
+    def raising(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            raise ToolException(f"Error: {exc!r}") from exc
+
+    return raising
 
 
 def policy_chat_model(policy: Policy) -> Any:
