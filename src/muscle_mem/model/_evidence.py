@@ -181,6 +181,9 @@ def shown_leaf(kind: str, value: Any) -> str:
         return repr(moment.date().isoformat() if kind == "d" else moment.isoformat().replace("+00:00", "Z"))
     if kind == "q":
         return f"{value:g}" if type(value) is float else repr(value)
+    if kind == "x":
+        unseen = type(value) is str and value.startswith("unseen:")
+        return "an object whose state cannot be read" if unseen else "another value"
     return "another text"
 
 

@@ -55,6 +55,9 @@ MAX_LEAVES = 512
 MAX_DEPTH = 8
 """How deep an output is walked; below that a value is one folded leaf."""
 
+MAX_STATE = 256
+"""Attributes read for the digest of one object the codec cannot encode; past them it is unseen."""
+
 MIN_ECHO = 1
 """The shortest free value masked where a later leaf repeats it (shorter ones repeat by chance)."""
 
@@ -239,17 +242,25 @@ class Observer:
             self._leaf(value, path, flat, place)
             return
         if depth >= MAX_DEPTH:
-            flat.leaves.append((path, "x", None, "x" + _fingerprint(value), ""))
+            folded = _fingerprint(value)
+            flat.leaves.append((path, "x", folded, "x" + folded, ""))
             return
         if isinstance(value, Mapping):
             pairs = list(children(value))
             items = [pairs[i] for i in key_order(tuple(element[1] for element, _ in pairs))]
-            if not items:
+            if not items and not value:
                 flat.leaves.append((path, "e", None, "e", ""))
+            if len(pairs) != len(value):  # keys a path cannot name (an enum, a tuple, a bool): digested
+                rest = _fingerprint([(key, item) for key, item in value.items() if not _named_key(key)])
+                flat.leaves.append((path + "{…}", "x", rest, "x" + rest, ""))
         else:
             items = list(children(value))
             if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
                 flat.leaves.append((path, "l", len(value), f"l{len(value)}", ""))
+            else:  # a dataclass or a model: what its public fields leave out (private ones) is digested
+                private = _unnamed_state(value, {element[1] for element, _ in items})
+                if private is not None:
+                    flat.leaves.append((path + ".…", "x", private, "x" + private, ""))
         for element, child in items:
             self._walk(child, path + element_text(element), depth + 1, flat, place)
 
@@ -300,7 +311,8 @@ class Observer:
         elif isinstance(value, bytes | bytearray):
             flat.leaves.append((path, "p", digest(bytes(value).hex()), "p" + bytes(value).hex(), label))
         else:
-            flat.leaves.append((path, "x", None, "x" + _fingerprint(value), ""))
+            folded = _fingerprint(value)
+            flat.leaves.append((path, "x", folded, "x" + folded, ""))
 
     def _text(self, text: str, path: str, flat: Flat, label: str) -> None:
         pattern = self._words() if self._free else None
@@ -446,10 +458,69 @@ def _has_children(value: Any) -> bool:
 
 
 def _fingerprint(value: Any) -> str:
+    """A digest of everything ``value`` holds, as far as it can be read (see :func:`_state_fingerprint`)."""
     try:
         return codec.fingerprint(value)
     except codec.CodecError:
-        return f"opaque:{type(value).__qualname__}"
+        return _state_fingerprint(value, [0])
+
+
+def _state_fingerprint(value: Any, spent: list[int], depth: int = 0) -> str:
+    """The digest of a value the codec cannot encode: its type and its attributes, private ones included.
+
+    An object whose state cannot be read (no ``__dict__``, no ``__slots__``: a handle of a C library),
+    or that is too large or deep to read, is *unseen*: it gets a digest of its own, equal to no other,
+    so a replay stops after the step that returned it, as after a changed value. Two such objects
+    cannot be told apart, so neither may be taken for the other.
+    """
+    state = _attributes(value)
+    spent[0] += len(state) if state is not None else 0
+    if state is None or depth >= MAX_DEPTH or spent[0] > MAX_STATE:
+        return "unseen:" + uuid.uuid4().hex
+    parts = [f"{type(value).__module__}.{type(value).__qualname__}"]
+    for name, attribute in state:
+        try:
+            written = codec.fingerprint(attribute)
+        except codec.CodecError:
+            written = _state_fingerprint(attribute, spent, depth + 1)
+        parts.append(f"{name}={written}")
+    return digest("\x1f".join(parts))
+
+
+def _attributes(value: Any) -> list[tuple[str, Any]] | None:
+    """An object's attributes by name (``__dict__`` and ``__slots__``), or None if it has neither."""
+    found: dict[str, Any] = {}
+    has_state = False
+    try:
+        found.update(vars(value))
+        has_state = True
+    except TypeError:
+        pass
+    for cls in type(value).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            has_state = True
+            if name not in ("__dict__", "__weakref__") and hasattr(value, name):
+                found[name] = getattr(value, name)
+    return sorted(found.items()) if has_state else None
+
+
+def _unnamed_state(value: Any, named: set[Any]) -> str | None:
+    """The digest of the attributes of a dataclass or a model that its public fields leave out, if any."""
+    state = _attributes(value)
+    if not state:
+        return None
+    rest = [
+        (name, attribute)
+        for name, attribute in state
+        if name not in named and name != "__pydantic_fields_set__"
+    ]
+    return _fingerprint(rest) if rest else None
+
+
+def _named_key(key: Any) -> bool:
+    """Whether a path can name this key of a mapping (what :func:`children` walks)."""
+    return isinstance(key, str | int) and not isinstance(key, bool)
 
 
 def _hashable(value: Any) -> Any:
