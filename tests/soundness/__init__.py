@@ -11,6 +11,7 @@ from . import (
     identities,
     loops,
     more,
+    objects,
     params,
     relations,
     tool_errors,
@@ -20,6 +21,7 @@ from .harness import Scenario
 SCENARIOS: list[Scenario] = [
     *branches.SCENARIOS,
     *tool_errors.SCENARIOS,
+    *objects.SCENARIOS,
     *loops.SCENARIOS,
     *computed.SCENARIOS,
     *choices.SCENARIOS,
