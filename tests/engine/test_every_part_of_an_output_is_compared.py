@@ -1,8 +1,9 @@
 """A replay compares everything a tool's output holds, however it holds it; what it cannot read stops it.
 
 Plain objects (their ``__dict__`` and ``__slots__``, private attributes included), the private fields
-of a dataclass, mapping keys no path can name (enums, tuples), values nested deeper than the walk:
-each is compared by a digest of what it holds. An object whose state cannot be read at all (a handle
+of a dataclass, mapping keys no path can name (enums, tuples), values nested deeper than the walk,
+subclasses of ``str`` and ``int``, exceptions returned as values: each is compared by a digest of what
+it holds. An object whose state cannot be read at all (a handle
 of a C library) is equal to nothing, so the replay hands over after the step that returned it.
 """
 
@@ -51,6 +52,19 @@ class PrivateOrder:
         return self._status
 
 
+class Label(str):
+    __slots__ = ()
+
+
+class Code(int):
+    pass
+
+
+class Shipment:
+    def __init__(self, orders: list[Order]) -> None:
+        self.orders = orders
+
+
 class Status(enum.Enum):
     DELIVERED = "delivered"
     REFUNDED = "refunded"
@@ -75,6 +89,13 @@ SHAPES: dict[str, tuple[Callable[[str], Any], Callable[[Any], str]]] = {
     "private dataclass field": (lambda s: PrivateOrder(1, s), lambda o: o.status),
     "enum keys": (lambda s: {Status(s): 1}, lambda o: next(iter(o)).value),
     "nested past the walk": (lambda s: nested(s, 12), innermost),
+    "subclass of str": (Label, str),
+    "subclass of int": (
+        lambda s: Code(200 if s == "delivered" else 410),
+        lambda o: "delivered" if o == 200 else "gone",
+    ),
+    "exception returned": (LookupError, lambda o: o.args[0]),
+    "plain objects in an object's list": (lambda s: Shipment([Order(s)]), lambda o: o.orders[0].status),
 }
 
 

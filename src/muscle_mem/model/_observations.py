@@ -466,25 +466,67 @@ def _fingerprint(value: Any) -> str:
 
 
 def _state_fingerprint(value: Any, spent: list[int], depth: int = 0) -> str:
-    """The digest of a value the codec cannot encode: its type and its attributes, private ones included.
+    """The digest of a value the codec cannot encode: its type and what it holds, private attributes included.
 
-    An object whose state cannot be read (no ``__dict__``, no ``__slots__``: a handle of a C library),
-    or that is too large or deep to read, is *unseen*: it gets a digest of its own, equal to no other,
-    so a replay stops after the step that returned it, as after a changed value. Two such objects
-    cannot be told apart, so neither may be taken for the other.
+    What it holds: a container's items, an object's ``__dict__`` and ``__slots__``, the value of a
+    subclass of a built-in type (a ``str`` or an ``int`` of its own), an exception's arguments. An
+    object none of which can be read (a handle of a C library), or one too large or deep to read, is
+    *unseen*: it gets a digest of its own, equal to no other, so a replay stops after the step that
+    returned it, as after a changed value. Two such objects cannot be told apart, so neither may be
+    taken for the other.
     """
-    state = _attributes(value)
-    spent[0] += len(state) if state is not None else 0
-    if state is None or depth >= MAX_DEPTH or spent[0] > MAX_STATE:
-        return "unseen:" + uuid.uuid4().hex
+    spent[0] += 1
+    if depth >= MAX_DEPTH or spent[0] > MAX_STATE:
+        return _unseen()
+    try:
+        return codec.fingerprint(value)
+    except codec.CodecError:
+        pass
+    deeper = depth + 1
     parts = [f"{type(value).__module__}.{type(value).__qualname__}"]
-    for name, attribute in state:
-        try:
-            written = codec.fingerprint(attribute)
-        except codec.CodecError:
-            written = _state_fingerprint(attribute, spent, depth + 1)
-        parts.append(f"{name}={written}")
+    if isinstance(value, Mapping):
+        parts += [
+            f"{_state_fingerprint(k, spent, deeper)}:{_state_fingerprint(v, spent, deeper)}"
+            for k, v in value.items()
+        ]
+    elif isinstance(value, list | tuple):
+        parts += [_state_fingerprint(item, spent, deeper) for item in value]
+    elif isinstance(value, set | frozenset):
+        parts += sorted(_state_fingerprint(item, spent, deeper) for item in value)
+    state = _attributes(value)
+    base = _builtin_value(value)
+    if state is None and base is None and len(parts) == 1 and not isinstance(value, BaseException):
+        return _unseen()
+    if base is not None:
+        parts.append(f"={_state_fingerprint(base, spent, deeper)}")
+    if isinstance(value, BaseException):
+        parts.append(f"args={_state_fingerprint(list(value.args), spent, deeper)}")
+    for name, attribute in state or ():
+        parts.append(f"{name}={_state_fingerprint(attribute, spent, deeper)}")
     return digest("\x1f".join(parts))
+
+
+def _unseen() -> str:
+    """A digest equal to no other: for a value whose state cannot be read."""
+    return "unseen:" + uuid.uuid4().hex
+
+
+def _builtin_value(value: Any) -> Any:
+    """The built-in value of an instance of a subclass of a built-in scalar type (None for others)."""
+    kind = type(value)
+    if kind is complex:
+        return repr(value)  # the codec writes no complex number: its text is the value
+    if isinstance(value, str) and kind is not str:
+        return str(value)
+    if isinstance(value, bytes) and kind is not bytes:
+        return bytes(value)
+    if isinstance(value, int) and kind is not int:
+        return int(value)
+    if isinstance(value, float) and kind is not float:
+        return float(value)
+    if isinstance(value, complex):
+        return repr(complex(value))
+    return None
 
 
 def _attributes(value: Any) -> list[tuple[str, Any]] | None:
