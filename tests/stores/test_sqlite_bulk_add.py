@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,15 @@ def statements(db: sqlite3.Connection) -> list[str]:
     return seen
 
 
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SQLiteStore]:
+    """A SQLite store whose adds of 3 trajectories or more are bulk."""
+    monkeypatch.setattr(sqlite_store, "BULK_ROWS", 3)
+    opened = SQLiteStore(str(tmp_path / "cache.db"))
+    yield opened
+    opened.close()
+
+
 def closed(db: sqlite3.Connection) -> bool:
     try:
         db.execute("SELECT 1")
@@ -33,12 +43,8 @@ def closed(db: sqlite3.Connection) -> bool:
     return False
 
 
-def test_a_bulk_add_writes_with_a_large_cache_and_gives_it_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_bulk_add_writes_with_a_large_cache_and_gives_it_back(store: SQLiteStore) -> None:
     """Past ``BULK_ROWS`` trajectories the write runs with ``BULK_CACHE_KIB``; the usual cache is set again after."""
-    monkeypatch.setattr(sqlite_store, "BULK_ROWS", 3)
-    store = SQLiteStore(str(tmp_path / "cache.db"))
     db = store._conn().db
     usual = cache_size(db)
     seen = statements(db)
@@ -51,16 +57,11 @@ def test_a_bulk_add_writes_with_a_large_cache_and_gives_it_back(
     assert len(store) == 5
     rows = store.candidates_at(steps.root("task-a"), steps.step_rows(many[0])[0].signature, None)
     assert {c.trajectory_id for c in rows} == {t.id for t in many}
-    store.close()
 
 
-def test_the_write_after_bulk_adds_opens_a_new_connection(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_write_after_bulk_adds_opens_a_new_connection(store: SQLiteStore) -> None:
     """Bulk adds in a row share the connection (an import in chunks); the next other write opens a new one,
     whose commits do not walk the page cache a bulk write grew."""
-    monkeypatch.setattr(sqlite_store, "BULK_ROWS", 3)
-    store = SQLiteStore(str(tmp_path / "cache.db"))
     store.add(trajectory(n=1))
     first = store._conn().db
     store.add(trajectory(n=1))
@@ -75,15 +76,12 @@ def test_the_write_after_bulk_adds_opens_a_new_connection(
     store.add(trajectory(n=1))
     assert store._conn().db is second
     assert len(store) == 10
-    store.close()
 
 
 def test_a_bulk_add_that_fails_leaves_the_next_write_a_new_connection(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bulk write that fails reports a store error and stores nothing; the next write opens a new connection."""
-    monkeypatch.setattr(sqlite_store, "BULK_ROWS", 3)
-    store = SQLiteStore(str(tmp_path / "cache.db"))
     before = store._conn().db
     seen = statements(before)
     original = sqlite_store._INSERT_STEPS
@@ -96,4 +94,3 @@ def test_a_bulk_add_that_fails_leaves_the_next_write_a_new_connection(
     store.add(trajectory(n=1))
     assert store._conn().db is not before and closed(before)
     assert len(store) == 1
-    store.close()
