@@ -24,6 +24,7 @@ from typing import Any
 
 from muscle_mem.model._leaf_kinds import Leaf, names_a_thing
 from muscle_mem.model._observations import Observation, sign_of
+from muscle_mem.model._run_observations import COMPUTED_ON
 
 MAX_RELATED = 48
 """Numbers, and texts, taken into the relations per check (the first ones in the run's order)."""
@@ -87,7 +88,7 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
     if kinds != {kind}:
         return False
     values = [r[2] for r in recorded]
-    if varies_freely(kind, values, path):
+    if varies_freely(kind, values, path) and not any(r[3] == COMPUTED_ON for r in recorded):
         return True
     if kind in NUMERIC_KINDS and type(value) in (int, float):
         low, high = min(values), max(values)
@@ -97,7 +98,11 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
 
 
 def varies_freely(kind: str, values: Sequence[Any], path: str) -> bool:
-    """Whether runs that went on alike showed a leaf free: an identifier, a name or a time seen taking two values."""
+    """Whether runs that went on alike showed a leaf free: an identifier, a name or a time seen taking two values.
+
+    Not a time a run may have computed a date from (its leaf labelled ``COMPUTED_ON``: the caller
+    checks): that one must lie within the range the runs saw.
+    """
     return len(set(values)) >= 2 and (kind in ("i", "s") or (kind in ("p", "w") and names_a_thing(path)))
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +18,8 @@ from muscle_mem.model.provenance import (
     Guarded,
     Output,
     Param,
+    Template,
+    Text,
     nested,
 )
 
@@ -32,6 +36,9 @@ class Copies:
     """How many times each param is copied."""
     numbers: bool
     """Whether a call's arguments hold a number the agent chose or computed (other than 0 and 1)."""
+    dates: bool = False
+    """Whether a call's arguments or the answer hold a date or a time no origin explains (one the
+    agent may have computed from a time it read: next Monday, in three days)."""
 
 
 def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
@@ -47,6 +54,13 @@ def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
             value = arg.value  # type: ignore[union-attr]
             if in_call and type(value) in (int, float) and value not in (0, 1):
                 copies.numbers = True
+            copies.dates = copies.dates or _looks_like_a_time(value)
+        elif kind is Template:
+            for part in arg.parts:  # type: ignore[union-attr]
+                if isinstance(part, Text):
+                    copies.dates = copies.dates or _looks_like_a_time(part.text)
+                else:
+                    stack.append((part, in_call))
         elif kind is Output or (kind is Guarded and type(arg.value) is Output):  # type: ignore[union-attr]
             output = arg if kind is Output else arg.value  # type: ignore[union-attr]
             if output.form.kind == "secret":  # type: ignore[union-attr]
@@ -121,7 +135,50 @@ def observe_run(
                 Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers))
             )
             observer.free_leaves(step, flat, identities)
+    if copies.dates:
+        observed = [_times_computed_on(o) for o in observed]
+        given = _times_computed_on(given) if given is not None else None
     return given, observed
+
+
+COMPUTED_ON = "computed-on"
+"""The label of a timestamp leaf in a run whose calls or answer hold a date or time no origin explains:
+such a timestamp may be what the agent computed it from, so runs that saw it vary do not make it free
+(it must lie within the range they saw; see :func:`muscle_mem.model._evidence.varies_freely`)."""
+
+_TIME_TEXT = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{1,2}:\d{2}\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
+    r"|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
+    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b",
+    re.IGNORECASE,
+)
+"""A date (ISO, with slashes, with a month's name), a time of day, or a weekday's name, in a text."""
+_EPOCH_SECONDS = (1e9, 1e10)
+"""Numbers in this range read as Unix times (2001 to 2286)."""
+
+
+def _looks_like_a_time(value: Any) -> bool:
+    """Whether a constant may be a date or a time the agent computed: a date or time object, a text
+    holding one, or a number of Unix seconds."""
+    if isinstance(value, datetime.date | datetime.time | datetime.timedelta):
+        return True
+    if type(value) is str:
+        return _TIME_TEXT.search(value) is not None
+    if type(value) in (int, float):
+        return bool(_EPOCH_SECONDS[0] <= abs(value) < _EPOCH_SECONDS[1])
+    return False
+
+
+def _times_computed_on(observation: Observation) -> Observation:
+    """The observation with its timestamp leaves labelled :data:`COMPUTED_ON` (the key is unchanged)."""
+    if not any(leaf[1] == "s" for leaf in observation.leaves):
+        return observation
+    leaves = tuple(
+        (path, kind, value, COMPUTED_ON) if kind == "s" else (path, kind, value, label)
+        for path, kind, value, label in observation.leaves
+    )
+    return Observation(observation.key, observation.identities, leaves)
 
 
 _ONE_LEAF = SCALAR_TYPES
