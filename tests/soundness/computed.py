@@ -311,6 +311,17 @@ def next_monday_policy(text: str, ctx: str, h: list[Step]) -> Call | Answer:
     return Answer(f"Review booked for {monday}.")
 
 
+def next_monday_from_stamp_policy(text: str, ctx: str, h: list[Step]) -> Call | Answer:
+    """Next Monday from a clock that returns a timestamp (two runs in one week book the same day)."""
+    if not done(h, "today"):
+        return Call("today")
+    d = dt.datetime.fromisoformat(str(out(h, "today")).replace("Z", "+00:00")).date()
+    monday = (d + dt.timedelta(days=7 - d.weekday())).isoformat()
+    if not done(h, "schedule"):
+        return Call("schedule", {"what": "review", "date": monday})
+    return Answer(f"Review booked for {monday}.")
+
+
 def clock(day: str) -> dict[str, Any]:
     return {"today": day, "scheduled": [], "calendar_up": True}
 
@@ -497,6 +508,16 @@ SCENARIOS = [
         [clock("2026-12-04")],
         [clock("2026-12-10")],
         "schedule(today + 3 days) from a clock tool: another day.",
+    ),
+    _c(
+        "next_monday_from_a_timestamp_core",
+        "core",
+        CLOCK_TOOLS,
+        next_monday_from_stamp_policy,
+        "book the weekly review",
+        [clock("2026-12-03T09:00:00Z"), clock("2026-12-04T10:30:00Z")],
+        [clock("2026-12-08T09:00:00Z"), clock("2026-12-03T15:00:00Z")],
+        "schedule(next Monday) from a clock's timestamp; two runs in one week made the time look free.",
     ),
     _c(
         "next_monday_langchain",
