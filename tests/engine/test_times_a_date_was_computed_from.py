@@ -14,6 +14,7 @@ import datetime as dt
 import pytest
 
 from muscle_mem import Engine, current_run
+from muscle_mem.cli.family import generality
 from muscle_mem.model._run_observations import _looks_like_a_time
 
 
@@ -92,3 +93,14 @@ def test_these_constants_read_as_times(value: object) -> None:
 @pytest.mark.parametrize("value", ["refund order 1001", "sku-2026", 42, 3.5, "ticket TCK-5001", None])
 def test_these_constants_do_not(value: object) -> None:
     assert not _looks_like_a_time(value)
+
+
+@pytest.mark.parametrize(("book_monday", "free"), [(True, 0), (False, 1)])
+def test_a_family_shows_such_a_timestamp_as_not_free(book_monday: bool, free: int) -> None:
+    """What ``muscle-mem show --family`` and the demo's summary count: the clock is free only where no date came from it."""
+    engine, clock, _ = review_desk(book_monday=book_monday)
+    for stamp in ("2026-12-03T09:00:00Z", "2026-12-04T10:30:00Z"):
+        clock["now"] = stamp
+        engine("book the weekly review")
+    runs = [engine.store.get(s.id) for s in engine.store.summaries()]
+    assert generality([r for r in runs if r is not None]) == (1, free)

@@ -14,7 +14,7 @@ from typing import Any
 
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.untrusted import shown
-from muscle_mem.model._evidence import NUMERIC_KINDS, label_text, shown_leaf, varies_freely, where
+from muscle_mem.model._evidence import NUMERIC_KINDS, free_by_variation, label_text, shown_leaf, where
 from muscle_mem.model._leaf_kinds import Leaf
 from muscle_mem.model.trajectory import Trajectory
 from muscle_mem.stores.base import Browsable, CoreStore
@@ -145,14 +145,14 @@ def _free(leaves: Sequence[Leaf], path: str) -> bool:
     kinds = {leaf[1] for leaf in leaves}
     if kinds == {"#"}:
         return True
-    return len(kinds) == 1 and varies_freely(leaves[0][1], [leaf[2] for leaf in leaves], path)
+    return free_by_variation(leaves, path)
 
 
 def generality(runs: Sequence[Trajectory]) -> tuple[int, int]:
     """How many ways a family's runs went, and how many of the leaves they saw are free.
 
     A leaf (a step's output path) is free when, among the runs that went the same way, it is an
-    identity or the runs showed it varying freely (:func:`evidence.varies_freely`).
+    identity or the runs showed it varying freely (:func:`evidence.free_by_variation`).
     """
     ways = _ways(runs)
     by_way: dict[str, list[Trajectory]] = defaultdict(list)

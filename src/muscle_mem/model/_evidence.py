@@ -88,7 +88,7 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
     if kinds != {kind}:
         return False
     values = [r[2] for r in recorded]
-    if varies_freely(kind, values, path) and not any(r[3] == COMPUTED_ON for r in recorded):
+    if free_by_variation(recorded, path):
         return True
     if kind in NUMERIC_KINDS and type(value) in (int, float):
         low, high = min(values), max(values)
@@ -97,13 +97,19 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
     return value in values
 
 
-def varies_freely(kind: str, values: Sequence[Any], path: str) -> bool:
+def free_by_variation(recorded: Sequence[Leaf], path: str) -> bool:
     """Whether runs that went on alike showed a leaf free: an identifier, a name or a time seen taking two values.
 
-    Not a time a run may have computed a date from (its leaf labelled ``COMPUTED_ON``: the caller
-    checks): that one must lie within the range the runs saw.
+    Not a leaf a run may have computed a value of its calls from (labelled
+    :data:`~muscle_mem.model._run_observations.COMPUTED_ON`): that one must be what the runs saw, or
+    for a time within the range they saw.
     """
-    return len(set(values)) >= 2 and (kind in ("i", "s") or (kind in ("p", "w") and names_a_thing(path)))
+    kinds = {leaf[1] for leaf in recorded}
+    if len(kinds) != 1 or any(leaf[3] == COMPUTED_ON for leaf in recorded):
+        return False
+    kind = kinds.pop()
+    values = {leaf[2] for leaf in recorded}
+    return len(values) >= 2 and (kind in ("i", "s") or (kind in ("p", "w") and names_a_thing(path)))
 
 
 def _relations_broken(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
