@@ -251,7 +251,8 @@ class Observer:
             if not items and not value:
                 flat.leaves.append((path, "e", None, "e", ""))
             if len(pairs) != len(value):  # keys a path cannot name (an enum, a tuple, a bool): digested
-                rest = _fingerprint([(key, item) for key, item in value.items() if not _named_key(key)])
+                named = {element[1] for element, _ in pairs}
+                rest = _fingerprint([(key, item) for key, item in value.items() if key not in named])
                 flat.leaves.append((path + "{…}", "x", rest, "x" + rest, ""))
         else:
             items = list(children(value))
@@ -459,10 +460,7 @@ def _has_children(value: Any) -> bool:
 
 def _fingerprint(value: Any) -> str:
     """A digest of everything ``value`` holds, as far as it can be read (see :func:`_state_fingerprint`)."""
-    try:
-        return codec.fingerprint(value)
-    except codec.CodecError:
-        return _state_fingerprint(value, [0])
+    return _state_fingerprint(value, [0])
 
 
 def _state_fingerprint(value: Any, spent: list[int], depth: int = 0) -> str:
@@ -512,10 +510,8 @@ def _unseen() -> str:
 
 
 def _builtin_value(value: Any) -> Any:
-    """The built-in value of an instance of a subclass of a built-in scalar type (None for others)."""
+    """The built-in value of a subclass of a built-in scalar type, or of a complex number (None for others)."""
     kind = type(value)
-    if kind is complex:
-        return repr(value)  # the codec writes no complex number: its text is the value
     if isinstance(value, str) and kind is not str:
         return str(value)
     if isinstance(value, bytes) and kind is not bytes:
@@ -525,7 +521,7 @@ def _builtin_value(value: Any) -> Any:
     if isinstance(value, float) and kind is not float:
         return float(value)
     if isinstance(value, complex):
-        return repr(complex(value))
+        return repr(complex(value))  # the codec writes no complex number: its text is the value
     return None
 
 
@@ -558,11 +554,6 @@ def _unnamed_state(value: Any, named: set[Any]) -> str | None:
         if name not in named and name != "__pydantic_fields_set__"
     ]
     return _fingerprint(rest) if rest else None
-
-
-def _named_key(key: Any) -> bool:
-    """Whether a path can name this key of a mapping (what :func:`children` walks)."""
-    return isinstance(key, str | int) and not isinstance(key, bool)
 
 
 def _hashable(value: Any) -> Any:
