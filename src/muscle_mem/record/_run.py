@@ -133,8 +133,9 @@ class Run:
         """How relevant the task is to the recent task stream (for eviction policies), in [0, 1]."""
         self.problems: list[str] = []
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
-        self.raised: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]] = []
-        """The agent's calls that raised: their order among its calls, the tool and its recorded arguments."""
+        self.raised: tuple[tuple[int, str, tuple[Any, ...], dict[str, Any]], ...] = ()
+        """The agent's calls that raised: their order among its calls, the tool and its recorded arguments
+        (a tuple, made anew on the rare raise: a hit makes none)."""
         self.secrets = task.secrets
         """The plain values of the secret params, to keep out of every message."""
         self.secret_outputs: dict[str, Any] = {}
@@ -465,7 +466,7 @@ class Run:
     def _note_raised(self, flight: Flight, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """The agent's call raised (judged when the agent returns: see :meth:`_judge_raised`)."""
         with self._lock:
-            self.raised.append((flight.order, tool.name, args, kwargs))
+            self.raised = (*self.raised, (flight.order, tool.name, args, kwargs))
 
     def __repr__(self) -> str:
         return f"Run(task={self.task!r}, tags={self.tags!r}, steps={len(self.calls)})"
