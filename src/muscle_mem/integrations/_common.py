@@ -6,7 +6,7 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from muscle_mem import Check, current_run
@@ -51,6 +51,19 @@ def schema_version(name: str, description: str | None, schema: Any) -> str:
     """A tool version for a tool with no Python callable to fingerprint: its name, description and schema."""
     text = json.dumps([name, description or "", schema], sort_keys=True, default=str)
     return "schema:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def tools_offered(tools: Iterable[tuple[str, str | None, Any]]) -> str:
+    """The fingerprint of the tools offered to a model: each one's name, description and argument schema.
+
+    The tools are sorted by name, so the order they were given in does not matter; a changed
+    description, schema, or a tool added or removed gives another fingerprint.
+    """
+    texts = (
+        json.dumps([name, description or "", schema], sort_keys=True, default=str)
+        for name, description, schema in tools
+    )
+    return codec.fingerprint(sorted(texts))
 
 
 CONTEXT_TAG = "context:"

@@ -11,8 +11,9 @@ steps in ``agent.memory``.
 - ``CodeAgent`` runs each code block in a worker thread when its executor has a timeout (the
   default). The worker would not carry the run, so the wrapper runs the code with the run's context
   in that worker itself, keeping the agent's timeout.
-- The system prompt the run gives the model (with the agent's ``instructions``), and the run's
-  ``additional_args`` and ``images``, are part of the task, by their fingerprint in a ``context:`` tag.
+- The system prompt the run gives the model (with the agent's ``instructions``), the tools it is
+  offered, and the run's ``additional_args``, ``images`` and ``max_steps`` are part of the task, by
+  their fingerprint in a ``context:`` tag.
 - ``final_answer`` is not a step. Managed agents are not tools the engine can replay: an agent that
   has them runs uncached (logged). Remote executors (E2B, Docker...) call tools out of this process:
   nothing can be recorded there (logged).
@@ -43,6 +44,7 @@ from muscle_mem.integrations._common import (
     fresh_call_id,
     missing_extra,
     note_followup_bypass,
+    tools_offered,
     unknown_checks,
     with_context,
 )
@@ -238,12 +240,19 @@ class CachedAgent:
         """The run's tags, with one naming what the agent reads besides the task; or why it runs uncached.
 
         That is the system prompt the run will give the model (the agent's ``instructions`` and tools
-        in its template) and the ``additional_args`` and ``images`` the run is given.
+        in its template), the tools it is offered (for a template that does not list them), the
+        ``additional_args`` and ``images`` the run is given, and its step limit (``max_steps``: a
+        replay of a run made under another limit could make calls the agent alone would not reach).
         """
         context = {
             "system_prompt": self.agent.system_prompt,
+            "tools": tools_offered(
+                (tool.name, tool.description, {"inputs": tool.inputs, "output_type": tool.output_type})
+                for tool in self.agent.tools.values()
+            ),
             "additional_args": run_kwargs.get("additional_args"),
             "images": run_kwargs.get("images"),
+            "max_steps": run_kwargs.get("max_steps") or self.agent.max_steps,
         }
         try:
             return with_context(tags, context), None
