@@ -457,7 +457,9 @@ def test_a_tools_version_follows_its_own_function_not_the_wrapper(desk: Desk) ->
         """Assign a ticket to the queue."""
         return f"{ticket_id} assigned to the night shift"
 
-    changed = create_agent(scripted(*ticket_script("bob@x.io", "usr_bob", "T2")), [*tools[:2], assign])
+    changed = create_agent(
+        scripted(*ticket_script("bob@x.io", "usr_bob", "T2")), [*tools[:2], assign, tools[3]]
+    )
     other = CachedAgent(agent.engine, changed)
     other.invoke(request("bob@x.io"), params={"email": "bob@x.io"})
     result = other.last_result
@@ -475,10 +477,11 @@ def test_a_version_given_to_wrap_tool_is_the_tools_version(desk: Desk) -> None:
 
     @tool
     def assign(ticket_id: str) -> str:
-        """Assign a ticket to the queue (reworded)."""
-        return f"{ticket_id} assigned"
+        """Assign a ticket to the queue."""
+        return f"{ticket_id} assigned" if ticket_id else "no ticket"
 
-    renewed = [*desk.tools()[:2], assign]
+    tools = desk.tools()
+    renewed = [*tools[:2], assign, tools[3]]
     again = CachedAgent(
         engine, create_agent(scripted(), [wrap_tool(engine, t, version="v1") for t in renewed])
     )

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import SystemMessage
+from langchain_core.runnables.config import merge_configs
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt import ToolNode
 from langgraph.pregel import Pregel
@@ -28,6 +30,7 @@ from muscle_mem.integrations._common import (
     checks_for,
     note_followup_bypass,
     refuse_run,
+    tools_offered,
     unknown_checks,
     with_context,
 )
@@ -41,7 +44,9 @@ from muscle_mem.integrations.langchain.messages import (
     replayed_messages,
     with_ids,
 )
+from muscle_mem.integrations.langchain.tool_errors import ToolErrors
 from muscle_mem.integrations.langchain.tools import (
+    RAISED,
     REPLAYED,
     Replayed,
     is_async_only,
@@ -67,6 +72,8 @@ class _Call:
     tags: Sequence[str] | None
     """The call's tags, with the one naming the system prompts the model reads (:func:`with_context`)."""
     replayed: list[Replayed] = field(default_factory=list)
+    raised: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """The calls that raised through the engine (the tool and its arguments), which it judges itself."""
     state: Any = None
     """The state the graph returned (on a miss)."""
 
@@ -105,6 +112,8 @@ class CachedAgent:
         self.tools = _wrap_tool_nodes(engine, graph, checks)
         """The graph's tools found in its ToolNodes, by name, as wrapped."""
         self._prompts = _built_in_prompts(graph)
+        self._offered = tools_offered(_schema_of(tool) for tool in self.tools.values())
+        """The fingerprint of the tools the graph offers its model (the tools do not change once wrapped)."""
         self._end_node: str | None = None
         engine.set_agent(_run_graph)
 
@@ -191,7 +200,15 @@ class CachedAgent:
             logger.info("%s run uncached: %s", FRAMEWORK, task)
             return None
         try:
-            tags = with_context(tags, {**task.context, "graph_system": self._prompts})
+            tags = with_context(
+                tags,
+                {
+                    **task.context,
+                    "graph_system": self._prompts,
+                    "tools": self._offered,
+                    "recursion_limit": _recursion_limit(self.graph, config),
+                },
+            )
         except CodecError as exc:
             logger.info("%s run uncached: its system prompts cannot identify the task: %s", FRAMEWORK, exc)
             return None
@@ -256,9 +273,11 @@ def _scope(call: _Call) -> Iterator[None]:
     """The front-end call in progress in this context, and where its replayed calls are noted."""
     call_token = _CALL.set(call)
     notes_token = REPLAYED.set(call.replayed)
+    raised_token = RAISED.set(call.raised)
     try:
         yield
     finally:
+        RAISED.reset(raised_token)
         REPLAYED.reset(notes_token)
         _CALL.reset(call_token)
 
@@ -272,34 +291,50 @@ def _run_graph(*_args: Any, **_kwargs: Any) -> Any:
     done = run.steps if run is not None else ()
     history = replayed_messages(done, CallIds(call.replayed)) if done else []
     graph_in = graph_input(call.task, history)
-    engine = call.agent.engine
-    usage = UsageCounter()
+    watch = _Watch(call.agent.engine, call.raised)
     if call.is_async:
-        return _finish_async(call, engine, graph_in, usage)
+        return _finish_async(call, watch, graph_in)
     try:
-        call.state = call.agent.graph.invoke(graph_in, usage.config(call.config), **call.kwargs)
+        call.state = call.agent.graph.invoke(graph_in, watch.config(call.config), **call.kwargs)
     finally:
-        usage.report()
-    return _answer(engine, call.state)
+        watch.usage.report()
+    return watch.answer(call.state)
 
 
-async def _finish_async(call: _Call, engine: Engine, graph_in: dict[str, Any], usage: UsageCounter) -> Any:
+async def _finish_async(call: _Call, watch: _Watch, graph_in: dict[str, Any]) -> Any:
     try:
-        call.state = await call.agent.graph.ainvoke(graph_in, usage.config(call.config), **call.kwargs)
+        call.state = await call.agent.graph.ainvoke(graph_in, watch.config(call.config), **call.kwargs)
     finally:
-        usage.report()
-    return _answer(engine, call.state)
+        watch.usage.report()
+    return watch.answer(call.state)
 
 
-def _answer(engine: Engine, state: Any) -> Any:
-    """The storable answer of a finished run (a run without one is kept out of the store)."""
-    if not isinstance(state, Mapping):
-        refuse_run(engine, f"the graph returned {type(state).__name__}, not a state dict")
-        return None
-    answer, problem = final_answer(state)
-    if problem is not None:
-        refuse_run(engine, f"{problem}: the run is not stored")
-    return answer
+@dataclass(slots=True)
+class _Watch:
+    """What a graph run is watched for: what its models spent, the tool errors they read."""
+
+    engine: Engine
+    raised: list[tuple[str, dict[str, Any]]]
+    usage: UsageCounter = field(default_factory=UsageCounter)
+    errors: ToolErrors = field(default_factory=ToolErrors)
+
+    def config(self, config: Any) -> Any:
+        """The run's config with the watching callbacks among its callbacks."""
+        return merge_configs(config, {"callbacks": [self.usage, self.errors]})
+
+    def answer(self, state: Any) -> Any:
+        """The storable answer of a finished run; a run without one, or resting on an unrecorded error, is kept out."""
+        run = current_run()
+        problem = self.errors.problem(run.steps if run is not None else (), self.raised)
+        if problem is not None:
+            refuse_run(self.engine, f"{problem}: the run is not stored")
+        if not isinstance(state, Mapping):
+            refuse_run(self.engine, f"the graph returned {type(state).__name__}, not a state dict")
+            return None
+        answer, problem = final_answer(state)
+        if problem is not None:
+            refuse_run(self.engine, f"{problem}: the run is not stored")
+        return answer
 
 
 def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dict[str, BaseTool]:
@@ -351,6 +386,24 @@ def _built_in_prompts(graph: Graph) -> list[Any]:
         if isinstance(message, SystemMessage):
             found.append(message.content)
     return found
+
+
+def _schema_of(tool: BaseTool) -> tuple[str, str, Any]:
+    """What a model is shown of a tool: its name, description and argument schema."""
+    shown = convert_to_openai_tool(tool)["function"]
+    return tool.name, tool.description, shown.get("parameters")
+
+
+def _recursion_limit(graph: Graph, config: Any) -> Any:
+    """The run's step limit, when the call's config or the graph's own sets one (None for the default).
+
+    The limit stops a run after so many steps, so it is part of the task: a replay of a run made
+    under another limit could make calls the graph alone would not reach.
+    """
+    for given in (config, graph.config):
+        if isinstance(given, Mapping) and given.get("recursion_limit") is not None:
+            return given["recursion_limit"]
+    return None
 
 
 def _thread_of(config: Any) -> bool:

@@ -64,6 +64,11 @@ _HIDDEN: ContextVar[tuple[object, Mapping[str, Any]] | None] = ContextVar(
 """The injected arguments of the framework's call in progress, for the shim it is meant for."""
 REPLAYED: ContextVar[list[Replayed] | None] = ContextVar("muscle_mem_langchain_replayed", default=None)
 """Where the shims note the calls the engine replays, for the front end's messages (None: nobody asks)."""
+RAISED: ContextVar[list[tuple[str, dict[str, Any]]] | None] = ContextVar(
+    "muscle_mem_langchain_raised", default=None
+)
+"""Where the copies note the calls that raised through the engine (the tool and its arguments): the engine
+judges those itself."""
 _MARK = "__muscle_mem_wrapping__"
 
 
@@ -308,6 +313,9 @@ class _Spec:
             token = _HIDDEN.set((shim, hidden))
             try:
                 out = instrumented(*args, **shown)
+            except BaseException:
+                self._raised(shown)
+                raise
             finally:
                 _HIDDEN.reset(token)
             self._steers(out)
@@ -328,6 +336,9 @@ class _Spec:
             token = _HIDDEN.set((shim, hidden))
             try:
                 out = await instrumented(*args, **shown)
+            except BaseException:
+                self._raised(shown)
+                raise
             finally:
                 _HIDDEN.reset(token)
             self._steers(out)
@@ -348,6 +359,11 @@ class _Spec:
             "the run that calls it is not stored",
         )
         return shown, None
+
+    def _raised(self, shown: dict[str, Any]) -> None:
+        notes = RAISED.get()
+        if notes is not None:
+            notes.append((self.name, shown))
 
     def _steers(self, out: Any) -> None:
         """A tool that answers with a ``Command`` steers the graph: its run is not stored."""

@@ -8,7 +8,6 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
-from langchain_core.runnables.config import merge_configs
 
 from muscle_mem import current_run
 
@@ -37,10 +36,6 @@ class UsageCounter(BaseCallbackHandler):
             counts[0] += usage["input_tokens"] if usage else 0
             counts[1] += usage["output_tokens"] if usage else 0
             counts[2] += 1
-
-    def config(self, config: Any) -> Any:
-        """The run's config with this counter among its callbacks."""
-        return merge_configs(config, {"callbacks": [self]})
 
     def report(self) -> None:
         """Add what was counted to the engine's run in progress."""
