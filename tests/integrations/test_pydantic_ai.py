@@ -164,7 +164,7 @@ def support_agent(
         return f"password of {user_id} reset"
 
     def reset_and_close(user_id: str, ticket: str) -> str:
-        """Reset a user's password under a ticket, and close their sessions."""
+        """Reset a user's password under a ticket."""  # the model reads the same tool: only the code changed
         desk.resets.append((user_id, ticket))
         return f"password of {user_id} reset, sessions closed"
 
@@ -448,8 +448,8 @@ async def test_a_tool_without_a_python_function_is_versioned_by_its_definition()
     assert same_cap.last_result is not None and same_cap.last_result.hit and hit.output == "found usr_42"
     changed, changed_cap = agent("Find a user by email; returns their id.")
     await changed.run("look up eve@x.io", metadata=meta("eve@x.io"))
-    assert changed_cap.last_result is not None
-    assert changed_cap.last_result.miss_reason is MissReason.VERSION_CHANGED
+    assert changed_cap.last_result is not None  # the model reads the description: another task
+    assert changed_cap.last_result.miss_reason is MissReason.NO_TRAJECTORY
 
 
 # 8. Injected arguments (RunContext) are not recorded; a replay passes this run's context.
@@ -545,26 +545,17 @@ async def test_an_instruction_function_and_a_system_prompt_function_are_resolved
     assert model.calls == 12
 
 
-async def test_instructions_given_to_one_run_keep_that_run_out_of_the_store(setup: Setup) -> None:
-    """``run(instructions=...)`` is seen only at the first model request: the run is not stored."""
+async def test_instructions_given_to_one_run_are_part_of_its_task(setup: Setup) -> None:
+    """``run(instructions=...)`` is keyed before the replay: the same replays, another value is another task."""
     _, _, model, capability, agent = setup
     await agent.run(task("ada@x.io"), metadata=meta("ada@x.io"), instructions="Today is 2026-12-04.")
-    result = capability.last_result
-    assert result is not None and not result.stored and "task key does not hold" in str(result.not_stored)
-    await agent.run(task("bob@x.io"), metadata=meta("bob@x.io"), instructions="Today is 2026-12-11.")
-    assert capability.last_result is not None and not capability.last_result.hit and model.calls == 8
-
-
-async def test_a_replay_for_a_run_given_its_own_instructions_warns_that_it_did_not_know_them(
-    setup: Setup, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A limit, logged: a replay happens before the run's own instructions show (pass them as params)."""
-    _, _, _, capability, agent = setup
-    await agent.run(task("ada@x.io"), metadata=meta("ada@x.io"))
-    with caplog.at_level(logging.WARNING, logger="muscle_mem"):
-        await agent.run(task("bob@x.io"), metadata=meta("bob@x.io"), instructions="Today is 2026-12-11.")
-    assert capability.last_result is not None and capability.last_result.hit
-    assert "the replay went by the agent's own instructions" in caplog.text
+    assert capability.last_result is not None and capability.last_result.stored
+    await agent.run(task("bob@x.io"), metadata=meta("bob@x.io"), instructions="Today is 2026-12-04.")
+    assert capability.last_result is not None and capability.last_result.hit and model.calls == 4
+    for instructions in ("Today is 2026-12-11.", None):
+        await agent.run(task("eve@x.io"), metadata=meta("eve@x.io"), instructions=instructions)
+        result = capability.last_result
+        assert result is not None and result.miss_reason is MissReason.NO_TRAJECTORY and result.stored
 
 
 async def test_instructions_never_reach_the_store_in_clear(tmp_path: Path) -> None:
@@ -627,7 +618,7 @@ async def test_a_recorded_answer_this_runs_output_type_refuses_is_left_to_the_mo
     with caplog.at_level(logging.WARNING, logger="muscle_mem"):
         result = await agent.run(task("bob@x.io"), metadata=meta("bob@x.io"), output_type=Receipt)
     assert result.output == Receipt(user_id="usr_42", ticket="T-1002")  # never the recorded text
-    assert model.calls == calls + 1 and "did not end this run" in caplog.text
+    assert model.calls == calls + 1 and "the model answers" in caplog.text  # its output tool is new to it
 
 
 async def test_two_runs_at_once_keep_their_own_state(setup: Setup) -> None:

@@ -1,51 +1,104 @@
-"""What a pydantic-ai agent reads besides its prompt: its instructions and system prompts, for one run.
+"""What a pydantic-ai agent reads besides its prompt: its instructions, system prompts and tools.
 
-pydantic-ai resolves them at the run's first model request; the engine needs them before, to key the
-task, so they are resolved here the same way (an instruction function runs once more per run). An
-instruction given to one run alone (``agent.run(..., instructions=...)``), or by an MCP server not
-connected yet, is not known this early: :func:`unkeyed_instructions` finds it in the model request.
+pydantic-ai resolves them at each model request; the engine needs them before, to key the task,
+and at each replayed step, to compare the turn it stands for, so they are resolved here the same
+way (an instruction function runs once more each time). The run's own instructions
+(``agent.run(..., instructions=...)``) are read from the run's graph, where pydantic-ai keeps them;
+a version whose graph is not where this module looks leaves them to :func:`unkeyed_instructions`,
+which finds them in the first model request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from muscle_mem.integrations._common import missing_extra
+from muscle_mem.model import codec
 
 try:
     from pydantic_ai import RunContext
     from pydantic_ai._instructions import resolve_sourced_instructions
     from pydantic_ai._system_prompt import resolve_system_prompts
+    from pydantic_ai.capabilities import WrapRunHandler
     from pydantic_ai.models import ModelRequestContext
-    from pydantic_ai.toolsets import AbstractToolset
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
     from pydantic_ai.toolsets._instruction_collection import collect_toolset_instructions
 except ImportError as exc:  # pragma: no cover - pydantic_ai.py imports the framework first
     raise missing_extra("pydantic-ai", "pydantic-ai") from exc
 
 
-async def agent_context(ctx: RunContext[Any], toolset: AbstractToolset[Any]) -> dict[str, list[str]]:
-    """The run's instructions and system prompts as its model will read them (functions resolved now).
+def graph_deps(handler: WrapRunHandler) -> Any:
+    """The run's graph dependencies behind a ``wrap_run`` handler (its instructions), or None if not found."""
+    build = getattr(getattr(handler, "__self__", None), "build_result", None)
+    for cell in getattr(build, "__closure__", None) or ():
+        deps = getattr(getattr(getattr(cell, "cell_contents", None), "ctx", None), "deps", None)
+        if callable(getattr(deps, "get_instructions", None)):
+            return deps
+    return None
 
-    The instructions are the agent's own (or an ``agent.override``'s), its capabilities' and those of
-    the run's ``toolset``.
+
+async def instructions(ctx: RunContext[Any], toolset: AbstractToolset[Any], deps: Any) -> list[str]:
+    """The instructions the model reads now: the agent's, its capabilities', the run's and the toolset's.
+
+    With no graph ``deps``, the run's own instructions are not among them.
     """
-    agent = ctx.agent
-    if agent is None:
-        return {}
-    capability = ctx.root_capability
-    sourced = agent._get_instructions(
-        cap_instructions=capability._collect_instructions() if capability is not None else None
+    if deps is not None:
+        base = await deps.get_instructions(ctx) or []
+    elif ctx.agent is not None:
+        capability = ctx.root_capability
+        sourced = ctx.agent._get_instructions(
+            cap_instructions=capability._collect_instructions() if capability is not None else None
+        )
+        base = await resolve_sourced_instructions(sourced, ctx)
+    else:
+        base = []
+    return [part.content for part in [*base, *await collect_toolset_instructions(toolset, ctx)]]
+
+
+def offered(tools: Mapping[str, ToolsetTool[Any]]) -> list[list[Any]]:
+    """The tools offered to the model, each as its name, kind, description and parameters (sorted)."""
+    return _defs(tool.tool_def for tool in tools.values())
+
+
+def _defs(defs: Any) -> list[list[Any]]:
+    return sorted(
+        [d.name, d.kind, d.description or "", d.parameters_json_schema]
+        for d in defs
+        if isinstance(d, ToolDefinition)
     )
-    instructions = [
-        *await resolve_sourced_instructions(sourced, ctx),
-        *await collect_toolset_instructions(toolset, ctx),
-    ]
-    prompts = await resolve_system_prompts(agent._system_prompts, agent._system_prompt_functions, ctx)
+
+
+async def agent_context(
+    ctx: RunContext[Any], toolset: AbstractToolset[Any], deps: Any, tools: Mapping[str, ToolsetTool[Any]]
+) -> dict[str, Any]:
+    """The run's instructions, system prompts and tools as its model will first read them."""
+    agent = ctx.agent
+    prompts = (
+        await resolve_system_prompts(agent._system_prompts, agent._system_prompt_functions, ctx)
+        if agent is not None
+        else []
+    )
     return {
-        "instructions": [part.content for part in instructions],
+        "instructions": await instructions(ctx, toolset, deps),
         "system_prompts": [part.content for part in prompts],
+        "tools": offered(tools),
     }
+
+
+async def turn_context(ctx: RunContext[Any], toolset: AbstractToolset[Any], deps: Any) -> str:
+    """The fingerprint of what the model would read at a turn taken now: instructions and tools."""
+    tools = await toolset.get_tools(ctx)
+    return codec.fingerprint([await instructions(ctx, toolset, deps), offered(tools)])
+
+
+def request_reads(request: ModelRequestContext) -> str:
+    """The fingerprint of what a model request gives the model: its instructions and tools."""
+    parameters = request.model_request_parameters
+    parts = parameters.instruction_parts or []
+    tools = _defs([*parameters.function_tools, *parameters.output_tools])
+    return codec.fingerprint([[part.content for part in parts], tools])
 
 
 def unkeyed_instructions(keyed: Collection[str], request: ModelRequestContext) -> list[str]:

@@ -18,17 +18,27 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from muscle_mem import StepView, current_run
+from muscle_mem import MuscleMemError, StepView, current_run
 from muscle_mem.integrations._common import fresh_call_id, missing_extra
 
 try:
     from pydantic_ai import RunContext
     from pydantic_ai.capabilities import WrapRunHandler
-    from pydantic_ai.messages import ModelResponse, ModelResponsePart, TextPart, ToolCallPart
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelResponse,
+        ModelResponsePart,
+        RetryPromptPart,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.tools import DeferredToolRequests
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
     from pydantic_core import to_jsonable_python
+
+    from muscle_mem.integrations._pydantic_ai_context import turn_context
 except ImportError as exc:  # pragma: no cover - pydantic_ai.py imports the framework first
     raise missing_extra("pydantic-ai", "pydantic-ai") from exc
 
@@ -57,6 +67,10 @@ class Unfinished(Exception):
     """A run that ended without a final answer (deferred tool calls): not a solved task to store."""
 
 
+class OverLimit(MuscleMemError):
+    """A replayed step the run's usage limits would not let the agent make: the replay stops before it."""
+
+
 @dataclass(eq=False)
 class RunState:
     """What one agent run shares between its hooks: the toolset, the replay, the scripted turns."""
@@ -72,15 +86,36 @@ class RunState:
     stack: AsyncExitStack = field(default_factory=AsyncExitStack)
     entered: bool = False
     answer_scripted: bool = False
+    answer_context: str | None = None
+    """What the model read at the turn that gave the scripted answer (its fingerprint)."""
+    last_context: str | None = None
+    """What the model read at its latest turn in this run (its fingerprint)."""
+    deps: Any = None
+    """The run's graph dependencies (how pydantic-ai resolves its instructions), if found."""
+    allowed: int | None = None
+    """How many steps a replay may make: one model turn each, within the run's usage limits."""
+    replayed: int = 0
     result: AgentRunResult[Any] | None = None
     """The framework's result of a run the engine's agent made."""
 
+    async def context(self) -> str:
+        """The fingerprint of what the model would read at a turn taken now (instructions, tools)."""
+        assert self.toolset is not None and self.ctx is not None
+        return await turn_context(self.ctx, self.toolset, self.deps)
+
     async def replay(self, name: str, kwargs: dict[str, Any]) -> Any:
-        """Run one recorded call for the engine's replay, as the framework would (arguments validated)."""
+        """Run one recorded call for the engine's replay, as the framework would (arguments validated).
+
+        Each replayed step stands for a model turn and a tool call, as its scripted turn counts: a
+        step past what the run's usage limits allow is not made, and the framework raises as alone.
+        """
         assert self.toolset is not None and self.ctx is not None
         tool = self.tools.get(name)
         if tool is None:
             raise LookupError(f"tool {name!r} is not offered to this run")
+        if self.allowed is not None and self.replayed >= self.allowed:
+            raise OverLimit(f"the run's usage limits allow {self.allowed} model turn(s) or tool call(s)")
+        self.replayed += 1
         inner, ctx = self.toolset.wrapped, self.ctx
         if not self.entered:  # as the framework does before the run's first step
             await self.stack.enter_async_context(inner)
@@ -115,11 +150,21 @@ class RunState:
             return
         self.script.append(parts)
         self.answer_scripted = True
+        self.answer_context = answer_context(answer)
 
-    def next_turn(self) -> ModelResponse | None:
-        """The next scripted model turn, or None when the model is to be asked."""
+    def next_turn(self, context: str) -> ModelResponse | None:
+        """The next scripted model turn, or None when the model is to be asked.
+
+        ``context`` is what the model reads at this turn: the scripted answer is given only if it is
+        what the recorded answer's turn read (else the model answers, from the replayed history).
+        """
+        if len(self.script) == 1 and self.answer_scripted and context != self.answer_context:
+            self.script.clear()
+            self.answer_scripted = False
+            logger.warning("the model reads another context than at the recorded answer: the model answers")
         if self.script:
             return ModelResponse(parts=self.script.popleft(), model_name=SCRIPTED_MODEL)
+        self.last_context = context
         if self.answer_scripted:
             self.answer_scripted = False
             logger.warning(
@@ -135,7 +180,11 @@ class RunState:
         self.script_steps([s for s in run.steps if s.replayed] if run is not None else [])
         self.result = await self.handler()
         report_usage(self.result)
-        return answer_of(self.result, set(self.tools))
+        functions = {name for name, tool in self.tools.items() if tool.tool_def.kind == "function"}
+        failed = failed_call(self.result.new_messages(), functions)
+        if failed is not None and run is not None:
+            run.refuse(failed)
+        return answer_of(self.result, set(self.tools), self.last_context)
 
 
 RUN: ContextVar[RunState | None] = ContextVar("muscle_mem_pydantic_ai_run", default=None)
@@ -215,8 +264,44 @@ class CachedToolset(WrapperToolset[Any]):
             LIVE.reset(token)
 
 
-def answer_of(result: AgentRunResult[Any], function_tools: set[str]) -> list[dict[str, Any]]:
-    """The model's last turn as the engine stores it: its texts and its output tool calls."""
+def failed_call(messages: Sequence[ModelMessage], functions: set[str]) -> str | None:
+    """Why a run cannot be stored: a function tool call failed where the engine did not see it, or None.
+
+    The model saw the failure (arguments the tool's validation refused, a retry it asked for) and a
+    replay would not: as for a tool that raised, the run is stored only if the model made the same
+    call again at once (a retry).
+    """
+    asked: dict[str, ToolCallPart] = {}
+    failed: ToolCallPart | None = None
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ToolCallPart) and part.tool_name in functions:
+                if failed is not None:
+                    if part.tool_name != failed.tool_name or part.args_as_dict() != failed.args_as_dict():
+                        return _failure(failed, f"called {part.tool_name!r}")
+                    failed = None
+                asked[part.tool_call_id] = part
+            elif (
+                isinstance(part, RetryPromptPart | ToolReturnPart)
+                and part.tool_call_id in asked
+                and failed is None
+                and (isinstance(part, RetryPromptPart) or part.outcome != "success")
+            ):
+                failed = asked[part.tool_call_id]
+    return None if failed is None else _failure(failed, "answered")
+
+
+def _failure(failed: ToolCallPart, then: str) -> str:
+    return (
+        f"tool {failed.tool_name!r} failed and the model saw it, then {then} instead of calling it again: "
+        "what it did rests on the failure, which a replay cannot see"
+    )
+
+
+def answer_of(
+    result: AgentRunResult[Any], function_tools: set[str], context: str | None
+) -> list[dict[str, Any]]:
+    """The model's last turn as the engine stores it: its texts and its output tool calls, and what it read."""
     if isinstance(result.output, DeferredToolRequests):
         raise Unfinished("it ended waiting on deferred tool calls")
     parts: list[dict[str, Any]] = []
@@ -227,7 +312,15 @@ def answer_of(result: AgentRunResult[Any], function_tools: set[str]) -> list[dic
             parts.append({"tool": part.tool_name, "args": part.args_as_dict()})
     if not parts:
         raise Unfinished("its last model turn holds no text and no output tool call")
-    return parts
+    return [*parts, {"context": context}] if context is not None else parts
+
+
+def answer_context(answer: Any) -> str | None:
+    """What a stored answer's turn read (its fingerprint), if the answer says."""
+    last = answer[-1] if isinstance(answer, list) and answer else None
+    if isinstance(last, dict) and last.keys() == {"context"} and isinstance(last["context"], str):
+        return last["context"]
+    return None
 
 
 def answer_parts(answer: Any, function_tools: set[str]) -> list[ModelResponsePart] | None:
@@ -235,6 +328,8 @@ def answer_parts(answer: Any, function_tools: set[str]) -> list[ModelResponsePar
 
     A call of a function tool is not an answer: only the engine's replay, with its checks, runs those.
     """
+    if answer_context(answer) is not None:
+        answer = answer[:-1]
     if not isinstance(answer, list) or not answer:
         return None
     parts: list[ModelResponsePart] = []

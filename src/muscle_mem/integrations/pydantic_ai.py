@@ -15,14 +15,21 @@ and ``tags=`` are values, or callables over the run's ``RunContext`` (``lambda c
   type refuses goes back to the model, as pydantic-ai retries any answer.
 - A failed check: the steps replayed before it are scripted the same way, then the model takes over
   with them as its history, and the resumed run is recorded.
-- The agent's instructions and system prompts (functions resolved for the run) are part of the
-  task, by their fingerprint in a ``context:`` tag. Instructions given to one run alone show only
-  at its first model request: such a run is not stored (a replay made for one logs a warning).
+- What the model reads is part of the task, by its fingerprint in a ``context:`` tag: the
+  instructions (the agent's, its capabilities', its toolsets' and those given to the run alone)
+  and system prompts, resolved for the run, and the tools offered (name, kind, description,
+  parameters). Instruction functions and ``prepare`` run again at each turn: each step replays only
+  if the model would read at its turn what the recorded step's turn read (a pre-check every tool
+  gets), and the recorded answer is given only at a turn that reads what its turn read.
+- A tool call that failed where the engine does not see it (arguments its validation refused, a
+  retry asked for) keeps the run out of the store, unless the model made the same call again.
 - A run with a message history (a follow-up) is solved uncached unless ``cache_followups=True``; so
   is one without a text prompt, and one that ends on deferred tool calls is not stored.
 
 Scripted turns count in ``usage.requests`` (with no tokens) and against ``request_limit``, as
-pydantic-ai counts every turn a capability answers. On a miss, what the model's responses spent
+pydantic-ai counts every turn a capability answers; a replay makes no more steps than the run's
+``request_limit`` and ``tool_calls_limit`` allow (one turn each), so the run raises where the agent
+alone would. On a miss, what the model's responses spent
 (tokens in and out, by model name) goes into the engine's run; the scripted turns spent nothing. Tools the provider runs (native tools) are not
 calls the engine sees.
 """
@@ -44,6 +51,7 @@ from muscle_mem.integrations._common import (
     unknown_checks,
     with_context,
 )
+from muscle_mem.integrations._turn_checks import turn_checked
 from muscle_mem.secrecy.declared import redact, secret_values
 
 try:
@@ -54,7 +62,12 @@ try:
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-    from muscle_mem.integrations._pydantic_ai_context import agent_context, unkeyed_instructions
+    from muscle_mem.integrations._pydantic_ai_context import (
+        agent_context,
+        graph_deps,
+        request_reads,
+        unkeyed_instructions,
+    )
     from muscle_mem.integrations._pydantic_ai_run import (
         LIVE,
         RUN,
@@ -135,10 +148,11 @@ class MuscleMem(AbstractCapability[Any]):
         task = self._task(ctx, state, params)
         if task is None:
             return await handler()
-        state.ctx, state.handler = ctx, handler
+        state.ctx, state.handler, state.deps = ctx, handler, graph_deps(handler)
         state.tools = await self._register(ctx, state)
+        state.allowed = _allowed(ctx)
         assert state.toolset is not None  # checked by _task
-        context = await agent_context(ctx, state.toolset)
+        context = await agent_context(ctx, state.toolset, state.deps, state.tools)
         tags = with_context(tags, context)
         self._keyed = context.get("instructions", [])
         live, run = LIVE.set(None), RUN.set(state)
@@ -166,7 +180,7 @@ class MuscleMem(AbstractCapability[Any]):
         keyed, self._keyed = self._keyed, None
         if keyed is not None:
             self._check_instructions(keyed, request_context)
-        turn = self._state.next_turn()
+        turn = self._state.next_turn(request_reads(request_context))
         return turn if turn is not None else await handler(request_context)
 
     def _check_instructions(self, keyed: list[str], request_context: ModelRequestContext) -> None:
@@ -219,7 +233,12 @@ class MuscleMem(AbstractCapability[Any]):
             return known[1]
         pre, post = checks_for(self.checks, name)
         instrumented = self.engine.register(
-            shim(name), name=name, version=version, pre_check=pre, post_check=post, output_view=jsonable
+            shim(name),
+            name=name,
+            version=version,
+            pre_check=turn_checked(pre, _turn),
+            post_check=post,
+            output_view=jsonable,
         )
         self._shims[name] = (version, instrumented)
         return instrumented
@@ -237,6 +256,28 @@ class MuscleMem(AbstractCapability[Any]):
 
     def __repr__(self) -> str:
         return f"MuscleMem({self.engine!r}, cache_followups={self.cache_followups!r})"
+
+
+async def _turn() -> str:
+    """What the model of the run in progress would read at a turn taken now (its fingerprint)."""
+    state = RUN.get()
+    return await state.context() if state is not None else ""
+
+
+def _allowed(ctx: RunContext[Any]) -> int | None:
+    """How many more model turns (and tool calls) the run's usage limits allow, None if no limit."""
+    limits, usage = ctx.usage_limits, ctx.usage
+    if limits is None:
+        return None
+    left = [
+        limit - used
+        for limit, used in (
+            (limits.request_limit, usage.requests),
+            (limits.tool_calls_limit, usage.tool_calls),
+        )
+        if limit is not None
+    ]
+    return max(min(left), 0) if left else None
 
 
 def _given(option: Any, ctx: RunContext[Any]) -> Any:
