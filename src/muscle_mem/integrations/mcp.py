@@ -12,9 +12,9 @@ made inside an engine run is recorded, and a replay calls the server again with 
 rebuilt for the new params. On a hit, ``Result.calls`` holds the replayed calls' ``CallToolResult``
 objects.
 
-- Data flow sees a result through :func:`result_view`: its structured content, else its text
-  parsed as JSON where it parses, so that an id the server returns inside JSON text flows into
-  later calls.
+- Data flow and the replay see a result through :func:`result_view`: everything a model may read
+  of it (its text, parsed as JSON where it parses, so that an id the server returns inside JSON
+  text flows into later calls; its structured content; a digest of image, audio and resource data).
 - A result with ``is_error`` is raised inside the recorded tool, so it is never stored as a
   successful step (a replay that meets one hands over to the agent); the caller still gets the
   error result.
@@ -33,6 +33,7 @@ the replayed steps with ``current_run()``. Works with mcp 1.x (camelCase result 
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import inspect
 import json
 import logging
@@ -225,16 +226,30 @@ class CachedSession:
 
 
 def result_view(result: CallToolResult) -> Any:
-    """What data flow sees of a ``CallToolResult``: its structured content, else its content blocks.
+    """What data flow and the replay compare of a ``CallToolResult``: everything a model may read of it.
 
     A text block is its text parsed as JSON when it parses, else the text; a single block stands
-    alone, several make a list. Other blocks keep their type and URI (never their bytes).
+    alone, several make a list. Image, audio and resource blocks keep their type, names and a
+    digest of their data (never the bytes). Structured content stands alone when the text blocks
+    only repeat it as JSON (the usual rendering); else the view holds both. ``is_error`` needs no
+    place: such a result is raised, never recorded.
     """
-    structured = _field(result, "structured_content", "structuredContent")
-    if structured is not None:
-        return structured
     blocks = [_block_view(block) for block in result.content]
-    return blocks[0] if len(blocks) == 1 else blocks
+    structured = _field(result, "structured_content", "structuredContent")
+    if structured is None:
+        return blocks[0] if len(blocks) == 1 else blocks
+    if all(_repeats(block, structured) for block in result.content):
+        return structured
+    return {"structured_content": structured, "content": blocks}
+
+
+def _repeats(block: Any, structured: Any) -> bool:
+    """Whether a block is text that is the structured content as JSON (bare, or as the SDK's ``result``)."""
+    if getattr(block, "type", None) != "text":
+        return False
+    parsed = _parsed(block.text)
+    wrapped = isinstance(structured, dict) and structured.keys() == {"result"}
+    return bool(parsed == structured or (wrapped and parsed == structured["result"]))
 
 
 def _block_view(block: Any) -> Any:
@@ -242,13 +257,31 @@ def _block_view(block: Any) -> Any:
         return _parsed(block.text)
     view: dict[str, Any] = {"type": getattr(block, "type", type(block).__name__)}
     resource = getattr(block, "resource", None)
-    uri = getattr(block, "uri", None) or getattr(resource, "uri", None)
-    if uri is not None:
-        view["uri"] = str(uri)
+    for part in (block, resource):
+        for name, legacy in _SHOWN_FIELDS:
+            value = _field(part, name, legacy) if part is not None else None
+            if value is not None:
+                view.setdefault(name, str(value))
     text = getattr(resource, "text", None)
     if isinstance(text, str):
         view["text"] = _parsed(text)
+    for part, name in ((block, "data"), (resource, "blob")):
+        data = getattr(part, name, None)
+        if isinstance(data, str | bytes):
+            view[name + "_sha256"] = hashlib.sha256(
+                data if isinstance(data, bytes) else data.encode()
+            ).hexdigest()
     return view
+
+
+_SHOWN_FIELDS = (
+    ("uri", "uri"),
+    ("mime_type", "mimeType"),
+    ("name", "name"),
+    ("title", "title"),
+    ("description", "description"),
+)
+"""The fields of a non-text block (or its resource) a model may be shown, by their 2.x and 1.x names."""
 
 
 def _parsed(text: str) -> Any:
