@@ -93,8 +93,6 @@ INSTRUCTIONS = (
     f"call no other tool for it. Otherwise do the task with the other tools (skipping the steps it says "
     f"were done), then call {END}(answer) with your final answer, always, as your last call."
 )
-_SHOWN = 400
-"""The most characters of a replayed step's output shown to the client."""
 
 
 @dataclass(eq=False)
@@ -207,12 +205,14 @@ class CachingProxy:
             f"{n}. {s.tool}({_shown(dict(s.kwargs))}) -> {_shown(result_view(s.output))}"
             for n, s in enumerate(done, 1)
         ]
-        return _text(
+        listing = _text(
             f"replayed {_steps(len(done))}, then the recording stopped fitting. Done already (do not "
-            "repeat them):\n"
+            "repeat them), each with its whole output:\n"
             + "\n".join(lines)
             + f"\nProceed from there, and call {END}(answer) when the task is done"
         )
+        listing.content.extend(_media(done))
+        return listing
 
     async def _end(self, state: _Connection, arguments: Mapping[str, Any]) -> CallToolResult:
         open_task = state.task
@@ -392,5 +392,21 @@ def _steps(n: int) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+    """A value as whole JSON text (a text as itself): the client reads all of it."""
+    return value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+
+
+def _media(done: Sequence[Any]) -> list[Any]:
+    """The image, audio and resource blocks of the replayed steps, each after a line naming its step.
+
+    The listing shows them by a digest; the client sees them as the upstream sent them.
+    """
+    blocks: list[Any] = []
+    for n, step in enumerate(done, 1):
+        for block in getattr(step.output, "content", None) or ():
+            if getattr(block, "type", None) != "text":
+                blocks.append(
+                    TextContent(type="text", text=f"\nstep {n} ({step.tool}) returned this {block.type}:")
+                )
+                blocks.append(block)
+    return blocks
