@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from muscle_mem.integrations._common import missing_extra
-from muscle_mem.model import codec
+from muscle_mem.integrations._turn_checks import mark
 
 try:
     from pydantic_ai import RunContext
@@ -90,7 +90,7 @@ async def agent_context(
 async def turn_context(ctx: RunContext[Any], toolset: AbstractToolset[Any], deps: Any) -> str:
     """The fingerprint of what the model would read at a turn taken now: instructions and tools."""
     tools = await toolset.get_tools(ctx)
-    return codec.fingerprint([await instructions(ctx, toolset, deps), offered(tools)])
+    return mark([await instructions(ctx, toolset, deps), offered(tools)])
 
 
 def request_reads(request: ModelRequestContext) -> str:
@@ -98,7 +98,7 @@ def request_reads(request: ModelRequestContext) -> str:
     parameters = request.model_request_parameters
     parts = parameters.instruction_parts or []
     tools = _defs([*parameters.function_tools, *parameters.output_tools])
-    return codec.fingerprint([[part.content for part in parts], tools])
+    return mark([[part.content for part in parts], tools])
 
 
 def unkeyed_instructions(keyed: Collection[str], request: ModelRequestContext) -> list[str]:

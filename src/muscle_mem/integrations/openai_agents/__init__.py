@@ -11,7 +11,13 @@ the replayed calls and their outputs as history. ``wrap_agent`` gives the wrappe
 an engine whose agent calls ``Runner.run`` itself.
 
 The instructions (and prompt) of the agent and of its handoff agents, resolved with the call's
-``context``, are part of the task, by their fingerprint in a ``context:`` tag.
+``context``, and the tools each offers (name, description, parameters; handoffs too) are part of
+the task, by their fingerprint in a ``context:`` tag. Callable instructions and ``is_enabled`` are
+read again at each turn: a step replays only if they read as at the recorded step's turn, and a
+hit whose answer turn would read otherwise is resumed by the agent. Each replayed step counts as a
+model turn against ``max_turns``; a replay that ran a tool the agent stops at
+(``tool_use_behavior``) ends the run with its output; a tool with guardrails, or an agent whose
+``tool_use_behavior`` is a function, is not replayed (the agent makes that step).
 
 What is recorded: the calls of each ``FunctionTool`` of the agent and of its handoff agents (an
 ``Agent.as_tool`` sub-agent is one step). A run that also used a hosted tool, an MCP server's

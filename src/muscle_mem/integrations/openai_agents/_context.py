@@ -1,19 +1,23 @@
-"""What the agents of a run read besides its input: their instructions and prompts, for one call."""
+"""What the agents of a run read besides its input: their instructions, prompts and tools, for one call."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
-from agents import Agent, Handoff, RunContextWrapper
+from agents import Agent, FunctionTool, Handoff, RunContextWrapper
 from pydantic_core import to_jsonable_python
+
+from muscle_mem.integrations._turn_checks import mark
 
 
 async def agents_context(start: Agent[Any], context: Any) -> dict[str, Any]:
-    """The instructions (and prompt) of ``start`` and of every agent its handoffs name, by agent name.
+    """The instructions, prompt and tools of ``start`` and of every agent its handoffs name, by agent name.
 
-    A callable's instructions are resolved with this call's ``context``, as the SDK resolves them
-    when the agent runs. A handoff agent counts though the run may not reach it: it may, and a
+    A callable's instructions (and a tool's ``is_enabled``) are resolved with this call's
+    ``context``, as the SDK resolves them at each turn. Each tool offered is named with its
+    description and parameters (its handoffs too), sorted. A handoff agent counts though the run may not reach it: it may, and a
     replay would then go by what it read when it was recorded. A handoff whose agent is known only
     once it is invoked cannot count.
     """
@@ -22,9 +26,38 @@ async def agents_context(start: Agent[Any], context: Any) -> dict[str, Any]:
     for agent in _reachable(start):
         instructions = await agent.get_system_prompt(wrapper)
         prompt = await agent.get_prompt(wrapper)
-        if instructions or prompt:
-            read.append([agent.name, instructions, to_jsonable_python(prompt)])
+        tools = await _offered(agent, wrapper)
+        if instructions or prompt or tools:
+            read.append([agent.name, instructions, to_jsonable_python(prompt), tools])
     return {"agents": read}
+
+
+async def turn_context(start: Agent[Any], context: Any) -> str:
+    """The fingerprint of what the agents would read at a turn taken now."""
+    return mark(await agents_context(start, context))
+
+
+async def _offered(agent: Agent[Any], wrapper: RunContextWrapper[Any]) -> list[list[Any]]:
+    """The tools an agent offers its model now: enabled function tools, other tools, handoffs (sorted)."""
+    offered: list[list[Any]] = []
+    for tool in agent.tools:
+        if isinstance(tool, FunctionTool):
+            rule = tool.is_enabled
+            enabled: Any = rule(wrapper, agent) if callable(rule) else rule
+            if await enabled if inspect.isawaitable(enabled) else enabled:
+                offered.append(
+                    [tool.name, tool.description, tool.params_json_schema, tool.strict_json_schema]
+                )
+        else:
+            offered.append([getattr(tool, "name", ""), type(tool).__name__, "", None])
+    for handoff in agent.handoffs:
+        if isinstance(handoff, Handoff):
+            offered.append([handoff.tool_name, handoff.tool_description, handoff.input_json_schema, None])
+        else:
+            offered.append(
+                [Handoff.default_tool_name(handoff), Handoff.default_tool_description(handoff), "", None]
+            )
+    return sorted(offered, key=lambda entry: str(entry[:2]))
 
 
 def _reachable(start: Agent[Any]) -> Iterator[Agent[Any]]:

@@ -20,10 +20,11 @@ from agents import (
     StreamEvent,
     TResponseInputItem,
 )
+from agents.run_config import DEFAULT_MAX_TURNS
 
-from muscle_mem import Engine, Result
+from muscle_mem import Engine, Result, StepView
 from muscle_mem.integrations._common import Checks, note_followup_bypass, with_context
-from muscle_mem.integrations.openai_agents._context import agents_context
+from muscle_mem.integrations.openai_agents._context import agents_context, turn_context
 from muscle_mem.integrations.openai_agents._items import answer, as_users, history, hit_result, unrecordable
 from muscle_mem.integrations.openai_agents._tools import CALL, AgentGraph, CallState
 from muscle_mem.integrations.openai_agents._usage import report_usage
@@ -88,13 +89,17 @@ class CachedRunner:
                 uncached = await Runner.run(self.agent, input, context=context, **runner_kwargs)
             as_users(self._graph, uncached)
             return uncached
-        state = CallState(context, self.engine.session(task, params=params, tags=tags))
+        state = self._state(context, task, params, tags, runner_kwargs)
         with _calling(state):  # the tools the run calls find their session here
-            hit, resumed = await self._begin(state, input, runner_kwargs)
+            hit, resumed, kwargs = await self._begin(state, input, runner_kwargs)
             if hit is not None:
                 return hit
+            if state.session is None:  # a hit the agent alone would not end as recorded
+                result = await Runner.run(self.agent, resumed, context=context, **kwargs)
+                as_users(self._graph, result)
+                return result
             async with _abandoned_if_raised(state):
-                result = await Runner.run(self.agent, resumed, context=context, **runner_kwargs)
+                result = await Runner.run(self.agent, resumed, context=context, **kwargs)
         self.last_result = await _finish(self._graph, state, result)
         as_users(self._graph, result)
         return result
@@ -149,34 +154,87 @@ class CachedRunner:
                 uncached = Runner.run_streamed(self.agent, input, context=context, **runner_kwargs)
             self._record_when_done(None, uncached)
             return uncached
-        state = CallState(context, self.engine.session(task, params=params, tags=tags))
+        state = self._state(context, task, params, tags, runner_kwargs)
         with _calling(state):  # the stream's run task starts in this context, and keeps it
-            hit, resumed = await self._begin(state, input, runner_kwargs)
+            hit, resumed, kwargs = await self._begin(state, input, runner_kwargs)
             if hit is not None:
                 return CachedStreamingResult(hit, self._graph.original(self.agent))
+            if state.session is None:  # a hit the agent alone would not end as recorded
+                streamed = Runner.run_streamed(self.agent, resumed, context=context, **kwargs)
+                self._record_when_done(None, streamed)
+                return streamed
             async with _abandoned_if_raised(state):
-                streamed = Runner.run_streamed(self.agent, resumed, context=context, **runner_kwargs)
+                streamed = Runner.run_streamed(self.agent, resumed, context=context, **kwargs)
         self._record_when_done(state, streamed)
         return streamed
 
+    def _state(
+        self,
+        context: Any,
+        task: str,
+        params: Mapping[str, Any] | None,
+        tags: Sequence[str] | None,
+        runner_kwargs: Mapping[str, Any],
+    ) -> CallState:
+        """The call's state: its engine session, and the turns its replay may stand for."""
+        session = self.engine.session(task, params=params, tags=tags)
+        return CallState(context, session, max_turns=runner_kwargs.get("max_turns", DEFAULT_MAX_TURNS))
+
     async def _begin(
         self, state: CallState, given: str | list[TResponseInputItem], runner_kwargs: Mapping[str, Any]
-    ) -> tuple[RunResult | None, str | list[TResponseInputItem]]:
-        """Replay what is safe: the RunResult of a full hit, or the input the agent resumes from.
+    ) -> tuple[RunResult | None, str | list[TResponseInputItem], dict[str, Any]]:
+        """Replay what is safe: the RunResult of a hit, or the input and runner kwargs the agent resumes with.
 
-        On a hit, the result is added to the agents Session (when one is given) as a run would add it.
+        Each replayed step stands for a model turn: the resumed run has the turns ``max_turns`` leaves.
+        A replay that ran a tool an agent stops at (``tool_use_behavior``) ends there, as the run would.
+        A full hit whose answer turn would read another context than the recorded one (or past
+        ``max_turns``) is resumed by the agent, uncached (``state.session`` is then None). On a hit,
+        the result is added to the agents Session (when one is given) as a run would add it.
         """
         session = state.session
         assert session is not None
         hit = await session.begin()
+        steps = hit.calls if hit is not None else session.steps
+        kwargs = dict(runner_kwargs)
+        if steps:
+            kwargs["max_turns"] = (state.max_turns or DEFAULT_MAX_TURNS) - len(steps)
+        stop = self._stopped_at(steps)
+        if hit is None and stop is None:
+            return None, history(self._graph, given, steps, state.replay_ids), kwargs
+        if stop is not None:
+            owner, output = stop
+            stored: Any = {"final_output": output, "last_agent": owner.name, "typed": False}
+        else:
+            assert hit is not None
+            stored = hit.output
+            recorded = stored.get("context") if isinstance(stored, Mapping) else None
+            if kwargs["max_turns"] < 1 or recorded != await turn_context(self.agent, state.context):
+                logger.info(
+                    "the replayed run would not end as recorded (its context, or max_turns): the agent resumes"
+                )
+                self.last_result, state.session = None, None
+                return None, history(self._graph, given, steps, state.replay_ids), kwargs
+        result = hit_result(self._graph, given, stored, steps, state.replay_ids, state.context)
         if hit is None:
-            return None, history(self._graph, given, session.steps, state.replay_ids)
+            session.end(answer(result))
+            hit = await session.wait()
         self.last_result = hit
-        result = hit_result(self._graph, given, hit.output, hit.calls, state.replay_ids, state.context)
         memory = runner_kwargs.get("session")
         if memory is not None:
             await memory.add_items(result.to_input_list())
-        return result, given
+        return result, given, kwargs
+
+    def _stopped_at(self, steps: Sequence[StepView]) -> tuple[Agent[Any], Any] | None:
+        """The agent and the output a run ends with at the replayed steps (``tool_use_behavior``), if any."""
+        for step in steps:
+            owner = self._graph.owners.get(step.tool, self.agent)
+            behavior = owner.tool_use_behavior
+            if behavior == "stop_on_first_tool" or (
+                isinstance(behavior, Mapping) and step.tool in behavior.get("stop_at_tool_names", ())
+            ):
+                text = owner.output_type in (None, str) and not isinstance(step.output, str)
+                return owner, str(step.output) if text else step.output  # as the SDK's final output
+        return None
 
     def _record_when_done(self, state: CallState | None, streamed: RunResultStreaming) -> None:
         """Store the streamed run (``state``: uncached when None) once it ends, with the user's agents in it.
@@ -346,7 +404,7 @@ async def _finish(
         logger.warning("the agent's run is not stored: %s", why)
         await _abandon(state, why)
         return None
-    session.end(answer(result))
+    session.end(answer(result) | {"context": await turn_context(graph.start, state.context)})
     return await session.wait()
 
 

@@ -27,6 +27,8 @@ from pydantic import BaseModel
 
 from muscle_mem import MuscleMemError, current_run, source_version
 from muscle_mem.integrations._common import Checks, checks_for, fresh_call_id, schema_version, unknown_checks
+from muscle_mem.integrations._turn_checks import turn_checked
+from muscle_mem.integrations.openai_agents._context import turn_context
 
 if TYPE_CHECKING:
     from muscle_mem import Engine, Session
@@ -35,7 +37,7 @@ logger = logging.getLogger(__name__)
 
 
 class NotReplayable(MuscleMemError):
-    """A tool call the replay must not make on its own (it needs approval, or is disabled now)."""
+    """A tool call the replay must not make on its own (it needs approval, is disabled, is past a limit)."""
 
 
 @dataclass(eq=False)
@@ -46,6 +48,8 @@ class CallState:
     session: Session | None
     replay_ids: list[str] = field(default_factory=list)
     """The call ids of the tool calls replayed so far, in order."""
+    max_turns: int | None = None
+    """The run's ``max_turns``: a replay makes no more steps (each stands for a model turn)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +100,11 @@ class AgentGraph:
         clone.handoffs = [self.wrap(h) if isinstance(h, Agent) else self._handoff(h) for h in agent.handoffs]
         return clone
 
+    async def _turn(self) -> str:
+        """What the agents would read at a turn taken now, with this call's context (its fingerprint)."""
+        call = CALL.get()
+        return await turn_context(self.start, call.context if call is not None else None)
+
     def original(self, agent: Agent[Any]) -> Agent[Any]:
         """The user's own agent that a wrapped clone stands for (any other agent: itself)."""
         return self._originals.get(id(agent), agent)
@@ -134,7 +143,7 @@ class AgentGraph:
             shim,
             name=tool.name,
             version=tool_version(tool),
-            pre_check=pre,
+            pre_check=turn_checked(pre, self._turn),
             post_check=post,
             output_view=_view,
         )
@@ -213,7 +222,21 @@ def _arguments(name: str, arguments: str) -> dict[str, Any]:
 async def _replay_context(
     tool: FunctionTool, owner: Agent[Any], arguments: dict[str, Any], call: CallState | None
 ) -> ToolContext[Any]:
-    """The ``ToolContext`` of a replayed call, or NotReplayable if the call needs a human or is off."""
+    """The ``ToolContext`` of a replayed call, or NotReplayable if the call cannot be made as in a run.
+
+    Not replayed: a call that needs approval, a disabled tool, a tool with guardrails (a replay does
+    not run them), an agent whose ``tool_use_behavior`` is a function, and a step past ``max_turns``.
+    """
+    if tool.tool_input_guardrails or tool.tool_output_guardrails:
+        raise NotReplayable(
+            f"tool {tool.name!r} has guardrails, which a replay does not run: it is not replayed"
+        )
+    if callable(owner.tool_use_behavior):
+        raise NotReplayable(
+            f"agent {owner.name!r} decides by a function when its tools end the run: not replayed"
+        )
+    if call is not None and call.max_turns is not None and len(call.replay_ids) >= call.max_turns:
+        raise NotReplayable(f"the run's max_turns ({call.max_turns}) allows no more replayed steps")
     call_id = fresh_call_id()
     text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
     context: ToolContext[Any] = ToolContext(
