@@ -19,15 +19,18 @@ whether any two texts are equal. A set of one run covers only what that run saw,
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
-from typing import Any
+import functools
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
-from muscle_mem.model._leaf_kinds import Leaf, names_a_thing
+from muscle_mem.model._leaf_kinds import Leaf, can_name, names_a_thing
 from muscle_mem.model._observations import Observation, sign_of
 from muscle_mem.model._run_observations import COMPUTED_ON
 
 MAX_RELATED = 48
-"""Numbers, and texts, taken into the relations per check (the first ones in the run's order)."""
+"""Numbers, and texts, that may differ from the recorded runs with their relations still compared;
+past it, a replay stops (a bound reached may only make it stop)."""
 History = tuple[Observation | None, ...]
 """What one recorded run saw: its params, then each step's output."""
 Live = Sequence[tuple[Leaf, ...]]
@@ -66,6 +69,8 @@ def _leaves_uncovered(leaves: tuple[Leaf, ...], runs: list[tuple[Leaf, ...]], na
         if not recorded:
             return f"{where(name, path)}: {shown_leaf(kind, value)}, in no recorded run"
         if all(r[1] == "#" for r in recorded):  # an identity: free, but for what it equals
+            if not can_name(kind, value):
+                return f"{where(name, path)}: {shown_leaf(kind, value)}, recorded an identity"
             labels = {r[3] for r in recorded}
             if label not in labels:
                 was = " or ".join(sorted({label_text(r) for r in labels}))
@@ -91,6 +96,8 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
     if free_by_variation(recorded, path):
         return True
     if kind in NUMERIC_KINDS and type(value) in (int, float):
+        if type(value) is float and not value.is_integer() and all(type(v) is int for v in values):
+            return False  # a fraction where every run saw a whole number
         low, high = min(values), max(values)
         slack = _TOLERANCE * max(1.0, abs(low), abs(high))
         return bool(low - slack <= value <= high + slack)
@@ -113,34 +120,102 @@ def free_by_variation(recorded: Sequence[Leaf], path: str) -> bool:
 
 
 def _relations_broken(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
-    live_numbers, live_texts = _related(live)
+    now = _related(live)
     runs = [_related([o.leaves if o is not None else () for o in h]) for h in histories]
-    why = _orders_broken(live_numbers, [numbers for numbers, _ in runs], names)
-    if why is not None:
-        return why
-    return _equalities_broken(live_texts, [texts for _, texts in runs], names)
+    run_numbers = [run.numbers for run in runs]
+    why = _totals_uncovered(now.numbers, run_numbers, names)
+    if why is None:
+        why = _orders_broken(now.numbers, run_numbers, names)
+    if why is None:
+        why = _combinations_broken(now, run_numbers, names)
+    if why is None:
+        why = _equalities_broken(now.texts, [run.texts for run in runs], names)
+    return why
 
 
-def _related(
-    observations: Sequence[tuple[Leaf, ...]],
-) -> tuple[dict[tuple[int, str], float], dict[tuple[int, str], Any]]:
-    numbers: dict[tuple[int, str], float] = {}
-    texts: dict[tuple[int, str], Any] = {}
+Places = dict[tuple[int, str], Any]
+"""Values by where they were seen: (the observation's position, the leaf's path)."""
+
+
+class Related(NamedTuple):
+    """What one run (or the replay) saw that relations are compared on."""
+
+    numbers: Places
+    texts: Places
+    dates: frozenset[tuple[int, str]]
+    """The numbers that are dates, or times a run may have computed a date from."""
+    free_times: frozenset[tuple[int, str]]
+    """The timestamps runs may show free: only their order is compared, not what they add up to."""
+
+
+TOTAL = "Σ"
+"""What the path of a list's total starts with: ``Σ['lines'][*]['amount']``."""
+
+
+def _related(observations: Sequence[tuple[Leaf, ...]]) -> Related:
+    """The numbers (with each list's totals), the texts, and which numbers are dates and which free times, by place."""
+    numbers: Places = {}
+    texts: Places = {}
+    dates: set[tuple[int, str]] = set()
+    free_times: set[tuple[int, str]] = set()
     for at, leaves in enumerate(observations):
-        for path, kind, value, _ in leaves:
-            if kind in NUMERIC_KINDS and type(value) in (int, float) and len(numbers) < MAX_RELATED:
+        totals: dict[str, float] = {}
+        for path, kind, value, label in leaves:
+            if kind in NUMERIC_KINDS and type(value) in (int, float):
                 numbers[(at, path)] = float(value)
-            elif kind in _TEXTUAL and len(texts) < MAX_RELATED:
+                if kind == "d" or label == COMPUTED_ON:
+                    dates.add((at, path))
+                elif kind == "s":
+                    free_times.add((at, path))
+                pattern = list_pattern(path) if kind in ("n", "q") else None
+                if pattern is not None:
+                    totals[pattern] = totals.get(pattern, 0.0) + float(value)
+            elif kind in _TEXTUAL:
                 texts[(at, path)] = value
-    return numbers, texts
+        for pattern, total in totals.items():
+            numbers[(at, TOTAL + pattern)] = total
+    return Related(numbers, texts, frozenset(dates), frozenset(free_times))
 
 
-def _orders_broken(
-    live: dict[tuple[int, str], float], runs: list[dict[tuple[int, str], float]], names: Sequence[str]
-) -> str | None:
+@functools.lru_cache(maxsize=4096)
+def list_pattern(path: str) -> str | None:
+    """The path with its list positions made ``[*]``, or None for a leaf in no list."""
+    pattern = _POSITION.sub("[*]", path)
+    return pattern if pattern != path else None
+
+
+_POSITION = re.compile(r"\[\d+\]")
+
+
+def _moving(live: Places, runs: list[Places]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """The places every run has, and among them those whose value is not the same in every run and now."""
     places = [p for p in live if all(p in run for run in runs)]
-    for i, a in enumerate(places):
-        for b in places[i + 1 :]:
+    moving = [p for p in places if any(run[p] != live[p] for run in runs)]
+    return places, moving
+
+
+def _totals_uncovered(live: Places, runs: list[Places], names: Sequence[str]) -> str | None:
+    """Whether a list's total lies outside the range the runs saw (items each in range can add up to more)."""
+    for place, value in live.items():
+        if not place[1].startswith(TOTAL) or not all(place in run for run in runs):
+            continue
+        seen = [run[place] for run in runs]
+        low, high = min(seen), max(seen)
+        slack = _TOLERANCE * max(1.0, abs(low), abs(high))
+        if not low - slack <= value <= high + slack:
+            shown = f"{low:g}" if low == high else f"from {low:g} to {high:g}"
+            return f"{_place(place, names)}: {value:g}, recorded {shown}"
+    return None
+
+
+def _orders_broken(live: Places, runs: list[Places], names: Sequence[str]) -> str | None:
+    places, moving = _moving(live, runs)
+    if len(moving) > MAX_RELATED:
+        return f"{len(moving)} numbers differ from the recorded runs: more than the {MAX_RELATED} whose order is compared"
+    for i, a in enumerate(moving):
+        for b in places:
+            if b == a or (b in moving and moving.index(b) < i):
+                continue
             signs = {sign_of(run[a] - run[b]) for run in runs}
             if len(signs) == 1 and sign_of(live[a] - live[b]) not in signs:
                 return (
@@ -150,12 +225,74 @@ def _orders_broken(
     return None
 
 
-def _equalities_broken(
-    live: dict[tuple[int, str], Any], runs: list[dict[tuple[int, str], Any]], names: Sequence[str]
-) -> str | None:
-    places = [p for p in live if all(p in run for run in runs)]
-    for i, a in enumerate(places):
-        for b in places[i + 1 :]:
+def _combinations_broken(now: Related, runs: list[Places], names: Sequence[str]) -> str | None:
+    """Why a sum, difference, product or ratio of two numbers that came out the same in every run differs now.
+
+    Runs whose answer or calls hold the same constant while their numbers differ may have computed
+    it from them (100 from 40 and 60, then from 30 and 70): where a combination of two numbers came
+    out the same in every run, it is evidence, as an order is, and it must come out the same now. A
+    date plus a number of days counts too (issued plus the payment terms). Timestamps runs may show
+    free are left out: only their order is compared.
+    """
+    if len(runs) < 2:
+        return None
+    live = now.numbers
+    varied = [
+        p
+        for p in live
+        if p not in now.free_times and all(p in run for run in runs) and len({run[p] for run in runs}) > 1
+    ][:MAX_RELATED]
+    for i, a in enumerate(varied):
+        for b in varied[i + 1 :]:
+            for name, combine in _combinations_of(a in now.dates, b in now.dates):
+                first = combine(runs[0][a], runs[0][b])
+                if first is None or any(not _same(combine(run[a], run[b]), first) for run in runs[1:]):
+                    continue
+                value = combine(live[a], live[b])
+                if not _same(value, first):
+                    shown = "none" if value is None else format(value, "g")
+                    return (
+                        f"{_place(a, names)} and {_place(b, names)}: their {name} changed "
+                        f"({shown}, {first:g} in every recorded run)"
+                    )
+    return None
+
+
+Combine = Callable[[float, float], "float | None"]
+_DAY = 86_400.0
+_COMBINATIONS: tuple[tuple[str, Combine], ...] = (
+    ("sum", lambda a, b: a + b),
+    ("difference", lambda a, b: a - b),
+    ("absolute difference", lambda a, b: abs(a - b)),
+    ("product", lambda a, b: a * b),
+    ("ratio", lambda a, b: a / b if b else None),
+)
+
+
+def _combinations_of(a_is_date: bool, b_is_date: bool) -> tuple[tuple[str, Combine], ...]:
+    """The combinations compared for two numbers; a date and a number also as the date plus that many days."""
+    if a_is_date == b_is_date:
+        return _COMBINATIONS
+    if a_is_date:
+        return (*_COMBINATIONS, ("date plus days", lambda a, b: a + b * _DAY))
+    return (*_COMBINATIONS, ("date plus days", lambda a, b: b + a * _DAY))
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    """Whether two numbers are equal within the float noise tolerated (None only to None)."""
+    if a is None or b is None:
+        return a is b
+    return abs(a - b) <= _TOLERANCE * max(1.0, abs(a), abs(b))
+
+
+def _equalities_broken(live: Places, runs: list[Places], names: Sequence[str]) -> str | None:
+    places, moving = _moving(live, runs)
+    if len(moving) > MAX_RELATED:
+        return f"{len(moving)} texts differ from the recorded runs: more than the {MAX_RELATED} whose equalities are compared"
+    for i, a in enumerate(moving):
+        for b in places:
+            if b == a or (b in moving and moving.index(b) < i):
+                continue
             equal = {run[a] == run[b] for run in runs}
             if len(equal) == 1 and (live[a] == live[b]) not in equal:
                 was = "equal" if equal.pop() else "different"
