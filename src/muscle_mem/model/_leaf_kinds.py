@@ -32,7 +32,7 @@ empty mapping, ``x`` folded digest, ``r`` a number's order to a bound number par
 ``#`` identity (masked; nothing kept but its label)."""
 
 _ID_KEY = re.compile(
-    r"(?:^|[_\-.])(?:id|ids|uuid|guid|key|ref|handle|slug|sku|no|num|number|code|email|path|file|"
+    r"(?:^|[_\-.])(?:id|ids|uuid|guid|key|ref|handle|slug|sku|no|num|number|email|path|file|"
     r"filename|url|uri|name|username|login|owner|author|user|account|assignee|customer|host|replica)$"
     r"|[a-z](?:Id|ID|Name|Email|Path|Url|Key)$",
     re.IGNORECASE,
@@ -56,6 +56,13 @@ ID_PREFIX = re.compile(r"^[A-Za-z]{1,8}_(?=[A-Za-z]*\d)")
 _SHORT_NAME = re.compile(r"^[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3}$")
 
 NUMBER_TEXT = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
+
+_QUANTITY = re.compile(
+    r"^[+-]?\d+(?:[.,]\d+)?\s?(?:%|°[cf]|kg|g|mg|lbs?|oz|t|km|m|cm|mm|mi|ft|in|l|ml|h|hrs?|min|mins|s|secs?|ms|"
+    r"d|days?|wk|kb|mb|gb|tb|px|pt|x|kwh|kw|w|v|usd|eur|gbp)$",
+    re.IGNORECASE,
+)
+"""A number with its unit (``12kg``, ``150 ms``, ``20%``): an amount, never an identifier."""
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -129,6 +136,8 @@ def _text_kind(text: str) -> str:
         return "d"
     if NUMBER_TEXT.match(text):
         return "q"
+    if _QUANTITY.match(text):
+        return "p"
     if _ID_TEXT.match(text) or _ADDRESS.match(text):
         return "i"
     if text.isalpha() and len(text) <= MAX_WORD:
@@ -195,6 +204,14 @@ def _last_key(path: str) -> str | None:
     return match.group(1) if match.group(1) is not None else match.group(2)
 
 
+def can_name(kind: str, value: Any) -> bool:
+    """Whether a value where an identity was may be masked as one: not a None, a bool, or an int below 1.
+
+    ``owner_id`` 0 or None says no one owns it: an agent decides on that, where it passes an id on.
+    """
+    return kind != "b" and (kind != "n" or value > 0)
+
+
 def is_identity(
     leaf: tuple[str, str, Any, str, str],
     raw: dict[str, Any],
@@ -209,6 +226,8 @@ def is_identity(
     path, kind, value, _, _ = leaf
     if kind == "#":
         return True
+    if not can_name(kind, value):
+        return False
     shown = raw.get(path, value)
     return (
         _under(path, copied)

@@ -34,6 +34,7 @@ from muscle_mem.model._leaf_kinds import (
     ID_PREFIX,
     MEMO_LENGTH,
     Leaf,
+    can_name,
     digest,
     element_text,
     forms_of,
@@ -209,7 +210,7 @@ class Observer:
         echoed = free.get(int.__repr__(output)) if free else None
         if echoed is not None:  # a free value repeated: free too, its equality kept
             label = "=" + echoed
-        elif not copied:
+        elif not copied or output < 1:
             found = _INT_OBSERVATIONS.get((output, label))
             if found is None:
                 if len(_INT_OBSERVATIONS) >= _SCALAR_KEYS_KEPT:
@@ -356,8 +357,8 @@ def key_of(flat: Flat, identities: frozenset[str], bound_numbers: Iterable[tuple
 
 def _part(leaf: tuple[str, str, Any, str, str], identities: frozenset[str]) -> str:
     """A leaf as a key writes it: its path, and its value, or for an identity what it equals."""
-    path, _, _, written, label = leaf
-    return f"{path}=#{label}" if path in identities else f"{path}={written}"
+    path, kind, value, written, label = leaf
+    return f"{path}=#{label}" if path in identities and can_name(kind, value) else f"{path}={written}"
 
 
 def _orders(
@@ -393,7 +394,7 @@ def kept_leaves(
     """
     leaves: list[Leaf] = []
     for path, kind, value, _, label in flat.leaves[:MAX_LEAVES]:
-        if path in identities or kind == "#":
+        if kind == "#" or (path in identities and can_name(kind, value)):
             leaves.append((path, "#", None, label))
         else:
             leaves.append((path, kind, value, label if kind in ("w", "i", "q", "n") else ""))
