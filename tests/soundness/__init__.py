@@ -5,16 +5,27 @@ from __future__ import annotations
 from . import (
     branches,
     choices,
+    coincidences,
     computed,
     context,
     harmless,
+    harmless_more,
     identities,
     loops,
+    loops_more,
+    many_values,
     more,
+    more_relations,
+    names_that_steer,
+    numbers_beyond_ranges,
     objects,
+    output_shapes,
+    param_thresholds,
     params,
+    params_that_steer,
     relations,
     tool_errors,
+    value_kinds,
 )
 from .harness import Scenario
 
@@ -34,5 +45,49 @@ SCENARIOS: list[Scenario] = [
 ]
 """Every scenario, in class order."""
 
-BY_NAME: dict[str, Scenario] = {s.name: s for s in SCENARIOS}
-assert len(BY_NAME) == len(SCENARIOS), "scenario names must be unique"
+LIMITS: dict[str, str] = {
+    "rt_username_is_root_core": "an identity's content decides (a sentinel name): identities are free",
+    "rt_email_domain_core": "an identity's content decides (its domain): identities are free",
+    "rt_email_domain_one_run_core": "an identity's content decides (its domain): identities are free",
+    "rt_version_major_core": "an identifier-shaped version's content decides: identifiers are free",
+    "rt_error_code_retry_core": "an identifier-shaped code's content decides: identifiers are free",
+    "rt_name_length_core": "a name's length decides: names are free",
+    "rt_param_path_prefix_core": "a path param's prefix decides: paths are identities",
+    "rt_case_sensitive_identity_core": "two names equal but for case are labelled equal",
+    "rt_invoice_no_idempotency_core": "the order of two identities decides: identities keep their equalities only",
+    "rt_bare_int_handle_compared_core": "an int a tool returned whole and the agent copied on is taken for a handle",
+    "rt_sla_timestamp_difference_core": "the difference of two free timestamps decides: only their order is kept",
+    "rt_weekend_date_core": "the weekday of a date within the recorded range decides: numbers and dates are ranges",
+    "rt_house_number_parity_core": "the parity of a number within the recorded range decides: numbers are ranges",
+    "rt_abs_difference_core": "a function of two numbers, each within its recorded range, that no run kept the same decides",
+    "rt_business_hours_core": "the time of day of a free timestamp decides: timestamps runs saw vary are free",
+    "rt_business_hours_range_core": "the time of day of a free timestamp decides: timestamps runs saw vary are free",
+    "rt_param_qty_threshold_core": "a number param the agent copied into a call is free: its value is not compared",
+    "rt_param_qty_threshold_family_core": "a number param the agent copied into a call is free: its value is not compared",
+    "rt_param_word_steers_core": "a word param the agent copied into a call is free: its value is not compared",
+    "rt_echoed_param_steers_core": "a param a read repeats whole is taken for the id the read was made by",
+    "rt_plan_name_free_core": "a category word under a name key (plan_name) is taken for a name",
+    "rt_url_scheme_core": "an address's content decides (its scheme): addresses are identities",
+}
+"""Scenarios an engine that generalises as the runs showed still replays wrong, and why (kept out of the judged set)."""
+ATTACKS: list[Scenario] = [
+    s
+    for s in (
+        *coincidences.SCENARIOS,
+        *numbers_beyond_ranges.SCENARIOS,
+        *many_values.SCENARIOS,
+        *value_kinds.SCENARIOS,
+        *output_shapes.SCENARIOS,
+        *names_that_steer.SCENARIOS,
+        *params_that_steer.SCENARIOS,
+        *param_thresholds.SCENARIOS,
+        *loops_more.SCENARIOS,
+        *more_relations.SCENARIOS,
+        *harmless_more.SCENARIOS,
+    )
+    if s.name not in LIMITS
+]
+"""An independent attacker's scenarios through the core engine, judged on their own (what is unsafe in them, never)."""
+
+BY_NAME: dict[str, Scenario] = {s.name: s for s in (*SCENARIOS, *ATTACKS)}
+assert len(BY_NAME) == len(SCENARIOS) + len(ATTACKS), "scenario names must be unique"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .harness import Step
+from .harness import Policy, Run, Scenario, Step, Tool
 
 
 def out(history: list[Step], tool: str) -> Any:
@@ -43,3 +43,17 @@ def word(text: str, after: str) -> str:
     found = re.search(rf"\b{re.escape(after)}\s+([\w@.\-]+)", text)
     assert found, f"no word after {after!r} in {text!r}"
     return found.group(1).rstrip(".")
+
+
+def sc(
+    name: str,
+    cls: str,
+    tools: list[Tool],
+    policy: Policy,
+    records: list[Run],
+    probes: list[Run],
+    doc: str,
+    **options: Any,
+) -> Scenario:
+    """A scenario through the core engine (the plain Python agent)."""
+    return Scenario(name, cls, "core", tools, policy, records, probes, doc=doc, **options)

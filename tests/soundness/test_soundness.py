@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from . import BY_NAME, SCENARIOS
+from . import ATTACKS, BY_NAME, SCENARIOS
 from .harness import CHECK_MODES, CheckMode, Report, run_scenario
 from .proven import Proven
 
@@ -120,3 +120,13 @@ def test_the_suite_covers_every_class_a_third_of_it_through_frameworks() -> None
     }
     assert 3 * len(framed) >= len(SCENARIOS)
     assert all(s.probes and s.records for s in SCENARIOS)
+
+
+@pytest.mark.parametrize("checks", CHECK_MODES)
+@pytest.mark.parametrize("name", [s.name for s in ATTACKS])
+def test_an_independent_attack_ends_no_run_unlike_the_agent_alone(
+    name: str, checks: CheckMode, store_dir: Path
+) -> None:
+    """No run of an attacker's scenario leaves a world or an answer the agent alone would not have."""
+    report = report_of(name, checks, store_dir)
+    assert not report.unsafe, "\n".join(o.describe() for o in report.unsafe)
