@@ -97,11 +97,11 @@ def test_a_new_engine_on_the_same_sqlite_file_hits(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'cache.db'}"
     shop = Shop()
     with shop_engine(url, shop) as first:
-        miss = buy(first, "lamp", "1 Main St")
+        miss = buy(first, "LMP-100", "1 Main St")
         assert not miss and miss.stored and miss.output == "shipped 70001"
 
     with shop_engine(url, shop) as second:  # a restart: a new engine on the same file
-        hit = buy(second, "desk", "2 Side Rd")
+        hit = buy(second, "DSK-200", "2 Side Rd")
         assert hit.hit, hit.reason
         assert hit.trajectory_id == miss.trajectory_id
         assert shop.shipped == [(70001, "1 Main St"), (70002, "2 Side Rd")]  # a fresh order id flowed
@@ -112,11 +112,11 @@ def test_a_new_engine_on_the_same_sqlite_file_hits(tmp_path: Path) -> None:
         assert len(second.store) == 1
 
         shop.screen = Seen("error page", 1)
-        refused = buy(second, "desk", "2 Side Rd")
+        refused = buy(second, "DSK-200", "2 Side Rd")
         assert not refused and refused.reason == "pre-check of tool 'order' failed at step 0"
 
     with shop_engine(url, shop, version="2") as third:  # the order tool changed
-        changed = buy(third, "desk", "2 Side Rd")
+        changed = buy(third, "DSK-200", "2 Side Rd")
         assert not changed and "'order' changed since it was recorded" in (changed.reason or "")
 
 
@@ -124,12 +124,12 @@ def test_reading_the_index_pauses_the_garbage_collector_only_while_it_reads(tmp_
     url = f"sqlite:///{tmp_path / 'cache.db'}"
     shop = Shop()
     with shop_engine(url, shop) as first:
-        assert buy(first, "lamp", "1 Main St").stored
+        assert buy(first, "LMP-100", "1 Main St").stored
     for enabled in (True, False):
         (gc.enable if enabled else gc.disable)()
         try:
             with shop_engine(url, shop) as again:
-                assert buy(again, "desk", "2 Side Rd").hit
+                assert buy(again, "DSK-200", "2 Side Rd").hit
                 assert gc.isenabled() is enabled  # restored as it was, even when the user had disabled it
         finally:
             gc.enable()
@@ -139,11 +139,11 @@ def test_two_live_engines_on_one_sqlite_file_see_each_others_trajectories(tmp_pa
     url = f"sqlite:///{tmp_path / 'shared.db'}"
     shop = Shop()
     with shop_engine(url, shop) as one, shop_engine(url, shop) as two:
-        assert not buy(one, "lamp", "1 Main St")
-        assert buy(two, "desk", "2 Side Rd").hit
+        assert not buy(one, "LMP-100", "1 Main St")
+        assert buy(two, "DSK-200", "2 Side Rd").hit
         shop.screen = Seen("sale", 1)  # a new screen: two records a new trajectory
-        assert not buy(two, "chair", "3 Hill Ave")
-        assert buy(one, "rug", "4 Low St").hit
+        assert not buy(two, "CHR-300", "3 Hill Ave")
+        assert buy(one, "RUG-400", "4 Low St").hit
         assert len(one.store) == len(two.store) == 2
 
 
@@ -171,7 +171,7 @@ def test_a_restarted_process_replays_from_a_sqlite_file(tmp_path: Path) -> None:
                 return archive(found["folder_id"], 30)
 
             engine.set_agent(agent)
-            result = engine("archive", sys.argv[1], params={{"folder": sys.argv[1]}})
+            result = engine("archive", sys.argv[1], params={{"folder_name": sys.argv[1]}})
             print(result.hit, result.output, result.steps_replayed)
             """
         ),

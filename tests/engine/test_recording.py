@@ -424,11 +424,11 @@ def test_a_snapshot_of_live_state_is_taken_at_capture_time() -> None:
         form["name"] = text
 
     engine.set_agent(lambda task: type_name(task))
-    first = engine("Ada", params={"who": "Ada"})
+    first = engine("Ada", params={"name": "Ada"})
     step = stored(engine, first.trajectory_id).steps[0]
     assert step.pre is not None and step.pre.key == codec.fingerprint({"name": None})
     form["name"] = None
-    assert engine("Bob", params={"who": "Bob"}).hit and form == {"name": "Bob"}
+    assert engine("Bob", params={"name": "Bob"}).hit and form == {"name": "Bob"}
 
 
 def test_an_argument_changed_after_the_call_is_recorded_as_it_was_passed() -> None:

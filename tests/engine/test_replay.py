@@ -451,9 +451,9 @@ def test_the_answer_on_a_hit_is_the_recorded_one_with_references_resolved() -> N
         return {"guest": guest, "booking": booking.booking_id, "status": "confirmed", "room": 12}
 
     engine.set_agent(agent)
-    miss = engine("book", "Ada", params={"guest": "Ada"})
+    miss = engine("book", "Ada", params={"name": "Ada"})
     assert miss.output == {"guest": "Ada", "booking": "bk-00001", "status": "confirmed", "room": 12}
-    hit = engine("book", "Bob", params={"guest": "Bob"})
+    hit = engine("book", "Bob", params={"name": "Bob"})
     assert hit.hit
     assert hit.output == {"guest": "Bob", "booking": "bk-00002", "status": "confirmed", "room": 12}
 
@@ -541,13 +541,13 @@ def test_a_shorter_trajectory_does_not_cut_a_later_run_short() -> None:
         return invoice(who)
 
     engine.set_agent(agent)
-    assert engine("invoice", "ada", params={"who": "ada"}).output == "invoice for ada"
-    eve = engine("invoice", "eve", params={"who": "eve"})
+    assert engine("invoice", "ada", params={"user": "ada"}).output == "invoice for ada"
+    eve = engine("invoice", "eve", params={"user": "eve"})
     assert not eve and eve.steps_replayed == 1 and eve.output is None
-    bob = engine("invoice", "bob", params={"who": "bob"})
+    bob = engine("invoice", "bob", params={"user": "bob"})
     assert bob.hit and bob.steps_replayed == 2 and bob.output == "invoice for bob"
     assert billing.invoices == ["ada", "bob"]
-    again = engine("invoice", "eve", params={"who": "eve"})
+    again = engine("invoice", "eve", params={"user": "eve"})
     assert again.hit and again.steps_replayed == 1 and again.output is None  # eve's own trajectory
 
 

@@ -134,14 +134,25 @@ def test_a_negation_or_an_extra_word_is_another_template() -> None:
 
 def test_every_slot_flows_as_its_runs_showed() -> None:
     engine, desk = desk_engine()
+    engine("share plan.pdf with ada@example.com")
+    engine("share notes.pdf with bob@example.com")
+    result = engine("share draft.pdf with cy@example.com")
+    assert result.hit and result.template == "share {1} with {2}"
+    assert result.slots == {"1": "draft.pdf", "2": "cy@example.com"}
+    assert desk.shares[-1] == ("draft.pdf", "cy@example.com") and len(desk.agent_runs) == 2
+    other_look = engine("share draft.docx.bak with di@example.com")
+    assert other_look.template is None
+
+
+def test_a_word_in_a_slot_serves_only_the_words_the_runs_showed() -> None:
+    """A single word may be a category the agent decides on (a plan, a priority): never a free name."""
+    engine, desk = desk_engine()
     engine("share plan.pdf with Ada")
     engine("share notes.pdf with Bob")
     result = engine("share draft.pdf with Cy")
-    assert result.hit and result.template == "share {1} with {2}"
-    assert result.slots == {"1": "draft.pdf", "2": "Cy"}
-    assert desk.shares[-1] == ("draft.pdf", "Cy") and len(desk.agent_runs) == 2
-    other_look = engine("share draft.docx.bak with Di")
-    assert other_look.template is None
+    assert not result.hit and result.miss_reason is MissReason.OBSERVATION_CHANGED
+    assert desk.shares[-1] == ("draft.pdf", "Cy") and len(desk.agent_runs) == 3
+    assert engine("share draft.pdf with Ada").hit
 
 
 def test_a_template_replay_stops_on_a_changed_observation() -> None:

@@ -185,10 +185,10 @@ async def test_an_async_agent_records_calls_it_runs_in_threads(restarts: Restart
 
         return engine.set_agent(agent)
 
-    first = await restarts.engine_from(make).arun("weather", "Lyon", params={"city": "Lyon"})
+    first = await restarts.engine_from(make).arun("weather", "Lyon", params={"city_name": "Lyon"})
     assert first.stored and calls == [("geocode", "Lyon"), ("forecast", "Lyon")]
     calls.clear()
-    second = await restarts.engine_from(make).arun("weather", "Oslo", params={"city": "Oslo"})
+    second = await restarts.engine_from(make).arun("weather", "Oslo", params={"city_name": "Oslo"})
     assert second.hit and second.output == "geo:Oslo: sunny in Oslo"
     assert calls == [("geocode", "Oslo"), ("forecast", "Oslo")]
 

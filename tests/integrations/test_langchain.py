@@ -500,19 +500,19 @@ def test_an_injected_tool_call_id_is_not_recorded_and_is_fresh_at_replay() -> No
         """Remember a fact."""
         return ToolMessage(f"remembered {fact}", tool_call_id=tool_call_id, artifact={"call": tool_call_id})
 
-    model = scripted(turn(call("remember", "c1", fact="tea")), AIMessage("I will remember tea."))
+    model = scripted(turn(call("remember", "c1", fact="green tea")), AIMessage("I will remember green tea."))
     agent = CachedAgent(Engine(), create_agent(model, [remember]))
-    agent.invoke({"messages": [HumanMessage("remember tea")]}, params={"fact": "tea"})
+    agent.invoke({"messages": [HumanMessage("remember green tea")]}, params={"fact": "green tea"})
     result = agent.last_result
-    assert result is not None and result.stored and dict(result.calls[0].kwargs) == {"fact": "tea"}
+    assert result is not None and result.stored and dict(result.calls[0].kwargs) == {"fact": "green tea"}
 
-    state = agent.invoke({"messages": [HumanMessage("remember milk")]}, params={"fact": "milk"})
+    state = agent.invoke({"messages": [HumanMessage("remember oat milk")]}, params={"fact": "oat milk"})
     assert agent.last_result is not None and agent.last_result.hit
     ask, answer = state["messages"][1], state["messages"][2]
     call_id = ask.tool_calls[0]["id"]
     assert call_id.startswith("mm_") and answer.tool_call_id == call_id
-    assert answer.content == "remembered milk" and answer.artifact == {"call": call_id}
-    assert state["messages"][-1].text == "I will remember milk."
+    assert answer.content == "remembered oat milk" and answer.artifact == {"call": call_id}
+    assert state["messages"][-1].text == "I will remember oat milk."
 
 
 def test_a_tool_that_reads_the_graph_state_runs_but_keeps_its_run_out_of_the_store() -> None:

@@ -697,7 +697,7 @@ async def test_a_handoff_stays_in_place_when_a_param_equals_how_many_calls_came_
     )
     runner = CachedRunner(Engine(), triage)
     hits = []
-    for count in (0, 2, 1):
+    for count in (0, 0, 1):
         result = await runner.run(f"ship {count} items", params={"count": count})
         assert runner.last_result is not None
         if runner.last_result.hit:

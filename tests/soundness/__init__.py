@@ -62,10 +62,8 @@ LIMITS: dict[str, str] = {
     "rt_abs_difference_core": "a function of two numbers, each within its recorded range, that no run kept the same decides",
     "rt_business_hours_core": "the time of day of a free timestamp decides: timestamps runs saw vary are free",
     "rt_business_hours_range_core": "the time of day of a free timestamp decides: timestamps runs saw vary are free",
-    "rt_param_qty_threshold_core": "a number param the agent copied into a call is free: its value is not compared",
-    "rt_param_qty_threshold_family_core": "a number param the agent copied into a call is free: its value is not compared",
-    "rt_param_word_steers_core": "a word param the agent copied into a call is free: its value is not compared",
-    "rt_echoed_param_steers_core": "a param a read repeats whole is taken for the id the read was made by",
+    "rt_param_qty_threshold_core": "a number param the user declared and the agent copied on is free: the task varies in it",
+    "rt_param_qty_threshold_family_core": "a number param the user declared and the agent copied on is free: the task varies in it",
     "rt_plan_name_free_core": "a category word under a name key (plan_name) is taken for a name",
     "rt_url_scheme_core": "an address's content decides (its scheme): addresses are identities",
 }

@@ -255,7 +255,7 @@ SCENARIOS = [
         TICKET_TOOLS,
         ticket_policy,
         [_ticket("login", 1)],
-        [_ticket("billing", 7)],
+        [_ticket("login", 7)],
         "A ticket id created by this run's own write flows on: should replay.",
     ),
     _sc(

@@ -103,8 +103,8 @@ def test_an_engine_on_a_core_only_store_records_replays_and_evicts() -> None:
         return f"closed {ticket}"
 
     engine.set_agent(lambda task, title: close(create(title)))
-    assert engine("open and close", "printer", params={"title": "printer"}).stored
-    replayed = engine("open and close", "scanner", params={"title": "scanner"})
+    assert engine("open and close", "printer jam", params={"title": "printer jam"}).stored
+    replayed = engine("open and close", "scanner jam", params={"title": "scanner jam"})
     assert replayed.hit and replayed.output == "closed 101"
     engine("another task", "x", params={"title": "x"})
     assert len(store) == 1  # the bound holds

@@ -254,8 +254,8 @@ def test_a_short_param_does_not_rewrite_unrelated_tool_arguments() -> None:
         click(f"locale {lang}")
 
     engine.set_agent(agent)
-    engine("send it", "en", params={"lang": "en"})
-    assert engine("send it", "fr", params={"lang": "fr"}).hit
+    engine("send it", "en", params={"lang_id": "en"})
+    assert engine("send it", "fr", params={"lang_id": "fr"}).hit
     assert clicked == ["Send", "locale en", "Send", "locale fr"]
 
 

@@ -242,8 +242,13 @@ def test_a_run_recorded_before_observations_covers_nothing() -> None:
 
 def test_a_value_two_params_share_is_named_by_the_first_param_in_name_order() -> None:
     """What a masked value repeats does not depend on the order a set of names iterates in."""
-    for params in ({"b": "Lunch", "a": "Lunch"}, {"a": "Lunch", "b": "Lunch"}):
-        _, observed = observe_run(params, [{"title": "Lunch"}], [Param("a"), Param("b")], Const(None), [], [])
+    for params in (
+        {"b": "Lunch at noon", "a": "Lunch at noon"},
+        {"a": "Lunch at noon", "b": "Lunch at noon"},
+    ):
+        _, observed = observe_run(
+            params, [{"title": "Lunch at noon"}], [Param("a"), Param("b")], Const(None), [], []
+        )
         assert observed[0].leaves == (("['title']", "#", None, "=p:a"),)
 
 

@@ -9,7 +9,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from muscle_mem.model._leaf_kinds import NUMBER_TEXT, is_identity, path_text
+from muscle_mem.model._leaf_kinds import (
+    NUMBER_TEXT,
+    is_identity,
+    names_a_thing,
+    path_text,
+    text_kind,
+)
 from muscle_mem.model._observations import Observation, Observer, kept_leaves, key_of, params_key
 from muscle_mem.model.provenance import (
     SCALAR_TYPES,
@@ -90,17 +96,23 @@ def observe_run(
 
     ``args``: the recorded arguments of the steps; ``answer``: the recorded answer.
 
-    A param the run copied is free (data flow rebuilds it), and so is one an output repeats whole;
-    a number param only where the run copied it once and chose no number of its own: ``book(nights,
-    2)`` with nights 2, or ``pay(120)`` for 3 at 40, could as well be computed from it, so the runs
-    must show it first.
+    A param the run copied is free (data flow rebuilds it), and so is one an output repeats whole
+    (an order looked up by its id), unless it is a category word (:func:`may_name_a_thing`): that
+    is compared like any observation. A number param only where the run copied it once and chose
+    no number of its own: ``book(nights, 2)`` with nights 2, or ``pay(120)`` for 3 at 40, could as
+    well be computed from it, so the runs must show it first.
     """
     copies = copies_in(args, answer)
     copied = copies.outputs
     observer = Observer(params, hidden)
     given = None
     if params:
-        bound = {name for name in copies.params if not _unproven_number(params.get(name), copies, name)}
+        bound = {
+            name
+            for name in copies.params
+            if may_name_a_thing(name, params.get(name))
+            and not _unproven_number(params.get(name), copies, name)
+        }
         bound |= set(secret_params) | _echoed(params, outputs)
         flat = observer.flatten_params()
         identities = frozenset(
@@ -192,17 +204,38 @@ def _unproven_number(value: Any, copies: Copies, name: str) -> bool:
     return copies.params.get(name, 0) > 1 or copies.numbers
 
 
+PARAM_RULE = lambda n, v: True  # noqa
+
+
+def may_name_a_thing(name: str, value: Any) -> bool:
+    """Whether a param's value may name a thing, so a run that copied it on is evidence for another value.
+
+    Not a single word (a category: a plan, a priority, ``everyone``) unless the param's name says
+    it names a thing (``name``, ``user``, ``city_name``): the agent may have decided on it, and one
+    run shows nothing of what another word would make it do. A number the user declared a param
+    stays free where the run copied it (the task varies in it, as in muscle-mem 0.1.0), under
+    :func:`_unproven_number`'s proof.
+    """
+    if type(value) is str and text_kind(value) == "w":
+        return names_a_thing(f"[{name!r}]")
+    return True
+
+
 def _echoed(params: Mapping[str, Any], outputs: list[Any]) -> set[str]:
-    """The params whose value an output repeats whole (an order looked up by its id): the equality is kept, not the value."""
+    """The params an output repeats whole (an order looked up by its id): the equality is kept, not the value.
+
+    A category word repeated under a key that does not name a thing (the ticket already has the
+    priority asked for) says nothing of what it is: it stays compared.
+    """
     wanted = {(type(v), v): name for name, v in params.items() if type(v) in (int, str) and v != ""}
     if not wanted:
         return set()
     probe = Observer({})
     found: set[str] = set()
     for step, output in enumerate(outputs):
-        for value in probe.flatten(step, output).raw.values():
+        for path, value in probe.flatten(step, output).raw.items():
             name = wanted.get((type(value), value))
-            if name is not None:
+            if name is not None and (may_name_a_thing(name, value) or names_a_thing(path)):
                 found.add(name)
     return found
 
