@@ -321,3 +321,11 @@ def test_a_scalar_output_is_observed_as_a_walk_of_it_observes_it(
     with mock.patch.object(run_observations, "_ONE_LEAF", frozenset()):
         walked = observe_run(*run)
     assert quick == walked
+
+
+def test_a_numpy_scalar_is_observed_as_the_python_value_it_holds() -> None:
+    """A weight of ``np.float64(2.5)`` is the number 2.5 (a range covers it), not a digest of an object."""
+    numpy = pytest.importorskip("numpy")
+    as_numpy = Observer({}).flatten(0, {"weight": numpy.float64(2.5), "count": numpy.int64(3)})
+    as_python = Observer({}).flatten(0, {"weight": 2.5, "count": 3})
+    assert as_numpy.leaves == as_python.leaves

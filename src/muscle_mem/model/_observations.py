@@ -312,6 +312,8 @@ class Observer:
             flat.leaves.append((path, "i", digest(str(value)), "i" + str(value), label))
         elif isinstance(value, bytes | bytearray):
             flat.leaves.append((path, "p", digest(bytes(value).hex()), "p" + bytes(value).hex(), label))
+        elif type(value).__module__ == "numpy" and getattr(value, "shape", None) == ():
+            self._leaf(value.item(), path, flat, place)  # a numpy scalar: the Python value it holds
         else:
             folded = _fingerprint(value)
             flat.leaves.append((path, "x", folded, "x" + folded, ""))
