@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 
 from muscle_mem import Engine
-from soundness import BY_NAME, SCENARIOS
+from soundness import ATTACKS_ALL, BY_NAME, LIMITS, SCENARIOS
 from soundness.harness import CHECK_MODES, CheckMode, Report, Scenario, run_scenario
 from soundness.proven import HEADER as PROVEN_HEADER
 from soundness.proven import Proven
@@ -172,6 +172,26 @@ def table(reports: Mapping[Config, list[Report]]) -> str:
     )
 
 
+def attacks(reports: Mapping[Config, list[Report]]) -> str:
+    """The independent attacker's scenarios: unsafe and needless per configuration, and the known limits."""
+    judged = [r for r in reports[(CHECK_MODES[0], "now")] if r.scenario.name not in LIMITS]
+    lines = [
+        f"an independent attacker's scenarios (core engine): {len(judged)} judged, {len(LIMITS)} known limits"
+    ]
+    for (checks, kind), batch in reports.items():
+        counted = [r for r in batch if r.scenario.name not in LIMITS]
+        unsafe = sum(1 for r in counted if r.unsafe)
+        needless = sum(len(r.needless) for r in counted)
+        still = sum(1 for r in batch if r.scenario.name in LIMITS and r.unsafe)
+        lines.append(
+            f"  {kind:5} {checks:6} checks: {unsafe} unsafe of {len(counted)}, {needless} needless misses;"
+            f" known limits still unsafe: {still} of {len(LIMITS)}"
+        )
+    lines.append("known limits (why no engine that generalises as the runs showed passes them):")
+    lines += [f"  {name}: {why}" for name, why in LIMITS.items()]
+    return "\n".join(lines)
+
+
 def failing(reports: Mapping[Config, list[Report]]) -> list[str]:
     """A paragraph per configuration naming its unsafe scenarios and its needless misses."""
     lines = []
@@ -268,6 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for sc in tradeoffs:
             print(f"  {sc.name}: {sc.tradeoff}")
+    if not args.only and not args.quick:
+        with tempfile.TemporaryDirectory() as tmp:
+            print("\n" + attacks(run_all(ATTACKS_ALL, baseline, Path(tmp))))
     if args.proven:
         with tempfile.TemporaryDirectory() as tmp:
             print("\n" + proven_table(scenarios, args.proven, Path(tmp)))
