@@ -175,9 +175,7 @@ def table(reports: Mapping[Config, list[Report]]) -> str:
 def attacks(reports: Mapping[Config, list[Report]]) -> str:
     """The independent attacker's scenarios: unsafe and needless per configuration, and the known limits."""
     judged = [r for r in reports[(CHECK_MODES[0], "now")] if r.scenario.name not in LIMITS]
-    lines = [
-        f"an independent attacker's scenarios (core engine): {len(judged)} judged, {len(LIMITS)} known limits"
-    ]
+    lines = [f"an independent attacker's scenarios: {len(judged)} judged, {len(LIMITS)} known limits"]
     for (checks, kind), batch in reports.items():
         counted = [r for r in batch if r.scenario.name not in LIMITS]
         unsafe = sum(1 for r in counted if r.unsafe)

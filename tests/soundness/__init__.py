@@ -8,6 +8,8 @@ from . import (
     coincidences,
     computed,
     context,
+    context_mid_run,
+    fronts_more,
     harmless,
     harmless_more,
     identities,
@@ -66,6 +68,7 @@ LIMITS: dict[str, str] = {
     "rt_param_qty_threshold_family_core": "a number param the user declared and the agent copied on is free: the task varies in it",
     "rt_plan_name_free_core": "a category word under a name key (plan_name) is taken for a name",
     "rt_url_scheme_core": "an address's content decides (its scheme): addresses are identities",
+    "midrun_context_mcp_proxy": "the caching proxy never sees the remote agent's own context, however it changes",
 }
 """Scenarios an engine that generalises as the runs showed still replays wrong, and why (kept out of the judged set)."""
 ATTACKS_ALL: tuple[Scenario, ...] = (
@@ -80,8 +83,10 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *loops_more.SCENARIOS,
     *more_relations.SCENARIOS,
     *harmless_more.SCENARIOS,
+    *context_mid_run.SCENARIOS,
+    *fronts_more.SCENARIOS,
 )
-"""An independent attacker's scenarios, the known limits among them included."""
+"""An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]
 """An independent attacker's scenarios through the core engine, judged on their own (what is unsafe in them, never)."""
 
