@@ -88,7 +88,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]
-"""An independent attacker's scenarios through the core engine, judged on their own (what is unsafe in them, never)."""
+"""The attacker's scenarios judged on their own (none may end a run unlike the agent alone)."""
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in (*SCENARIOS, *ATTACKS_ALL)}
 assert len(BY_NAME) == len(SCENARIOS) + len(ATTACKS_ALL), "scenario names must be unique"
