@@ -6,6 +6,7 @@ from typing import Any
 
 from .harness import Answer, Call, Run, Step, Tool
 from .kit import calls, done, out, sc, word
+from .param_thresholds import WHO_TOOLS, who_policy
 
 # ---- 1. the requested priority, echoed by the ticket, steers a page (not copied into any call) -----------
 
@@ -202,40 +203,7 @@ def _amounts(v: str, amounts: list[int]) -> Run:
 
 
 # ---- 6. a template word slot that steers (no explicit params): send to a person, or to everyone -----------
-
-
-def get_report(w: dict[str, Any]) -> dict[str, Any]:
-    return {"title": "weekly", "pages": 3}
-
-
-def send_to(w: dict[str, Any], person: str) -> str:
-    w["sent"].append(person)
-    return "sent"
-
-
-def broadcast(w: dict[str, Any]) -> str:
-    w["broadcasts"] += 1
-    return "broadcast"
-
-
-SLOT_TOOLS = [
-    Tool("get_report", get_report, check=lambda w: True),
-    Tool("send_to", send_to, check=lambda w, person: True),
-    Tool("broadcast", broadcast, check=lambda w: True),
-]
-
-
-def slot_policy(text: str, ctx: str, h: list[Step]):
-    who = word(text, "to")
-    if not done(h, "get_report"):
-        return Call("get_report", {})
-    if who == "everyone":
-        if not done(h, "broadcast"):
-            return Call("broadcast", {})
-        return Answer("Broadcast the report.")
-    if not done(h, "send_to"):
-        return Call("send_to", {"person": who})
-    return Answer("Sent the report.")
+# the tools and the policy of param_thresholds' report to {who}, the task text alone naming the person
 
 
 def _slot(who: str) -> Run:
@@ -335,8 +303,8 @@ SCENARIOS = [
     sc(
         "rt_template_word_slot_core",
         "params",
-        SLOT_TOOLS,
-        slot_policy,
+        WHO_TOOLS,
+        who_policy,
         [_slot("ada"), _slot("bob"), _slot("cy")],
         [_slot("dee"), _slot("everyone")],
         "A plain-text task whose word slot flows into send_to, but 'everyone' means broadcast.",

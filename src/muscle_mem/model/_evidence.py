@@ -133,8 +133,10 @@ def _relations_broken(live: Live, histories: Sequence[History], names: Sequence[
     return why
 
 
-Places = dict[tuple[int, str], Any]
-"""Values by where they were seen: (the observation's position, the leaf's path)."""
+Place = tuple[int, str]
+"""Where a value was seen: the observation's position, the leaf's path."""
+Places = dict[Place, Any]
+"""Values by where they were seen."""
 
 
 class Related(NamedTuple):
@@ -142,9 +144,9 @@ class Related(NamedTuple):
 
     numbers: Places
     texts: Places
-    dates: frozenset[tuple[int, str]]
+    dates: frozenset[Place]
     """The numbers that are dates, or times a run may have computed a date from."""
-    free_times: frozenset[tuple[int, str]]
+    free_times: frozenset[Place]
     """The timestamps runs may show free: only their order is compared, not what they add up to."""
 
 
@@ -156,8 +158,8 @@ def _related(observations: Sequence[tuple[Leaf, ...]]) -> Related:
     """The numbers (with each list's totals), the texts, and which numbers are dates and which free times, by place."""
     numbers: Places = {}
     texts: Places = {}
-    dates: set[tuple[int, str]] = set()
-    free_times: set[tuple[int, str]] = set()
+    dates: set[Place] = set()
+    free_times: set[Place] = set()
     for at, leaves in enumerate(observations):
         totals: dict[str, float] = {}
         for path, kind, value, label in leaves:
@@ -187,7 +189,7 @@ def list_pattern(path: str) -> str | None:
 _POSITION = re.compile(r"\[\d+\]")
 
 
-def _moving(live: Places, runs: list[Places]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+def _moving(live: Places, runs: list[Places]) -> tuple[list[Place], list[Place]]:
     """The places every run has, and among them those whose value is not the same in every run and now."""
     places = [p for p in live if all(p in run for run in runs)]
     moving = [p for p in places if any(run[p] != live[p] for run in runs)]
@@ -209,20 +211,30 @@ def _totals_uncovered(live: Places, runs: list[Places], names: Sequence[str]) ->
 
 
 def _orders_broken(live: Places, runs: list[Places], names: Sequence[str]) -> str | None:
+    pairs = _related_pairs(live, runs, "numbers")
+    if isinstance(pairs, str):
+        return pairs
+    for a, b in pairs:
+        signs = {sign_of(run[a] - run[b]) for run in runs}
+        if len(signs) == 1 and sign_of(live[a] - live[b]) not in signs:
+            return (
+                f"{_place(a, names)} and {_place(b, names)}: their order changed "
+                f"({live[a]:g} {sign_of(live[a] - live[b])} {live[b]:g}, recorded {signs.pop()})"
+            )
+    return None
+
+
+def _related_pairs(live: Places, runs: list[Places], what: str) -> list[tuple[Place, Place]] | str:
+    """The pairs of places whose relation may have changed (one of them differs from the runs), or why there are too many.
+
+    Two values each the same in every run and now keep their relation; past :data:`MAX_RELATED`
+    values that differ, the replay stops.
+    """
     places, moving = _moving(live, runs)
     if len(moving) > MAX_RELATED:
-        return f"{len(moving)} numbers differ from the recorded runs: more than the {MAX_RELATED} whose order is compared"
-    for i, a in enumerate(moving):
-        for b in places:
-            if b == a or (b in moving and moving.index(b) < i):
-                continue
-            signs = {sign_of(run[a] - run[b]) for run in runs}
-            if len(signs) == 1 and sign_of(live[a] - live[b]) not in signs:
-                return (
-                    f"{_place(a, names)} and {_place(b, names)}: their order changed "
-                    f"({live[a]:g} {sign_of(live[a] - live[b])} {live[b]:g}, recorded {signs.pop()})"
-                )
-    return None
+        return f"{len(moving)} {what} differ from the recorded runs: more than the {MAX_RELATED} whose relations are compared"
+    rank = {place: i for i, place in enumerate(moving)}
+    return [(a, b) for i, a in enumerate(moving) for b in places if b != a and rank.get(b, len(moving)) > i]
 
 
 def _combinations_broken(now: Related, runs: list[Places], names: Sequence[str]) -> str | None:
@@ -286,21 +298,18 @@ def _same(a: float | None, b: float | None) -> bool:
 
 
 def _equalities_broken(live: Places, runs: list[Places], names: Sequence[str]) -> str | None:
-    places, moving = _moving(live, runs)
-    if len(moving) > MAX_RELATED:
-        return f"{len(moving)} texts differ from the recorded runs: more than the {MAX_RELATED} whose equalities are compared"
-    for i, a in enumerate(moving):
-        for b in places:
-            if b == a or (b in moving and moving.index(b) < i):
-                continue
-            equal = {run[a] == run[b] for run in runs}
-            if len(equal) == 1 and (live[a] == live[b]) not in equal:
-                was = "equal" if equal.pop() else "different"
-                return f"{_place(a, names)} and {_place(b, names)}: no longer {was} as in every recorded run"
+    pairs = _related_pairs(live, runs, "texts")
+    if isinstance(pairs, str):
+        return pairs
+    for a, b in pairs:
+        equal = {run[a] == run[b] for run in runs}
+        if len(equal) == 1 and (live[a] == live[b]) not in equal:
+            was = "equal" if equal.pop() else "different"
+            return f"{_place(a, names)} and {_place(b, names)}: no longer {was} as in every recorded run"
     return None
 
 
-def _place(place: tuple[int, str], names: Sequence[str]) -> str:
+def _place(place: Place, names: Sequence[str]) -> str:
     at, path = place
     return where(names[at], path)
 
