@@ -688,7 +688,8 @@ def test_threads_replaying_and_recording_one_task_at_once() -> None:
         t.join(timeout=60)
     assert problems == []
     assert engine.metrics.hits + engine.metrics.misses == 480
-    assert 12 <= len(engine.store) <= 12 + 8  # two threads may both miss one new state
+    # threads that miss one new state at once each store their run: at most one per thread and state
+    assert 12 <= len(engine.store) <= 12 * 8
 
 
 def test_a_tool_called_outside_any_run_just_runs() -> None:
