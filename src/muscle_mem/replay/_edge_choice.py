@@ -138,15 +138,27 @@ def given_first(
     return None
 
 
+def saw_these(keys: dict[frozenset[str], str], flat: Callable[[], Flat]) -> Callable[[StepEdge], bool]:
+    """Whether a first step's edge belongs to a run that saw these params (see :func:`given_first`)."""
+    return lambda edge: given_first(edge, iter(()), keys, flat) is not None
+
+
 def route(
-    attempt: Attempt, check: Check[Any] | None, post: Any, flat: Flat, observer: Observer
+    attempt: Attempt,
+    check: Check[Any] | None,
+    post: Any,
+    flat: Flat,
+    observer: Observer,
+    saw_params: Callable[[StepEdge], bool] | None = None,
 ) -> tuple[StepEdge | None, list[StepEdge]]:
     """The edge of a run that saw this output (and whose post snapshot passes), or None and the evidence to judge it by.
 
     The candidates whose pre snapshot passed are tried first, then every other recorded way of
     making the call. Without an exact match, every edge of the call whose post snapshot passes is
     evidence: runs in another state that made the same call show what the output may vary in (the
-    next steps' checks still judge whether they may run now).
+    next steps' checks still judge whether they may run now). ``saw_params`` (at a first step):
+    whether an edge's run saw these params; one that did not is evidence only, never an exact match,
+    so one run's params and another's output are not taken for a run that saw both.
     """
     first, others, *_, group = attempt
     passing: list[StepEdge] = []
@@ -159,7 +171,7 @@ def route(
         if check is not None and not post_passes(check, post, edge):
             continue
         seen = edge.step.observed
-        if seen is not None:
+        if seen is not None and (saw_params is None or saw_params(edge)):
             key = keys.get(seen.identities)
             if key is None:
                 key = keys[seen.identities] = key_of(flat, seen.identities, observer.bound_numbers)

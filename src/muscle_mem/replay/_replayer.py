@@ -38,6 +38,7 @@ from muscle_mem.replay._edge_choice import (
     renew,
     route,
     same_plain,
+    saw_these,
     seen_at,
 )
 from muscle_mem.replay._evidence_replay import observed, replay_on_evidence
@@ -257,7 +258,8 @@ class Replayer(ReplayState):
                         or seen.key != key_of(flat, seen.identities, observer.bound_numbers)
                     ):
                         token = None  # a verdict that weighed other runs' evidence is not remembered
-                        edge, passing = route(attempt, tool.post_check, post, flat, observer)
+                        saw = saw_these(given, params_flat) if given is not None and step_no == 0 else None
+                        edge, passing = route(attempt, tool.post_check, post, flat, observer, saw)
                         if edge is None and passing:
                             head = history_of(taken)
                             return (
