@@ -10,9 +10,18 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent, MaxTurnsExceeded, RunContextWrapper, Runner, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    MaxTurnsExceeded,
+    ModelSettings,
+    RunContextWrapper,
+    Runner,
+    function_tool,
+    set_tracing_disabled,
+)
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolOutputGuardrailData, tool_output_guardrail
+from pydantic import BaseModel
 
 from muscle_mem import Engine, MissReason
 from muscle_mem.integrations.openai_agents import CachedRunner
@@ -218,3 +227,34 @@ async def test_a_tool_with_guardrails_is_not_replayed_so_they_run_as_in_the_agen
     result = await runner.run("publish u1's profile")
     assert result.final_output == "blocked" and world["published"] == []
     assert runner.last_result is None or runner.last_result.steps_replayed == 0
+
+
+async def test_another_output_type_or_tool_choice_is_another_task() -> None:
+    """The schema the model must answer in, and whether it may call tools, are part of what it reads."""
+
+    class Verdict(BaseModel):
+        bought: bool
+
+    log: list[str] = []
+
+    def buy(sku: str) -> str:
+        log.append(sku)
+        return "bought"
+
+    def policy(instructions: str, tools: dict[str, str], done: Done) -> Any:
+        return '{"bought": true}' if done else ("buy", {"sku": "sku-1"})
+
+    engine = Engine()
+
+    async def run(**options: Any) -> CachedRunner:
+        agent = Agent(name="shop", model=model(policy), tools=[function_tool(buy)], **options)
+        runner = CachedRunner(engine, agent)
+        await runner.run("buy sku-1")
+        return runner
+
+    await run()
+    assert (await run()).last_result.hit  # type: ignore[union-attr]
+    typed = await run(output_type=Verdict)
+    assert typed.last_result is not None and typed.last_result.miss_reason is MissReason.NO_TRAJECTORY
+    no_tools = await run(model_settings=ModelSettings(tool_choice="none"))
+    assert no_tools.last_result is not None and no_tools.last_result.miss_reason is MissReason.NO_TRAJECTORY

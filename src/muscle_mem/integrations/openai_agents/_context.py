@@ -6,14 +6,15 @@ import inspect
 from collections.abc import Iterator
 from typing import Any
 
-from agents import Agent, FunctionTool, Handoff, RunContextWrapper
+from agents import Agent, AgentOutputSchemaBase, FunctionTool, Handoff, RunContextWrapper
+from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
 from muscle_mem.integrations._turn_checks import mark
 
 
 async def agents_context(start: Agent[Any], context: Any) -> dict[str, Any]:
-    """The instructions, prompt and tools of ``start`` and of every agent its handoffs name, by agent name.
+    """The instructions, prompt, tools, output type and tool choice of ``start`` and of every agent its handoffs name.
 
     A callable's instructions (and a tool's ``is_enabled``) are resolved with this call's
     ``context``, as the SDK resolves them at each turn. Each tool offered is named with its
@@ -27,8 +28,10 @@ async def agents_context(start: Agent[Any], context: Any) -> dict[str, Any]:
         instructions = await agent.get_system_prompt(wrapper)
         prompt = await agent.get_prompt(wrapper)
         tools = await _offered(agent, wrapper)
-        if instructions or prompt or tools:
-            read.append([agent.name, instructions, to_jsonable_python(prompt), tools])
+        shape = _output_schema(agent)
+        choice = agent.model_settings.tool_choice
+        if instructions or prompt or tools or shape or choice is not None:
+            read.append([agent.name, instructions, to_jsonable_python(prompt), tools, shape, choice])
     return {"agents": read}
 
 
@@ -58,6 +61,19 @@ async def _offered(agent: Agent[Any], wrapper: RunContextWrapper[Any]) -> list[l
                 [Handoff.default_tool_name(handoff), Handoff.default_tool_description(handoff), "", None]
             )
     return sorted(offered, key=lambda entry: str(entry[:2]))
+
+
+def _output_schema(agent: Agent[Any]) -> Any:
+    """The JSON schema of what an agent is asked to answer with (None for plain text): the model reads it."""
+    output = agent.output_type
+    if output is None or output is str:
+        return None
+    if isinstance(output, AgentOutputSchemaBase):
+        return None if output.is_plain_text() else output.json_schema()
+    try:
+        return TypeAdapter(output).json_schema()
+    except Exception:  # a type pydantic cannot describe: its name
+        return getattr(output, "__qualname__", repr(output))
 
 
 def _reachable(start: Agent[Any]) -> Iterator[Agent[Any]]:
