@@ -164,6 +164,28 @@ def test_a_tools_changed_description_or_an_added_tool_is_another_task() -> None:
     assert added is not None and added.miss_reason is MissReason.NO_TRAJECTORY and log == ["archive"]
 
 
+def test_a_run_that_may_not_call_tools_is_another_task() -> None:
+    """``tool_choice="none"`` in the run's model settings: the model cannot make the recorded calls."""
+    engine, log = Engine(), list[str]()
+
+    def wipe(disk: str) -> str:
+        log.append("wipe")
+        return "wiped"
+
+    def policy(instructions: str, tools: dict[str, str | None], done: list[tuple[str, Any]]) -> Any:
+        return "done" if done else ("wipe", {"disk": "d1"})
+
+    capability = MuscleMem(engine)
+    agent = Agent(model(policy), tools=[Tool(wipe)], capabilities=[capability])
+    agent.run_sync("clear d1")
+    agent.run_sync("clear d1")
+    assert capability.last_result is not None and capability.last_result.hit
+    log.clear()
+    agent.run_sync("clear d1", model_settings={"tool_choice": "none"})
+    result = capability.last_result
+    assert result is not None and result.miss_reason is MissReason.NO_TRAJECTORY
+
+
 async def test_a_replay_makes_no_more_steps_than_the_runs_request_limit_allows() -> None:
     """A replayed step is a model turn: under ``request_limit=2`` the run raises after two, as alone."""
     engine, log = Engine(), list[int]()

@@ -25,6 +25,7 @@ try:
     from pydantic_ai.tools import ToolDefinition
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
     from pydantic_ai.toolsets._instruction_collection import collect_toolset_instructions
+    from pydantic_core import to_jsonable_python
 except ImportError as exc:  # pragma: no cover - pydantic_ai.py imports the framework first
     raise missing_extra("pydantic-ai", "pydantic-ai") from exc
 
@@ -73,7 +74,7 @@ def _defs(defs: Any) -> list[list[Any]]:
 async def agent_context(
     ctx: RunContext[Any], toolset: AbstractToolset[Any], deps: Any, tools: Mapping[str, ToolsetTool[Any]]
 ) -> dict[str, Any]:
-    """The run's instructions, system prompts and tools as its model will first read them."""
+    """The run's instructions, system prompts, tools and tool choice as its model will first read them."""
     agent = ctx.agent
     prompts = (
         await resolve_system_prompts(agent._system_prompts, agent._system_prompt_functions, ctx)
@@ -84,7 +85,19 @@ async def agent_context(
         "instructions": await instructions(ctx, toolset, deps),
         "system_prompts": [part.content for part in prompts],
         "tools": offered(tools),
+        "tool_choice": to_jsonable_python(_model_settings(ctx, deps).get("tool_choice")),
     }
+
+
+def _model_settings(ctx: RunContext[Any], deps: Any) -> Mapping[str, Any]:
+    """The model settings of the run (the agent's and the run's, merged), as its graph holds them; else the agent's."""
+    merged = getattr(deps, "get_model_settings", None)
+    if callable(merged):
+        settings = getattr(merged(ctx), "merged", None)
+        if isinstance(settings, Mapping):
+            return settings
+    own = ctx.agent.model_settings if ctx.agent is not None else None
+    return own if isinstance(own, Mapping) else {}
 
 
 async def turn_context(ctx: RunContext[Any], toolset: AbstractToolset[Any], deps: Any) -> str:
