@@ -141,8 +141,8 @@ def test_a_replayed_tool_that_raises_hands_over_and_earlier_steps_stay_done() ->
     form.fail_submit = True
     form.log.clear()
     with pytest.raises(ConnectionError):
-        fill(engine, "Bob", "bob@x.io")  # the agent's own submit raises too: nothing stored
-    assert form.log == ["type name", "type email", "submit", "submit"]
+        fill(engine, "Bob", "bob@x.io")  # the agent's submit gets the replayed one's error: nothing stored
+    assert form.log == ["type name", "type email", "submit"]  # submitted once, as by the agent alone
     assert [s[0] for s in seen[-1]["steps"]] == ["type_into", "type_into"]
     assert len(engine.store) == 1
 
@@ -173,7 +173,10 @@ def test_a_replayed_tool_raising_reports_why() -> None:
         views.append([(s.tool, s.replayed) for s in run.steps])
         if not run.steps:
             prepare()
-        return send()
+        try:
+            return send()
+        except TimeoutError:
+            return send()  # the agent retries a slow network once
 
     engine.set_agent(agent)
     engine()
@@ -184,7 +187,7 @@ def test_a_replayed_tool_raising_reports_why() -> None:
     assert result.reason == "replayed tool 'send' raised TimeoutError('slow network') at step 1"
     assert result.steps_replayed == 1
     assert views[-1] == [("prepare", True)]
-    assert order == ["prepare", "send", "send"]  # prepare stayed done; the agent sent again
+    assert order == ["prepare", "send", "send"]  # prepare stayed done; the agent got the timeout and retried
     assert result.output == "sent"
     new = stored(engine, result.trajectory_id)
     assert [s.tool for s in new.steps] == ["prepare", "send"]

@@ -143,10 +143,17 @@ def test_a_secret_in_a_replayed_tool_error_is_redacted_from_reason_events_and_lo
         return "session"
 
     current = {"pw": "first-horse-staple"}
-    engine.set_agent(lambda task: login(current["pw"]))
+
+    def agent(task: str) -> str:
+        try:
+            return login(current["pw"])
+        except PermissionError:
+            return login(current["pw"])  # the agent tries once more
+
+    engine.set_agent(agent)
     assert engine("log in", params={"password": Secret(current["pw"])}).stored
     current["pw"] = "second-battery-staple"
-    failures["left"] = 1  # the replayed call fails once; the agent then succeeds
+    failures["left"] = 1  # the replayed call fails once; the agent gets its error, then succeeds
     result = engine("log in", params={"password": Secret(current["pw"])})
     engine.journal.flush()
     assert "second-battery-staple" not in (result.reason or "")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from muscle_mem import Engine, NotStoredReason
+from muscle_mem import Engine, NotStoredReason, current_run
 
 
 class Declined(Exception):
@@ -169,3 +169,51 @@ def test_an_async_tool_that_raised_counts_alike() -> None:
     result = asyncio.run(engine.arun("charge 10"))
     assert result.output == "declined"
     assert not result.stored and result.not_stored_reason is NotStoredReason.TOOL_RAISED
+
+
+def _mailer(retries: bool) -> tuple[Engine, list[str], dict[str, bool]]:
+    """A desk whose mail tool sends, then times out while the server is slow; the agent retries or not."""
+    engine, sent, server = Engine(), list[str](), {"slow": False}
+
+    @engine.tool()
+    def lookup(user: str) -> dict[str, str]:
+        return {"user": user, "status": "active"}
+
+    @engine.tool()
+    def send_mail(user: str) -> str:
+        sent.append(user)
+        if server["slow"]:
+            raise TimeoutError("timed out after sending")
+        return "sent"
+
+    def agent(task: str, user: str) -> str:
+        run = current_run()
+        if run is None or not run.steps:
+            lookup(user)
+        for _ in range(2 if retries else 1):
+            try:
+                return send_mail(user)
+            except TimeoutError:
+                continue
+        return "mail may have failed"
+
+    engine.set_agent(agent)
+    return engine, sent, server
+
+
+def test_a_replayed_call_that_raised_is_not_run_again_by_the_agent_taking_over() -> None:
+    """The agent alone sent once and saw the timeout; taking over, it gets the timeout, not a second send."""
+    engine, sent, server = _mailer(retries=False)
+    assert engine("mail the user", "ada", params={"user": "ada"}).stored
+    server["slow"] = True
+    result = engine("mail the user", "ada", params={"user": "ada"})
+    assert not result.hit and result.steps_replayed == 1
+    assert result.output == "mail may have failed" and sent == ["ada", "ada"]  # once at recording, once now
+
+
+def test_an_agent_that_retries_a_replayed_call_that_raised_runs_it_again_as_it_would_alone() -> None:
+    engine, sent, server = _mailer(retries=True)
+    engine("mail the user", "ada", params={"user": "ada"})
+    server["slow"] = True
+    result = engine("mail the user", "ada", params={"user": "ada"})
+    assert result.output == "mail may have failed" and sent == ["ada", "ada", "ada"]  # alone: two tries

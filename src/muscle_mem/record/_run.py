@@ -90,6 +90,7 @@ class Run:
         "_orders",
         "calls",
         "ended",
+        "held",
         "id",
         "in_flight",
         "in_parent_tool",
@@ -133,6 +134,8 @@ class Run:
         """How relevant the task is to the recent task stream (for eviction policies), in [0, 1]."""
         self.problems: list[str] = []
         """Why this run cannot be stored (an unserializable value, a capture that raised)."""
+        self.held: tuple[str, tuple[Any, ...], dict[str, Any], Exception] | None = None
+        """A replayed call that raised: the agent's next call raises it again if it is that call (:meth:`hold`)."""
         self.raised: tuple[tuple[int, str, tuple[Any, ...], dict[str, Any]], ...] = ()
         """The agent's calls that raised: their order among its calls, the tool and its recorded arguments
         (a tuple, made anew on the rare raise: a hit makes none)."""
@@ -413,12 +416,38 @@ class Run:
                 NotStoredReason.UNSTORABLE_VALUE, f"output_view of tool {tool.name!r} raised {exc!r}"
             )
 
+    def hold(self, tool: str, args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception) -> None:
+        """Keep a replayed call that raised for the agent that takes over.
+
+        The tool has run once, as it did for the agent alone, which then got the exception. The
+        agent taking over makes that call again (it did not see it): its next call, if it is that
+        one with the same arguments, raises the exception without running the tool a second time (a
+        mail a timeout followed is not sent twice). Any other next call forgets it.
+        """
+        self.held = (tool, args, kwargs, error)
+
+    def _raise_held(self, tool: Tool, flight: Flight, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Raise the held exception if this is the held call (see :meth:`hold`); forget it either way."""
+        held, self.held = self.held, None
+        if held is None or held[0] != tool.name:
+            return
+        try:
+            same = held[1] == args and held[2] == kwargs
+        except Exception:  # arguments that cannot be compared are not the same call
+            return
+        if same is True:
+            call_args, call_kwargs = self._arguments(tool, args, kwargs)
+            self._note_raised(flight, tool, call_args, call_kwargs)
+            raise held[3]
+
     def record(self, tool: Tool, flight: Flight, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a tool on the agent's behalf and record the call (a call that raises is not recorded)."""
         call = None
         run_token = CURRENT_RUN.set(self) if flight.adopted else None
         tool_token = IN_TOOL.set(self.id)
         try:
+            if self.held is not None:
+                self._raise_held(tool, flight, args, kwargs)
             call_args, call_kwargs = self._arguments(tool, args, kwargs)
             pre = self._capture(tool, "pre", args, kwargs)
             start = time.perf_counter()
@@ -445,6 +474,8 @@ class Run:
         run_token = CURRENT_RUN.set(self) if flight.adopted else None
         tool_token = IN_TOOL.set(self.id)
         try:
+            if self.held is not None:
+                self._raise_held(tool, flight, args, kwargs)
             call_args, call_kwargs = self._arguments(tool, args, kwargs)
             pre = await self._capture_async(tool, "pre", args, kwargs)
             start = time.perf_counter()

@@ -83,7 +83,7 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
             state.edge = edges[0][1]
             value = yield tool.fn, call_args, kwargs
             if type(value) is Raised:
-                return tool_raised(value, tool, step_no)
+                return tool_raised(value, tool, step_no, state.run, call_args, kwargs)
             post = NOT_CAPTURED
             if tool.post_check is not None:
                 post = yield from state.post_capture(tool, tool.post_check, call_args, kwargs)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any
 
 from muscle_mem.check import Check, MissingThreshold
+from muscle_mem.errors import MuscleMemError
 from muscle_mem.model import codec
 from muscle_mem.model._frozen_instances import fast_instance
 from muscle_mem.model._snapshot_keys import snapshot_key
@@ -222,10 +223,19 @@ class ReplayState:
         return captured
 
 
-def tool_raised(raised: Raised, tool: Tool, step_no: int) -> Ending:
-    """The end of a replay whose tool raised (anything but an ``Exception`` goes on up)."""
+def tool_raised(
+    raised: Raised, tool: Tool, step_no: int, run: Run, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Ending:
+    """The end of a replay whose tool raised (anything but an ``Exception`` goes on up).
+
+    The call has run once, as it did for the agent alone: the agent that takes over gets the
+    exception when it makes that call, not a second run of the tool (:meth:`Run.hold`). An error of
+    muscle-mem's own (a call an integration does not replay) ran nothing: the agent makes the call.
+    """
     if not isinstance(raised.error, Exception):
         raise raised.error
+    if not isinstance(raised.error, MuscleMemError):
+        run.hold(tool.name, args, kwargs, raised.error)
     return Ending(
         reason=f"replayed tool {tool.name!r} raised {raised.error!r} at step {step_no}",
         tool=tool.name,

@@ -184,7 +184,7 @@ class Replayer(ReplayState):
                 self.edge = first  # in use from now on: eviction leaves its trajectories alone
                 value = yield tool.fn, call_args, kwargs
                 if type(value) is Raised:
-                    return tool_raised(value, tool, step_no)
+                    return tool_raised(value, tool, step_no, run, call_args, kwargs)
                 edge: StepEdge | None
                 if tool.post_check is None:
                     edge, post = first, NOT_CAPTURED
