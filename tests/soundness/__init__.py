@@ -26,6 +26,11 @@ from . import (
     params,
     params_that_steer,
     relations,
+    relations_more_1,
+    relations_more_2,
+    relations_more_3,
+    relations_more_4,
+    relations_more_5,
     tool_errors,
     value_kinds,
 )
@@ -69,6 +74,23 @@ LIMITS: dict[str, str] = {
     "rt_plan_name_free_core": "a category word under a name key (plan_name) is taken for a name",
     "rt_url_scheme_core": "an address's content decides (its scheme): addresses are identities",
     "midrun_context_mcp_proxy": "the caching proxy never sees the remote agent's own context, however it changes",
+    "rt2_sum_two_vs_third_core": "a sum of two numbers against a third, each pair's order unchanged, decides",
+    "rt2_three_way_equality_core": "an equality of three numbers (ordered = shipped + returned) decides",
+    "rt2_product_consistency_core": "a product of two numbers against a third decides",
+    "rt2_ratio_vs_cap_core": "a ratio of two numbers against a third decides",
+    "rt2_count_over_threshold_core": "how many items pass a threshold of the agent's own decides",
+    "rt2_filtered_sum_vs_budget_core": "a total over the items a criterion picks decides",
+    "rt2_median_core": "a list's median decides",
+    "rt2_any_item_within_budget_core": "whether any item passes a bound read elsewhere decides",
+    "rt2_percent_change_core": "a percentage change against a bound in the task text decides",
+    "rt2_date_plus_days_vs_today_core": "a date plus a number of days against a third date decides",
+    "rt2_keyword_in_body_core": "whether a text contains another decides: texts keep their equalities only",
+    "rt2_phrase_in_body_core": "whether a text contains another decides: texts keep their equalities only",
+    "rt2_region_prefix_core": "whether two texts share a prefix decides: texts keep their equalities only",
+    "rt2_category_in_list_text_core": "whether a word is in a listed text decides: texts keep their equalities only",
+    "rt2_membership_in_list_core": "whether a value is among a list's items at another position decides",
+    "rt2_us_date_among_seen_core": "a date written month first (06/15/2024) is a text, not a date",
+    "rt2_identity_in_prose_core": "an identity inside prose is compared with another identity",
 }
 """Scenarios an engine that generalises as the runs showed still replays wrong, and why (kept out of the judged set)."""
 ATTACKS_ALL: tuple[Scenario, ...] = (
@@ -85,6 +107,11 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *harmless_more.SCENARIOS,
     *context_mid_run.SCENARIOS,
     *fronts_more.SCENARIOS,
+    *relations_more_1.S,
+    *relations_more_2.S,
+    *relations_more_3.S,
+    *relations_more_4.S,
+    *relations_more_5.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]
