@@ -98,10 +98,15 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
     if kind in NUMERIC_KINDS and type(value) in (int, float):
         if type(value) is float and not value.is_integer() and all(type(v) is int for v in values):
             return False  # a fraction where every run saw a whole number
-        low, high = min(values), max(values)
-        slack = _TOLERANCE * max(1.0, abs(low), abs(high))
-        return bool(low - slack <= value <= high + slack)
+        return _within(value, values)
     return value in values
+
+
+def _within(value: float, seen: Sequence[float]) -> bool:
+    """Whether a number lies within the closed range of those seen (float noise tolerated)."""
+    low, high = min(seen), max(seen)
+    slack = _TOLERANCE * max(1.0, abs(low), abs(high))
+    return bool(low - slack <= value <= high + slack)
 
 
 def free_by_variation(recorded: Sequence[Leaf], path: str) -> bool:
@@ -202,9 +207,8 @@ def _totals_uncovered(live: Places, runs: list[Places], names: Sequence[str]) ->
         if not place[1].startswith(TOTAL) or not all(place in run for run in runs):
             continue
         seen = [run[place] for run in runs]
-        low, high = min(seen), max(seen)
-        slack = _TOLERANCE * max(1.0, abs(low), abs(high))
-        if not low - slack <= value <= high + slack:
+        if not _within(value, seen):
+            low, high = min(seen), max(seen)
             shown = f"{low:g}" if low == high else f"from {low:g} to {high:g}"
             return f"{_place(place, names)}: {value:g}, recorded {shown}"
     return None

@@ -204,9 +204,6 @@ def _unproven_number(value: Any, copies: Copies, name: str) -> bool:
     return copies.params.get(name, 0) > 1 or copies.numbers
 
 
-PARAM_RULE = lambda n, v: True  # noqa
-
-
 def may_name_a_thing(name: str, value: Any) -> bool:
     """Whether a param's value may name a thing, so a run that copied it on is evidence for another value.
 
