@@ -16,7 +16,7 @@ from muscle_mem.model.trajectory import Step
 from muscle_mem.record._call_copies import NOT_PLAIN, plain_copy
 from muscle_mem.record._run import NOT_CAPTURED
 from muscle_mem.record.tools import Tool
-from muscle_mem.replay._step_index import StepEdge, StepGroup, TaskSteps
+from muscle_mem.replay._step_index import StepEdge, StepGroup, StepNode, TaskSteps
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +182,39 @@ def route(
         elif len(tried) > 4 * MAX_MEMBERS:
             break
     return None, passing
+
+
+def same_calls(
+    root: StepNode,
+    path: Sequence[StepEdge],
+    last: StepGroup,
+    check: Check[Any] | None,
+    post: Any,
+) -> list[tuple[StepNode, tuple[Observation | None, ...]]]:
+    """Every recorded run that made the calls of ``path`` then ``last``'s, wherever the tree files it, with what it saw.
+
+    The tree files a run's steps under what the run observed, so runs that made the same calls in
+    the same order may sit on other branches. Each is evidence of what the outputs may vary in, as
+    the runs a replay on evidence starts from at a first step are; those whose post snapshot of the
+    last call fails ``post`` are left out. At most :data:`MAX_MEMBERS` runs, the most recent first.
+    """
+    signatures = [edge.step.signature for edge in path]
+    signatures.append(last.step.signature)
+    reached: list[tuple[StepNode, tuple[Observation | None, ...]]] = [(root, ())]
+    for depth, signature in enumerate(signatures):
+        edges = (
+            (edge, history)
+            for node, history in reached
+            if (group := node.groups.get(signature)) is not None
+            for edge in group.ordered()
+        )
+        if depth == len(path) and check is not None:
+            edges = ((edge, history) for edge, history in edges if post_passes(check, post, edge))
+        reached = [
+            (edge.node, (*history, *seen_at(edge, depth)))
+            for edge, history in itertools.islice(edges, 4 * MAX_MEMBERS)
+        ]
+    return reached[:MAX_MEMBERS]
 
 
 def post_passing(attempt: Attempt, check: Check[Any] | None, post: Any) -> StepEdge | None:

@@ -37,6 +37,7 @@ from muscle_mem.replay._edge_choice import (
     post_passing,
     renew,
     route,
+    same_calls,
     same_plain,
     saw_these,
     seen_at,
@@ -260,13 +261,20 @@ class Replayer(ReplayState):
                         token = None  # a verdict that weighed other runs' evidence is not remembered
                         saw = saw_these(given, params_flat) if given is not None and step_no == 0 else None
                         edge, passing = route(attempt, tool.post_check, post, flat, observer, saw)
-                        if edge is None and passing:
+                        if edge is None:
                             head = history_of(taken)
-                            return (
-                                yield from replay_on_evidence(
-                                    self, [(e.node, (*head, *seen_at(e, step_no))) for e in passing]
-                                )
-                            )
+                            members = [(e.node, (*head, *seen_at(e, step_no))) for e in passing]
+                            if step_no > 0:  # runs of the same calls filed on other branches weigh too
+                                near = {id(node) for node, _ in members}
+                                members += [
+                                    member
+                                    for member in same_calls(
+                                        task.root, taken, attempt[-1], tool.post_check, post
+                                    )
+                                    if id(member[0]) not in near
+                                ]
+                            if members:
+                                return (yield from replay_on_evidence(self, members))
                     if edge is not None:
                         token = passed(edge, token, output) if fast else None
                         taken.append(edge)
