@@ -176,12 +176,12 @@ def test_texts_are_told_apart_by_their_shape(text: str, kind: str) -> None:
     assert text_kind(text) == kind
 
 
-def _history(*outputs: dict[str, Any]) -> tuple[Observation | None, ...]:
+def _history(*outputs: Any) -> tuple[Observation | None, ...]:
     _, observed = observe_run({}, list(outputs), [], Const(None), [], [])
     return (None, *observed)
 
 
-def _live(*outputs: dict[str, Any]) -> list[tuple[Any, ...]]:
+def _live(*outputs: Any) -> list[tuple[Any, ...]]:
     observer = Observer({})
     return [(), *(kept_leaves(observer.flatten(i, o), NONE) for i, o in enumerate(outputs))]
 
@@ -218,6 +218,46 @@ def test_an_order_that_held_in_every_run_must_hold() -> None:
     assert uncovered(_live({"amount": 60}, {"balance": 150}), runs, NAMES) is None
     why = uncovered(_live({"amount": 70}, {"balance": 65}), runs, NAMES)  # each in range; the order flipped
     assert why is not None and "their order changed" in why
+
+
+@pytest.mark.parametrize(
+    ("runs", "harmless", "flipped", "relation"),
+    [
+        (  # base + fee within the limit
+            [{"base": 10, "fee": 20, "limit": 31}, {"base": 15, "fee": 18, "limit": 40}],
+            {"base": 12, "fee": 19, "limit": 36},
+            {"base": 15, "fee": 20, "limit": 31},
+            ("the sum of",),
+        ),
+        (  # price / qty under the unit cap
+            [{"price": 100, "qty": 10, "cap": 12}, {"price": 90, "qty": 5, "cap": 20}],
+            {"price": 95, "qty": 8, "cap": 15},
+            {"price": 100, "qty": 5, "cap": 12},
+            ("the ratio of",),
+        ),
+        (  # ordered == shipped + returned
+            [{"ordered": 10, "shipped": 6, "returned": 4}, {"ordered": 20, "shipped": 15, "returned": 5}],
+            {"ordered": 15, "shipped": 10, "returned": 5},
+            {"ordered": 15, "shipped": 8, "returned": 4},
+            ("the sum of", "the difference of"),  # either way round: ordered - returned == shipped
+        ),
+    ],
+)
+def test_a_combination_of_two_numbers_keeps_its_side_of_a_third(
+    runs: list[dict[str, Any]], harmless: dict[str, Any], flipped: dict[str, Any], relation: tuple[str, ...]
+) -> None:
+    """Each number lies within its range and each pair keeps its order, yet a sum or ratio crossed a third."""
+    histories = [_history(output) for output in runs]
+    assert uncovered(_live(harmless), histories, NAMES) is None
+    why = uncovered(_live(flipped), histories, NAMES)
+    assert why is not None and why.startswith(relation) and "its order changed" in why
+
+
+def test_past_the_bound_of_numbers_combined_a_replay_stops() -> None:
+    """Too many numbers that differ to weigh every combination against every third: not covered."""
+    runs = [_history({f"n{i}": i for i in range(30)}), _history({f"n{i}": i + 100 for i in range(30)})]
+    why = uncovered(_live({f"n{i}": i + 50 for i in range(30)}), runs, NAMES)
+    assert why is not None and "whose combinations are compared" in why
 
 
 def test_an_equality_that_held_in_every_run_must_hold() -> None:

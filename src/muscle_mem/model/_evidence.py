@@ -18,10 +18,11 @@ whether any two texts are equal. A set of one run covers only what that run saw,
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from muscle_mem.model._leaf_kinds import Leaf, can_name, names_a_thing
@@ -133,6 +134,8 @@ def _relations_broken(live: Live, histories: Sequence[History], names: Sequence[
         why = _orders_broken(now.numbers, run_numbers, names)
     if why is None:
         why = _combinations_broken(now, run_numbers, names)
+    if why is None:
+        why = _combined_orders_broken(now, run_numbers, names)
     if why is None:
         why = _equalities_broken(now.texts, [run.texts for run in runs], names)
     return why
@@ -272,6 +275,90 @@ def _combinations_broken(now: Related, runs: list[Places], names: Sequence[str])
                         f"({shown}, {first:g} in every recorded run)"
                     )
     return None
+
+
+def _combined_orders_broken(now: Related, runs: list[Places], names: Sequence[str]) -> str | None:
+    """Why a combination of two numbers now lies on another side of a third number than in every run.
+
+    The agent may weigh two numbers together against a third: ship when base + fee is within the
+    limit, when price / qty is under the unit cap, when issued + terms is not before today, when
+    ordered equals shipped + returned. Each of the three may lie within its range while the
+    relation flips. So for two numbers that differ from the runs (now or between them), each
+    combination of them that lay above, below or on a third number in every run must still do so.
+    The third may be any number the runs and the replay share; past :data:`MAX_COMBINED` numbers
+    that differ, the replay stops.
+    """
+    live = now.numbers
+    shared = [p for p in live if p not in now.free_times and all(p in run for run in runs)]
+    moving = [p for p in shared if any(run[p] != live[p] for run in runs)]
+    if len(moving) < 2:
+        return None
+    if len(moving) > MAX_COMBINED:
+        return (
+            f"{len(moving)} numbers differ from the recorded runs: more than the {MAX_COMBINED} "
+            "whose combinations are compared"
+        )
+    still = set(moving)
+    steady = sorted((live[p], p) for p in shared if p not in still)
+    for i, a in enumerate(moving):
+        for b in moving[i + 1 :]:
+            for name, x, y, combine in _ordered_combinations(a, b, now.dates):
+                seen = [combine(run[x], run[y]) for run in runs]
+                value = combine(live[x], live[y])
+                if value is None or any(v is None for v in seen):
+                    continue
+                recorded = [v for v in seen if v is not None]
+                for c in _thirds(value, recorded, moving, steady):
+                    if c in (x, y):
+                        continue
+                    signs = {_order(v, run[c]) for v, run in zip(recorded, runs, strict=True)}
+                    if len(signs) == 1 and _order(value, live[c]) not in signs:
+                        return (
+                            f"the {name} of {_place(x, names)} and {_place(y, names)} against "
+                            f"{_place(c, names)}: its order changed ({value:g} {_order(value, live[c])} "
+                            f"{live[c]:g}, recorded {signs.pop()})"
+                        )
+    return None
+
+
+MAX_COMBINED = 24
+"""Numbers that may differ from the recorded runs with the combinations of each two weighed against a
+third; past it, a replay stops (a bound reached may only make it stop)."""
+
+
+def _ordered_combinations(
+    a: Place, b: Place, dates: frozenset[Place]
+) -> Iterator[tuple[str, Place, Place, Combine]]:
+    """Each combination of two numbers, both ways round where the order matters."""
+    for name, combine in _combinations_of(a in dates, b in dates):
+        yield name, a, b, combine
+        if name in _ONE_WAY:
+            yield name, b, a, combine
+
+
+_ONE_WAY = frozenset({"difference", "ratio"})
+"""The combinations that differ with the order of their two numbers (date plus days takes the date either way)."""
+
+
+def _thirds(
+    value: float, recorded: list[float], moving: list[Place], steady: list[tuple[float, Place]]
+) -> Iterator[Place]:
+    """The numbers a combination may have crossed: every one that differs, and the steady ones between it and its runs' values."""
+    yield from moving
+    low, high = min(value, *recorded), max(value, *recorded)
+    slack = _TOLERANCE * max(1.0, abs(low), abs(high))
+    start = bisect.bisect_left(steady, low - slack, key=lambda item: item[0])
+    for number, place in steady[start:]:
+        if number > high + slack:
+            break
+        yield place
+
+
+def _order(a: float, b: float) -> str:
+    """How two numbers are ordered, equal within the float noise tolerated."""
+    if _same(a, b):
+        return "="
+    return "<" if a < b else ">"
 
 
 Combine = Callable[[float, float], "float | None"]
