@@ -260,6 +260,24 @@ def test_past_the_bound_of_numbers_combined_a_replay_stops() -> None:
     assert why is not None and "whose combinations are compared" in why
 
 
+def test_a_json_text_is_compared_by_what_it_holds() -> None:
+    """A tool that answers JSON text is compared value by value, as the record it holds."""
+    runs = [
+        _history(json.dumps({"qty": 2, "status": "open"})),
+        _history(json.dumps({"qty": 4, "status": "open"})),
+    ]
+    assert uncovered(_live(json.dumps({"status": "open", "qty": 3})), runs, NAMES) is None
+    assert uncovered(_live(json.dumps({"qty": 9, "status": "open"})), runs, NAMES) == (
+        "step 0 lookup output['qty']: 9, recorded one of 2, 4"
+    )
+    assert "'closed'" in str(uncovered(_live(json.dumps({"qty": 3, "status": "closed"})), runs, NAMES))
+
+
+def test_a_text_that_only_looks_like_json_is_compared_whole() -> None:
+    runs = [_history("[see the attached list]"), _history("[see the list below]")]
+    assert uncovered(_live("[see another list]"), runs, NAMES) is not None
+
+
 def test_an_equality_that_held_in_every_run_must_hold() -> None:
     runs = [_history({"a": "x1", "b": "x1"}, {}), _history({"a": "y2", "b": "y2"}, {})]
     assert uncovered(_live({"a": "z3", "b": "z3"}, {}), runs, NAMES) is None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import json
 import math
 import re
 import uuid
@@ -239,6 +240,11 @@ class Observer:
 
     def _walk(self, value: Any, path: str, depth: int, flat: Flat, place: str) -> None:
         kind = type(value)
+        if kind is str and depth < MAX_DEPTH and looks_like_json(value):
+            structure = json_structure(value)
+            if structure is not None:  # a JSON text: compared value by value, as the record it holds
+                self._walk(structure, path, depth + 1, flat, place)
+                return
         if kind in SCALAR_TYPES or not _has_children(value):
             self._leaf(value, path, flat, place)
             return
@@ -429,6 +435,24 @@ def _part_key(part: str) -> str:
             _SCALAR_KEYS.clear()
         found = _SCALAR_KEYS[part] = codec.hash_text(part)
     return found
+
+
+MAX_JSON_TEXT = 65_536
+"""The longest text read as JSON to compare what it holds; a longer one is compared whole."""
+
+
+def looks_like_json(text: str) -> bool:
+    """Whether a text may be a JSON object or array (its first and last characters say so)."""
+    return 2 <= len(text) <= MAX_JSON_TEXT and text[0] in "{[" and text[-1] in "}]"
+
+
+def json_structure(text: str) -> dict[str, Any] | list[Any] | None:
+    """The object or array a JSON text holds, or None if it holds another thing or is not JSON."""
+    try:
+        structure = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return structure if type(structure) in (dict, list) else None
 
 
 def scalar_key(value: Any) -> str:

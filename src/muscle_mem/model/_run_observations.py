@@ -16,7 +16,14 @@ from muscle_mem.model._leaf_kinds import (
     path_text,
     text_kind,
 )
-from muscle_mem.model._observations import Observation, Observer, kept_leaves, key_of, params_key
+from muscle_mem.model._observations import (
+    Observation,
+    Observer,
+    kept_leaves,
+    key_of,
+    looks_like_json,
+    params_key,
+)
 from muscle_mem.model.provenance import (
     SCALAR_TYPES,
     Arg,
@@ -135,7 +142,7 @@ def observe_run(
         if copied_at is None:  # the paths copied out of each step, once an output needs them
             copied_at, into_calls_at = _by_step(copied), _by_step(into_calls)
         here, calls_here = copied_at.get(step, ()), into_calls_at.get(step, ())
-        if kind in _ONE_LEAF:
+        if kind in _ONE_LEAF and not (kind is str and looks_like_json(output)):
             observed.append(observer.scalar_observation(step, output, here, calls_here))
         else:
             flat = observer.flatten(step, output)

@@ -20,7 +20,7 @@ from typing import Any
 
 from muscle_mem.check import SNAPSHOT_DATA, MissingThreshold
 from muscle_mem.model import codec
-from muscle_mem.model._observations import Flat, Observer, key_of, scalar_key
+from muscle_mem.model._observations import Flat, Observer, key_of, looks_like_json, scalar_key
 from muscle_mem.model._snapshot_keys import MEMO_KINDS, RECENT_KEYS, snapshot_key
 from muscle_mem.model.provenance import SCALAR_TYPES
 from muscle_mem.reasons import MissReason
@@ -229,7 +229,13 @@ class Replayer(ReplayState):
                             continue
                     seen = first.step.observed
                     fast = edge is not None and seen is not None and not tool.secret_outputs
-                    if fast and observer is None and not self.params and type(output) in SCALAR_TYPES:
+                    if (
+                        fast
+                        and observer is None
+                        and not self.params
+                        and type(output) in SCALAR_TYPES
+                        and not (type(output) is str and looks_like_json(output))  # a record: walked
+                    ):
                         assert seen is not None and edge is not None
                         if not seen.identities and scalar_key(output) == seen.key:
                             token = passed(edge, token, output)
