@@ -180,13 +180,15 @@ _EPOCH_SECONDS = (1e9, 1e10)
 def _looks_like_a_time(value: Any) -> bool:
     """Whether a constant may be a date or a time the agent computed: a date or time object, a text
     holding one, or a number of Unix seconds."""
-    if isinstance(value, datetime.date | datetime.time | datetime.timedelta):
-        return True
-    if type(value) is str:
-        return _TIME_TEXT.search(value) is not None
-    if type(value) in (int, float):
+    kind = type(value)
+    if kind is int or kind is float:
         return bool(_EPOCH_SECONDS[0] <= abs(value) < _EPOCH_SECONDS[1])
-    return False
+    if kind is str:
+        return _TIME_TEXT.search(value) is not None
+    return isinstance(value, _TIMES)
+
+
+_TIMES = (datetime.date, datetime.time, datetime.timedelta)
 
 
 def _times_computed_on(observation: Observation) -> Observation:
