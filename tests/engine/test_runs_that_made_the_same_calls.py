@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from muscle_mem import Check, Engine, current_run
 from muscle_mem.reasons import MissReason
 
 
-def refund_desk() -> tuple[Engine, dict[str, Any]]:
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str | None:
+    """The in-process index of a memory store, and the lazy index of a SQLite file."""
+    return None if request.param == "memory" else f"sqlite:///{tmp_path / 'cache.db'}"
+
+
+def refund_desk(store: str | None) -> tuple[Engine, dict[str, Any]]:
     """A refund the processor issues or holds (no one can tell beforehand), after a read of a score."""
     world: dict[str, Any] = {"score": 0, "processor": "issued", "closed": [], "escalated": []}
-    engine = Engine()
+    engine = Engine(store)
 
     @engine.tool()
     def read_account(customer: str) -> dict[str, Any]:
@@ -56,18 +65,18 @@ def record(engine: Engine, world: dict[str, Any]) -> None:
     world["escalated"].clear()
 
 
-def test_an_output_no_run_on_its_branch_saw_follows_the_runs_that_saw_it_elsewhere() -> None:
+def test_an_output_no_run_on_its_branch_saw_follows_the_runs_that_saw_it_elsewhere(store: str | None) -> None:
     """Score 20 was seen only with a held refund; issued now, the runs issued at 10 and 30 cover it."""
-    engine, world = refund_desk()
+    engine, world = refund_desk(store)
     record(engine, world)
     result = ask(engine, world, "cus-new", 20, "issued")
     assert result.hit and result.steps_replayed == 3
     assert world["closed"] == ["cus-new"] and not world["escalated"]
 
 
-def test_the_runs_elsewhere_do_not_cover_a_value_outside_what_they_saw() -> None:
+def test_the_runs_elsewhere_do_not_cover_a_value_outside_what_they_saw(store: str | None) -> None:
     """Score 40 was seen only with a held refund; the issued runs saw 10 to 30: the agent takes over."""
-    engine, world = refund_desk()
+    engine, world = refund_desk(store)
     record(engine, world)
     result = ask(engine, world, "cus-new", 40, "issued")
     assert not result.hit and result.steps_replayed == 2
@@ -75,9 +84,9 @@ def test_the_runs_elsewhere_do_not_cover_a_value_outside_what_they_saw() -> None
     assert world["closed"] == ["cus-new"] and not world["escalated"]
 
 
-def test_a_post_check_no_run_passes_still_hands_over() -> None:
+def test_a_post_check_no_run_passes_still_hands_over(store: str | None) -> None:
     """A refund status no run saw (refused) passes no recorded post-check anywhere."""
-    engine, world = refund_desk()
+    engine, world = refund_desk(store)
     record(engine, world)
     result = ask(engine, world, "cus-new", 20, "refused")
     assert not result.hit and result.miss_reason is MissReason.POST_CHECK_FAILED

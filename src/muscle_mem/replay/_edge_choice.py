@@ -196,7 +196,8 @@ def same_calls(
     The tree files a run's steps under what the run observed, so runs that made the same calls in
     the same order may sit on other branches. Each is evidence of what the outputs may vary in, as
     the runs a replay on evidence starts from at a first step are; those whose post snapshot of the
-    last call fails ``post`` are left out. At most :data:`MAX_MEMBERS` runs, the most recent first.
+    last call fails ``post`` are left out. At most :data:`MAX_MEMBERS` runs, the most recent first
+    (a bound reached leaves runs out: a replay on less evidence only stops sooner).
     """
     signatures = [edge.step.signature for edge in path]
     signatures.append(last.step.signature)
@@ -210,9 +211,10 @@ def same_calls(
         )
         if depth == len(path) and check is not None:
             edges = ((edge, history) for edge, history in edges if post_passes(check, post, edge))
+        last = depth == len(path)  # where the post snapshots sift the edges: more are read
         reached = [
             (edge.node, (*history, *seen_at(edge, depth)))
-            for edge, history in itertools.islice(edges, 4 * MAX_MEMBERS)
+            for edge, history in itertools.islice(edges, 4 * MAX_MEMBERS if last else MAX_MEMBERS)
         ]
     return reached[:MAX_MEMBERS]
 
