@@ -10,6 +10,7 @@ from typing import Any
 
 from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.model import codec
+from muscle_mem.model._evidence import NUMERIC_KINDS
 from muscle_mem.model._observations import Flat, Observation, Observer, key_of, params_key
 from muscle_mem.model._snapshot_keys import snapshot_key
 from muscle_mem.model.trajectory import Step
@@ -191,32 +192,62 @@ def same_calls(
     check: Check[Any] | None,
     post: Any,
 ) -> list[tuple[StepNode, tuple[Observation | None, ...]]]:
-    """Every recorded run that made the calls of ``path`` then ``last``'s, wherever the tree files it, with what it saw.
+    """Every recorded run that made the calls of ``path`` then ``last``'s, wherever the tree files it, and saw alike, with what it saw.
 
     The tree files a run's steps under what the run observed, so runs that made the same calls in
     the same order may sit on other branches. Each is evidence of what the outputs may vary in, as
-    the runs a replay on evidence starts from at a first step are; those whose post snapshot of the
-    last call fails ``post`` are left out. At most :data:`MAX_MEMBERS` runs, the most recent first
-    (a bound reached leaves runs out: a replay on less evidence only stops sooner).
+    the runs a replay on evidence starts from at a first step are, if before the last call it saw
+    what the runs of ``path`` saw but for numbers and dates (:func:`alike`): the union of runs that
+    saw different categories would cover pairs of them no run showed. Those whose post snapshot of
+    the last call fails ``post`` are left out. At most :data:`MAX_MEMBERS` runs, the most recent
+    first (a bound reached leaves runs out: a replay on less evidence only stops sooner).
     """
     signatures = [edge.step.signature for edge in path]
     signatures.append(last.step.signature)
+    own = history_of(path)
     reached: list[tuple[StepNode, tuple[Observation | None, ...]]] = [(root, ())]
     for depth, signature in enumerate(signatures):
+        final = depth == len(path)  # the call just made: post snapshots sift its edges, so more are read
         edges = (
             (edge, history)
             for node, history in reached
             if (group := node.groups.get(signature)) is not None
             for edge in group.ordered()
+            if final or alike(own[depth + (depth > 0) : depth + 2], seen_at(edge, depth))
         )
-        if depth == len(path) and check is not None:
+        if final and check is not None:
             edges = ((edge, history) for edge, history in edges if post_passes(check, post, edge))
-        last = depth == len(path)  # where the post snapshots sift the edges: more are read
         reached = [
             (edge.node, (*history, *seen_at(edge, depth)))
-            for edge, history in itertools.islice(edges, 4 * MAX_MEMBERS if last else MAX_MEMBERS)
+            for edge, history in itertools.islice(edges, 4 * MAX_MEMBERS if final else MAX_MEMBERS)
         ]
     return reached[:MAX_MEMBERS]
+
+
+def alike(own: Sequence[Observation | None], other: Sequence[Observation | None]) -> bool:
+    """Whether two runs saw the same things, observation by observation, numbers and dates apart.
+
+    Every leaf but a number, a date, a timestamp or a number written as a text must be the same: a
+    category, a text, a bool, a list's length, an identity's label, a number's order to a bound param.
+    """
+    if len(own) != len(other):
+        return False
+    for mine, theirs in zip(own, other, strict=True):
+        if mine is None or theirs is None:
+            if mine is not theirs:
+                return False
+        elif _steady_leaves(mine) != _steady_leaves(theirs):
+            return False
+    return True
+
+
+def _steady_leaves(observation: Observation) -> frozenset[tuple[str, str, Any]]:
+    """The leaves of an observation that are not numbers or dates: where, what kind, and what (an identity's label)."""
+    return frozenset(
+        (path, kind, label if kind == "#" else value)
+        for path, kind, value, label in observation.leaves
+        if kind not in NUMERIC_KINDS
+    )
 
 
 def post_passing(attempt: Attempt, check: Check[Any] | None, post: Any) -> StepEdge | None:
