@@ -253,6 +253,9 @@ class Observer:
             flat.leaves.append((path, "x", folded, "x" + folded, ""))
             return
         if isinstance(value, Mapping):
+            if kind is JsonObject and len(value) > 1:  # the order a reader of the text met the keys in
+                order = digest(repr(list(value)))
+                flat.leaves.append((path + ".keys()", "x", order, "x" + order, ""))
             pairs = list(children(value))
             items = [pairs[i] for i in key_order(tuple(element[1] for element, _ in pairs))]
             if not items and not value:
@@ -442,17 +445,52 @@ MAX_JSON_TEXT = 65_536
 
 
 def looks_like_json(text: str) -> bool:
-    """Whether a text may be a JSON object or array (its first and last characters say so)."""
-    return 2 <= len(text) <= MAX_JSON_TEXT and text[0] in "{[" and text[-1] in "}]"
+    """Whether a text may be a JSON object or array (its first and last characters but white space say so)."""
+    if not 2 <= len(text) <= MAX_JSON_TEXT:
+        return False
+    first, last = text[0], text[-1]
+    if first.isspace() or last.isspace():
+        text = text.strip()
+        first, last = text[:1], text[-1:]
+    return (first == "{" and last == "}") or (first == "[" and last == "]")
 
 
 def json_structure(text: str) -> dict[str, Any] | list[Any] | None:
-    """The object or array a JSON text holds, or None if it holds another thing or is not JSON."""
+    """The object or array a JSON text holds, or None if it holds another thing, is not JSON, or reads ambiguously.
+
+    A reader of the text could see what parsing would lose: a key written twice (parsing keeps the
+    last), a number written another way than its value reads back (``2.10``, ``1e2``), ``NaN``. Such
+    a text is compared whole. The order of an object's keys is kept (:class:`JsonObject`).
+    """
     try:
-        structure = json.loads(text)
+        structure = json.loads(
+            text, object_pairs_hook=_json_object, parse_float=_json_float, parse_constant=_no_constant
+        )
     except (ValueError, RecursionError):
         return None
-    return structure if type(structure) in (dict, list) else None
+    return structure if type(structure) in (JsonObject, list) else None
+
+
+class JsonObject(dict[str, Any]):
+    """An object read out of a JSON text: its keys' order is observed, since the text is read in that order."""
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> JsonObject:
+    found = JsonObject(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("a key written twice")
+    return found
+
+
+def _json_float(written: str) -> float:
+    value = float(written)
+    if repr(value) != written:
+        raise ValueError(f"{written} reads back as {value!r}")
+    return value
+
+
+def _no_constant(written: str) -> None:
+    raise ValueError(f"{written} is not a JSON number")
 
 
 def scalar_key(value: Any) -> str:

@@ -142,7 +142,10 @@ def observe_run(
         if copied_at is None:  # the paths copied out of each step, once an output needs them
             copied_at, into_calls_at = _by_step(copied), _by_step(into_calls)
         here, calls_here = copied_at.get(step, ()), into_calls_at.get(step, ())
-        if kind in _ONE_LEAF and not (kind is str and looks_like_json(output)):
+        record_text = kind is str and looks_like_json(output)
+        if record_text and "" in here:  # a JSON text passed on whole is a text copied, not each value in it
+            here, calls_here = tuple(p for p in here if p), tuple(p for p in calls_here if p)
+        if kind in _ONE_LEAF and not record_text:
             observed.append(observer.scalar_observation(step, output, here, calls_here))
         else:
             flat = observer.flatten(step, output)
