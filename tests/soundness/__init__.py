@@ -31,6 +31,7 @@ from . import (
     relations_more_3,
     relations_more_4,
     relations_more_5,
+    same_calls_and_json,
     tool_errors,
     value_kinds,
 )
@@ -86,6 +87,10 @@ LIMITS: dict[str, str] = {
     "rt2_membership_in_list_core": "whether a value is among a list's items at another position decides",
     "rt2_us_date_among_seen_core": "a date written month first (06/15/2024) is a text, not a date",
     "rt2_identity_in_prose_core": "an identity inside prose is compared with another identity",
+    "rt3_price_times_qty_param_vs_budget_core": "a declared number param times a number read, against a bound, decides",
+    "rt3_paid_vs_rest_of_total_core": "a number against the rest of a total it is part of (a ratio to a third) decides",
+    "rt3_list_forwarded_whole_scores_core": "ints in a list the agent passed on whole are taken for handles",
+    "rt3_optional_field_relation_core": "a relation with a field only some runs had decides: relations hold over places every run had",
 }
 """Scenarios an engine that generalises as the runs showed still replays wrong, and why (kept out of the judged set)."""
 ATTACKS_ALL: tuple[Scenario, ...] = (
@@ -107,6 +112,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *relations_more_3.S,
     *relations_more_4.S,
     *relations_more_5.S,
+    *same_calls_and_json.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]

@@ -253,6 +253,28 @@ def test_a_combination_of_two_numbers_keeps_its_side_of_a_third(
     assert why is not None and why.startswith(relation) and "its order changed" in why
 
 
+def test_two_values_each_seen_cover_only_the_pairs_seen_together() -> None:
+    """An intern seen with public documents and a manager with confidential ones: not an intern with confidential."""
+    runs = [
+        _history({"role": "intern", "class": "public"}),
+        _history({"role": "manager", "class": "confidential"}),
+    ]
+    assert uncovered(_live({"role": "manager", "class": "confidential"}), runs, NAMES) is None
+    why = uncovered(_live({"role": "intern", "class": "confidential"}), runs, NAMES)
+    assert why is not None and "never together" in why
+
+
+def test_a_lists_length_keeps_its_side_of_a_number() -> None:
+    """Booked plus the seats asked for within the capacity: each in range, the sum past it."""
+    runs = [
+        _history({"booked": 2, "capacity": 7, "seats": ["a", "b"]}),
+        _history({"booked": 5, "capacity": 9, "seats": ["a", "b", "c"]}),
+    ]
+    assert uncovered(_live({"booked": 3, "capacity": 8, "seats": ["a", "b"]}), runs, NAMES) is None
+    why = uncovered(_live({"booked": 5, "capacity": 7, "seats": ["a", "b", "c"]}), runs, NAMES)
+    assert why is not None and "the length of step 0 lookup output['seats']" in why
+
+
 def test_past_the_bound_of_numbers_combined_a_replay_stops() -> None:
     """Too many numbers that differ to weigh every combination against every third: not covered."""
     runs = [_history({f"n{i}": i for i in range(30)}), _history({f"n{i}": i + 100 for i in range(30)})]
@@ -266,11 +288,32 @@ def test_a_json_text_is_compared_by_what_it_holds() -> None:
         _history(json.dumps({"qty": 2, "status": "open"})),
         _history(json.dumps({"qty": 4, "status": "open"})),
     ]
-    assert uncovered(_live(json.dumps({"status": "open", "qty": 3})), runs, NAMES) is None
+    assert uncovered(_live(json.dumps({"qty": 3, "status": "open"})), runs, NAMES) is None
+    assert (
+        uncovered(_live(json.dumps({"status": "open", "qty": 3})), runs, NAMES)
+        == (
+            "step 0 lookup output.keys(): another value, recorded another value"  # read in order, as a reader reads it
+        )
+    )
     assert uncovered(_live(json.dumps({"qty": 9, "status": "open"})), runs, NAMES) == (
         "step 0 lookup output['qty']: 9, recorded one of 2, 4"
     )
     assert "'closed'" in str(uncovered(_live(json.dumps({"qty": 3, "status": "closed"})), runs, NAMES))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"approved": true, "approved": false}', '{"version": 2.10}', '{"score": NaN}', '{"n": 1e2}'],
+)
+def test_a_json_text_a_reader_could_read_otherwise_than_its_parse_is_compared_whole(text: str) -> None:
+    """A key written twice, a number written another way than it reads back, NaN: the text, not the parse."""
+    flat = Observer({}).flatten(0, text)
+    assert [leaf[0] for leaf in flat.leaves] == [""]
+
+
+def test_a_json_text_with_white_space_around_it_is_a_record() -> None:
+    flat = Observer({}).flatten(0, json.dumps({"status": "ready"}) + "\n")
+    assert "['status']" in [leaf[0] for leaf in flat.leaves]
 
 
 def test_a_text_that_only_looks_like_json_is_compared_whole() -> None:

@@ -58,7 +58,52 @@ def uncovered(live: Live, histories: Sequence[History], names: Sequence[str]) ->
         why = _leaves_uncovered(leaves, [o.leaves for o in seen if o is not None], names[at])
         if why is not None:
             return why
-    return _relations_broken(live, histories, names)
+    return _pairs_unseen(live, histories, names) or _relations_broken(live, histories, names)
+
+
+def _pairs_unseen(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
+    """Why two values that each some run saw were never seen together, or None.
+
+    Per leaf, the runs cover each value one of them saw; two leaves that each took several values
+    cover only the pairs some run saw: a role seen with one document class and another role with
+    another does not cover the first role with the second class. Numbers and dates are ranges and
+    relations (:func:`_relations_broken`); identities, and leaves the runs showed free, are free.
+    """
+    if len(histories) < 2:
+        return None
+    runs = [_categories([o.leaves if o is not None else () for o in h]) for h in histories]
+    now = _categories(live)
+    varied = []
+    for place in now:
+        if not all(place in run for run in runs) or len({run[place][0] for run in runs}) < 2:
+            continue
+        if not free_by_variation([run[place][1] for run in runs], place[1]):
+            varied.append(place)
+    if len(varied) > MAX_RELATED:
+        return (
+            f"{len(varied)} values differ between the recorded runs: more than the {MAX_RELATED} "
+            "whose pairs are compared"
+        )
+    for i, a in enumerate(varied):
+        for b in varied[i + 1 :]:
+            pair = (now[a][0], now[b][0])
+            if not any((run[a][0], run[b][0]) == pair for run in runs):
+                shown_a, shown_b = (shown_leaf(now[p][1][1], now[p][1][2]) for p in (a, b))
+                return (
+                    f"{_place(a, names)} and {_place(b, names)}: {shown_a} with {shown_b}, "
+                    "each seen in a recorded run but never together"
+                )
+    return None
+
+
+def _categories(observations: Sequence[tuple[Leaf, ...]]) -> dict[Place, tuple[tuple[str, Any], Leaf]]:
+    """The leaves that are neither numbers nor identities, by place, each with what is compared of it."""
+    return {
+        (at, leaf[0]): ((leaf[1], leaf[2]), leaf)
+        for at, leaves in enumerate(observations)
+        for leaf in leaves
+        if leaf[1] not in NUMERIC_KINDS and leaf[1] != "#"
+    }
 
 
 def _leaves_uncovered(leaves: tuple[Leaf, ...], runs: list[tuple[Leaf, ...]], name: str) -> str | None:
@@ -158,6 +203,8 @@ class Related(NamedTuple):
     """The timestamps runs may show free: only their order is compared, not what they add up to."""
 
 
+LENGTH = "#"
+"""What the path of a list's length starts with: ``#['lines']``."""
 TOTAL = "Σ"
 """What the path of a list's total starts with: ``Σ['lines'][*]['amount']``."""
 
@@ -182,6 +229,8 @@ def _related(observations: Sequence[tuple[Leaf, ...]]) -> Related:
                     totals[pattern] = totals.get(pattern, 0.0) + float(value)
             elif kind in _TEXTUAL:
                 texts[(at, path)] = value
+            elif kind == "l":  # a list's length is a count the agent may weigh against a number
+                numbers[(at, LENGTH + path)] = float(value)
         for pattern, total in totals.items():
             numbers[(at, TOTAL + pattern)] = total
     return Related(numbers, texts, frozenset(dates), frozenset(free_times))
@@ -336,8 +385,8 @@ def _ordered_combinations(
             yield name, b, a, combine
 
 
-_ONE_WAY = frozenset({"difference", "ratio"})
-"""The combinations that differ with the order of their two numbers (date plus days takes the date either way)."""
+_ONE_WAY = frozenset({"difference", "ratio", "days between"})
+"""The combinations that differ with the order of their two numbers (a date plus or minus days takes the date either way)."""
 
 
 def _thirds(
@@ -373,12 +422,30 @@ _COMBINATIONS: tuple[tuple[str, Combine], ...] = (
 
 
 def _combinations_of(a_is_date: bool, b_is_date: bool) -> tuple[tuple[str, Combine], ...]:
-    """The combinations compared for two numbers; a date and a number also as the date plus that many days."""
-    if a_is_date == b_is_date:
+    """The combinations compared for two numbers: a date and a number also as the date plus or minus that many days, two dates as the days between them."""
+    if a_is_date and b_is_date:
+        return _DATES_COMBINED
+    if not a_is_date and not b_is_date:
         return _COMBINATIONS
     if a_is_date:
-        return (*_COMBINATIONS, ("date plus days", lambda a, b: a + b * _DAY))
-    return (*_COMBINATIONS, ("date plus days", lambda a, b: b + a * _DAY))
+        return _DATE_AND_DAYS
+    return _DAYS_AND_DATE
+
+
+_DATES_COMBINED: tuple[tuple[str, Combine], ...] = (
+    *_COMBINATIONS,
+    ("days between", lambda a, b: (a - b) / _DAY),
+)
+_DATE_AND_DAYS: tuple[tuple[str, Combine], ...] = (
+    *_COMBINATIONS,
+    ("date plus days", lambda a, b: a + b * _DAY),
+    ("date minus days", lambda a, b: a - b * _DAY),
+)
+_DAYS_AND_DATE: tuple[tuple[str, Combine], ...] = (
+    *_COMBINATIONS,
+    ("date plus days", lambda a, b: b + a * _DAY),
+    ("date minus days", lambda a, b: b - a * _DAY),
+)
 
 
 def _same(a: float | None, b: float | None) -> bool:
@@ -410,6 +477,10 @@ def where(name: str, path: str) -> str:
     if "?" in path:  # a number's order to a bound number param
         leaf, _, param = path.rpartition("?")
         return f"{where(name, leaf)} against param {param!r}"
+    if path.startswith(TOTAL):
+        return f"the total of {where(name, path[len(TOTAL) :])}"
+    if path.startswith(LENGTH):
+        return f"the length of {where(name, path[len(LENGTH) :])}"
     if path.startswith("{") and "}" in path:
         return f"param {path[1 : path.index('}')]!r}{path[path.index('}') + 1 :]}"
     return f"{name} output{path}"
