@@ -34,6 +34,7 @@ from muscle_mem.model import codec
 from muscle_mem.model._leaf_kinds import (
     ID_PREFIX,
     MEMO_LENGTH,
+    NUMBER_TEXT,
     Leaf,
     can_name,
     digest,
@@ -281,6 +282,11 @@ class Observer:
         if kind is bool or value is None:
             flat.leaves.append((path, "b", value, "b" + repr(value), ""))
             return
+        if kind is JsonDecimal:  # a JSON number as written: its value for ranges, its text for the key
+            number = float(value)
+            flat.leaves.append((path, "q", number, "j" + str.__str__(value), ""))
+            flat.numbers.append((path, number))
+            return
         if self.hidden and _hashable(value) in self.hidden:
             flat.leaves.append((path, "#", None, "#secret", "secret"))
             return
@@ -482,9 +488,16 @@ def _json_object(pairs: list[tuple[str, Any]]) -> JsonObject:
     return found
 
 
-def _json_float(written: str) -> float:
+class JsonDecimal(str):
+    """A JSON number written with more digits than its value reads back with (``19.90``, ``2.10``): an amount
+    compared as written (kind ``q``, as a number written as a text), so ``2.10`` is not ``2.1``."""
+
+
+def _json_float(written: str) -> float | JsonDecimal:
     value = float(written)
     if repr(value) != written:
+        if NUMBER_TEXT.match(written) and math.isfinite(value):
+            return JsonDecimal(written)
         raise ValueError(f"{written} reads back as {value!r}")
     return value
 
