@@ -31,6 +31,7 @@ from . import (
     relations_more_3,
     relations_more_4,
     relations_more_5,
+    relations_together,
     same_calls_and_json,
     tool_errors,
     value_kinds,
@@ -91,6 +92,7 @@ LIMITS: dict[str, str] = {
     "rt3_paid_vs_rest_of_total_core": "a number against the rest of a total it is part of (a ratio to a third) decides",
     "rt3_list_forwarded_whole_scores_core": "ints in a list the agent passed on whole are taken for handles",
     "rt3_optional_field_relation_core": "a relation with a field only some runs had decides: relations hold over places every run had",
+    "rt4_three_charges_vs_limit_core": "a total of three numbers against a bound decides: combinations are of two",
 }
 """Scenarios an engine that generalises as the runs showed still replays wrong, and why (kept out of the judged set)."""
 ATTACKS_ALL: tuple[Scenario, ...] = (
@@ -113,6 +115,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *relations_more_4.S,
     *relations_more_5.S,
     *same_calls_and_json.S,
+    *relations_together.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]

@@ -198,10 +198,18 @@ def test_one_run_covers_only_what_it_saw() -> None:
 
 
 def test_runs_that_went_on_alike_cover_the_range_and_the_values_they_saw() -> None:
-    runs = [_history({"amount": 50, "tier": "gold"}), _history({"amount": 80, "tier": "silver"})]
-    assert uncovered(_live({"amount": 65, "tier": "silver"}), runs, NAMES) is None
+    runs = [_history({"amount": 50, "tier": "gold"}), _history({"amount": 80, "tier": "gold"})]
+    assert uncovered(_live({"amount": 65, "tier": "gold"}), runs, NAMES) is None
     assert "5000" in str(uncovered(_live({"amount": 5000, "tier": "gold"}), runs, NAMES))
     assert "'bronze'" in str(uncovered(_live({"amount": 60, "tier": "bronze"}), runs, NAMES))
+
+
+def test_a_number_is_covered_by_the_runs_that_saw_its_category() -> None:
+    """Silver was seen at 80 only, gold at 50: silver at 65 lies in the range of both, not of silver's."""
+    runs = [_history({"amount": 50, "tier": "gold"}), _history({"amount": 80, "tier": "silver"})]
+    assert uncovered(_live({"amount": 80, "tier": "silver"}), runs, NAMES) is None
+    why = uncovered(_live({"amount": 65, "tier": "silver"}), runs, NAMES)
+    assert why is not None and "where the runs saw what the replay saw with it" in why
 
 
 def test_a_timestamp_or_an_identifier_that_varied_is_free() -> None:
@@ -267,11 +275,11 @@ def test_two_values_each_seen_cover_only_the_pairs_seen_together() -> None:
 def test_a_lists_length_keeps_its_side_of_a_number() -> None:
     """Booked plus the seats asked for within the capacity: each in range, the sum past it."""
     runs = [
-        _history({"booked": 2, "capacity": 7, "seats": ["a", "b"]}),
-        _history({"booked": 5, "capacity": 9, "seats": ["a", "b", "c"]}),
+        _history({"booked": 2, "capacity": 7, "seats": [11, 12]}),
+        _history({"booked": 5, "capacity": 9, "seats": [11, 12, 13]}),
     ]
-    assert uncovered(_live({"booked": 3, "capacity": 8, "seats": ["a", "b"]}), runs, NAMES) is None
-    why = uncovered(_live({"booked": 5, "capacity": 7, "seats": ["a", "b", "c"]}), runs, NAMES)
+    assert uncovered(_live({"booked": 3, "capacity": 8, "seats": [11, 12]}), runs, NAMES) is None
+    why = uncovered(_live({"booked": 5, "capacity": 7, "seats": [11, 12, 13]}), runs, NAMES)
     assert why is not None and "the length of step 0 lookup output['seats']" in why
 
 
@@ -303,12 +311,23 @@ def test_a_json_text_is_compared_by_what_it_holds() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ['{"approved": true, "approved": false}', '{"version": 2.10}', '{"score": NaN}', '{"n": 1e2}'],
+    ['{"approved": true, "approved": false}', '{"score": NaN}', '{"n": 1e2}'],
 )
 def test_a_json_text_a_reader_could_read_otherwise_than_its_parse_is_compared_whole(text: str) -> None:
-    """A key written twice, a number written another way than it reads back, NaN: the text, not the parse."""
+    """A key written twice, a number in another notation than it reads back in, NaN: the text, not the parse."""
     flat = Observer({}).flatten(0, text)
     assert [leaf[0] for leaf in flat.leaves] == [""]
+
+
+def test_a_json_decimal_is_compared_as_written() -> None:
+    """``19.90`` is an amount (a request id beside it may vary); ``2.10`` is not ``2.1``."""
+    leaves = Observer({}).flatten(0, '{"total": 19.90}').leaves
+    assert [(leaf[0], leaf[1], leaf[2]) for leaf in leaves if leaf[0] == "['total']"] == [
+        ("['total']", "q", 19.9)
+    ]
+    runs = [_history('{"version": 2.10, "id": "r1"}'), _history('{"version": 2.10, "id": "r2"}')]
+    assert uncovered(_live('{"version": 2.10, "id": "r3"}'), runs, NAMES) is None
+    assert uncovered(_live('{"version": 2.1, "id": "r3"}'), runs, NAMES) is not None
 
 
 def test_a_json_text_with_white_space_around_it_is_a_record() -> None:

@@ -19,6 +19,7 @@ whether any two texts are equal. A set of one run covers only what that run saw,
 from __future__ import annotations
 
 import bisect
+import calendar
 import datetime
 import functools
 import re
@@ -40,6 +41,8 @@ _TOLERANCE = 1e-9
 NUMERIC_KINDS = frozenset("nqds")
 """The kinds of leaf that hold a number: a number, one written as text, a date, a timestamp."""
 _TEXTUAL = frozenset("wip")
+_PLAIN_TEXTS = frozenset("wp")
+"""A category word and another text: one the runs saw is one they saw, whatever kinds the others were."""
 
 
 def uncovered(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
@@ -58,51 +61,113 @@ def uncovered(live: Live, histories: Sequence[History], names: Sequence[str]) ->
         why = _leaves_uncovered(leaves, [o.leaves for o in seen if o is not None], names[at])
         if why is not None:
             return why
-    return _pairs_unseen(live, histories, names) or _relations_broken(live, histories, names)
+    alike, why = _seen_together(live, histories, names)
+    if why is not None:
+        return why
+    if len(alike) < len(histories):
+        why = _numbers_uncovered(live, histories, alike, names)
+        if why is not None:
+            return why
+    return _relations_broken(live, alike, names)
 
 
-def _pairs_unseen(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
-    """Why two values that each some run saw were never seen together, or None.
+_ABSENT = ("-", None)
+"""What a run saw at a place it did not have."""
 
-    Per leaf, the runs cover each value one of them saw; two leaves that each took several values
-    cover only the pairs some run saw: a role seen with one document class and another role with
-    another does not cover the first role with the second class. Numbers and dates are ranges and
-    relations (:func:`_relations_broken`); identities, and leaves the runs showed free, are free.
+
+def _steady_places(observations: Sequence[tuple[Leaf, ...]]) -> dict[Place, list[Leaf]]:
+    """The leaves that are not numbers, dates or list lengths, by place; a list's items by the list's pattern."""
+    found: dict[Place, list[Leaf]] = {}
+    for at, leaves in enumerate(observations):
+        for leaf in leaves:
+            if leaf[1] == "l":
+                continue
+            found.setdefault((at, list_pattern(leaf[0]) or leaf[0]), []).append(leaf)
+    return found
+
+
+def _seen_together(
+    live: Live, histories: Sequence[History], names: Sequence[str]
+) -> tuple[list[History], str | None]:
+    """The runs that saw what the replay saw but for numbers, dates, list lengths and free leaves (all of it at once), or why none did.
+
+    A category, a bool, an identity's label, and whether a field is there at all steer an agent
+    together: a role seen with one class and another role with another do not cover the first role
+    with the second, nor does every pair of three cover the three, nor does a tier seen with small
+    amounts and another with large ones cover the first with a large one. A list's items are taken
+    as the set of what they hold (a hazmat item beside an item sent by air). The numbers and
+    relations are then judged on the runs that saw all of it as the replay did.
     """
     if len(histories) < 2:
-        return None
-    runs = [_categories([o.leaves if o is not None else () for o in h]) for h in histories]
-    now = _categories(live)
-    varied = []
-    for place in now:
-        if not all(place in run for run in runs) or len({run[place][0] for run in runs}) < 2:
+        return list(histories), None
+    runs = [_steady_places([o.leaves if o is not None else () for o in h]) for h in histories]
+    now = _steady_places(live)
+    places = sorted(set(now).union(*runs))
+    compared: list[Place] = []
+    masked_places: set[Place] = set()
+    for place in places:
+        had = [leaf for run in runs for leaf in run.get(place, ())]
+        kinds = {leaf[1] for leaf in had} or {leaf[1] for leaf in now.get(place, ())}
+        if kinds == {"#"}:
+            masked_places.add(place)  # an identity: what it equals is compared, whatever it is now
+        elif "#" in kinds or kinds & NUMERIC_KINDS:
+            continue  # a number (ranges and relations judge it), or an identity in some runs only
+        elif free_by_variation(had, place[1]):
             continue
-        if not free_by_variation([run[place][1] for run in runs], place[1]):
-            varied.append(place)
-    if len(varied) > MAX_RELATED:
-        return (
-            f"{len(varied)} values differ between the recorded runs: more than the {MAX_RELATED} "
-            "whose pairs are compared"
-        )
-    for i, a in enumerate(varied):
-        for b in varied[i + 1 :]:
-            pair = (now[a][0], now[b][0])
-            if not any((run[a][0], run[b][0]) == pair for run in runs):
-                shown_a, shown_b = (shown_leaf(now[p][1][1], now[p][1][2]) for p in (a, b))
+        compared.append(place)
+
+    def seen(leaves: list[Leaf] | None, masked: bool) -> Any:
+        if not leaves:
+            return _ABSENT
+        return frozenset(("#", leaf[3]) if masked else (leaf[1], leaf[2]) for leaf in leaves)
+
+    mine = [seen(now.get(p), p in masked_places) for p in compared]
+    alike = []
+    best: tuple[int, Place | None] = (-1, None)
+    for h, run in zip(histories, runs, strict=True):
+        theirs = [seen(run.get(p), p in masked_places) for p in compared]
+        differing = [p for p, a, b in zip(compared, mine, theirs, strict=True) if a != b]
+        if not differing:
+            alike.append(h)
+        elif best[0] < 0 or len(differing) < best[0]:
+            best = (len(differing), differing[0])
+    if alike:
+        return alike, None
+    shown = _place(best[1], names) if best[1] is not None else "what it saw"
+    return [], f"{shown}: with what the replay saw beside it, each seen in a recorded run but never together"
+
+
+def _numbers_uncovered(
+    live: Live, histories: Sequence[History], alike: Sequence[History], names: Sequence[str]
+) -> str | None:
+    """Why a number, date or timestamp lies outside what the runs that saw the replay's categories saw."""
+    chosen = {id(h) for h in alike}
+    every = [_by_place(h) for h in histories]
+    these = [places for h, places in zip(histories, every, strict=True) if id(h) in chosen]
+    for at, leaves in enumerate(live):
+        for path, kind, value, _label in leaves:
+            if kind not in NUMERIC_KINDS or type(value) not in (int, float):
+                continue
+            place = (at, path)
+            seen = [leaf for run in every if (leaf := run.get(place)) is not None and leaf[1] != "#"]
+            if seen and free_by_variation(seen, path):
+                continue
+            near = [leaf for run in these if (leaf := run.get(place)) is not None and leaf[1] != "#"]
+            if near and not _value_covered(kind, value, near, path):
                 return (
-                    f"{_place(a, names)} and {_place(b, names)}: {shown_a} with {shown_b}, "
-                    "each seen in a recorded run but never together"
+                    f"{where(names[at], path)}: {shown_leaf(kind, value)}, recorded {_shown_all(near)} "
+                    "where the runs saw what the replay saw with it"
                 )
     return None
 
 
-def _categories(observations: Sequence[tuple[Leaf, ...]]) -> dict[Place, tuple[tuple[str, Any], Leaf]]:
-    """The leaves that are neither numbers nor identities, by place, each with what is compared of it."""
+def _by_place(history: History) -> dict[Place, Leaf]:
+    """What a run saw, leaf by leaf, by place."""
     return {
-        (at, leaf[0]): ((leaf[1], leaf[2]), leaf)
-        for at, leaves in enumerate(observations)
-        for leaf in leaves
-        if leaf[1] not in NUMERIC_KINDS and leaf[1] != "#"
+        (at, leaf[0]): leaf
+        for at, observation in enumerate(history)
+        if observation is not None
+        for leaf in observation.leaves
     }
 
 
@@ -137,7 +202,9 @@ def _leaves_uncovered(leaves: tuple[Leaf, ...], runs: list[tuple[Leaf, ...]], na
 def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bool:
     kinds = {r[1] for r in recorded}
     if kinds != {kind}:
-        return False
+        if kind in NUMERIC_KINDS or not (kinds <= _PLAIN_TEXTS and kind in _PLAIN_TEXTS):
+            return False
+        return any(r[1] == kind and r[2] == value for r in recorded)
     values = [r[2] for r in recorded]
     if free_by_variation(recorded, path):
         return True
@@ -348,7 +415,11 @@ def _combined_orders_broken(now: Related, runs: list[Places], names: Sequence[st
             "whose combinations are compared"
         )
     still = set(moving)
-    steady = sorted((live[p], p) for p in shared if p not in still)
+    derived = _percent_factors(live, [p for p in shared if p not in still])
+    if derived:
+        live = {**live, **derived}
+        runs = [{**run, **derived} for run in runs]
+    steady = sorted((live[p], p) for p in [*shared, *derived] if p not in still)
     for i, a in enumerate(moving):
         for b in moving[i + 1 :]:
             for name, x, y, combine in _ordered_combinations(a, b, now.dates):
@@ -370,6 +441,23 @@ def _combined_orders_broken(now: Related, runs: list[Places], names: Sequence[st
     return None
 
 
+PERCENT = ("%", "1+%", "1-%")
+"""What the path of a steady percentage read as a factor starts with: ``1+%['vat_pct']`` is 1 + vat_pct / 100."""
+
+
+def _percent_factors(live: Places, steady: list[Place]) -> Places:
+    """Each steady number that may be a percentage (above 0, at most 100) as the factors an agent applies it by."""
+    found: Places = {}
+    for at, path in steady:
+        value = live[(at, path)]
+        if path.startswith((LENGTH, TOTAL, *PERCENT)) or not 0 < value <= 100:
+            continue
+        found[(at, "%" + path)] = value / 100
+        found[(at, "1+%" + path)] = 1 + value / 100
+        found[(at, "1-%" + path)] = 1 - value / 100
+    return found
+
+
 MAX_COMBINED = 24
 """Numbers that may differ from the recorded runs with the combinations of each two weighed against a
 third; past it, a replay stops (a bound reached may only make it stop)."""
@@ -379,13 +467,78 @@ def _ordered_combinations(
     a: Place, b: Place, dates: frozenset[Place]
 ) -> Iterator[tuple[str, Place, Place, Combine]]:
     """Each combination of two numbers, both ways round where the order matters."""
-    for name, combine in _combinations_of(a in dates, b in dates):
+    for name, combine in (*_combinations_of(a in dates, b in dates), *_calendar_of(a in dates, b in dates)):
         yield name, a, b, combine
         if name in _ONE_WAY:
             yield name, b, a, combine
 
 
-_ONE_WAY = frozenset({"difference", "ratio", "days between"})
+def _calendar_of(a_is_date: bool, b_is_date: bool) -> tuple[tuple[str, Combine], ...]:
+    """Calendar combinations, weighed against a third only: whole months and years between two dates, a date plus or minus months or years."""
+    if a_is_date and b_is_date:
+        return _CALENDAR_DATES
+    if a_is_date and not b_is_date:
+        return _CALENDAR_DATE_AND_COUNT
+    if b_is_date and not a_is_date:
+        return _CALENDAR_COUNT_AND_DATE
+    return ()
+
+
+def _swapped(combine: Combine) -> Combine:
+    return lambda a, b: combine(b, a)
+
+
+def _moment(seconds: float) -> datetime.datetime | None:
+    try:
+        return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _plus_months(seconds: float, months: float) -> float | None:
+    if months != int(months) or abs(months) > 120_000:
+        return None
+    moment = _moment(seconds)
+    if moment is None:
+        return None
+    total = moment.year * 12 + moment.month - 1 + int(months)
+    year, month = divmod(total, 12)
+    if not 1 <= year <= 9999:
+        return None
+    day = min(moment.day, calendar.monthrange(year, month + 1)[1])
+    return moment.replace(year=year, month=month + 1, day=day).timestamp()
+
+
+def _months_between(a: float, b: float) -> float | None:
+    """Whole calendar months from ``b`` to ``a`` (negative if ``a`` is before ``b``)."""
+    if a < b:
+        back = _months_between(b, a)
+        return None if back is None else -back
+    later, earlier = _moment(a), _moment(b)
+    if later is None or earlier is None:
+        return None
+    months = (later.year - earlier.year) * 12 + later.month - earlier.month
+    if (later.day, later.time()) < (earlier.day, earlier.time()):
+        months -= 1
+    return float(months)
+
+
+_CALENDAR_DATES: tuple[tuple[str, Combine], ...] = (
+    ("months between", _months_between),
+    ("years between", lambda a, b: None if (m := _months_between(a, b)) is None else float(int(m / 12))),
+)
+_CALENDAR_DATE_AND_COUNT: tuple[tuple[str, Combine], ...] = (
+    ("date plus months", lambda a, b: _plus_months(a, b)),
+    ("date minus months", lambda a, b: _plus_months(a, -b)),
+    ("date plus years", lambda a, b: _plus_months(a, 12 * b)),
+    ("date minus years", lambda a, b: _plus_months(a, -12 * b)),
+)
+_CALENDAR_COUNT_AND_DATE: tuple[tuple[str, Combine], ...] = tuple(
+    (name, _swapped(combine)) for name, combine in _CALENDAR_DATE_AND_COUNT
+)
+
+
+_ONE_WAY = frozenset({"difference", "ratio", "days between", "months between", "years between"})
 """The combinations that differ with the order of their two numbers (a date plus or minus days takes the date either way)."""
 
 
@@ -481,6 +634,9 @@ def where(name: str, path: str) -> str:
         return f"the total of {where(name, path[len(TOTAL) :])}"
     if path.startswith(LENGTH):
         return f"the length of {where(name, path[len(LENGTH) :])}"
+    for prefix, shown in (("1+%", "1 + {}/100"), ("1-%", "1 - {}/100"), ("%", "{}/100")):
+        if path.startswith(prefix):
+            return shown.format(where(name, path[len(prefix) :]))
     if path.startswith("{") and "}" in path:
         return f"param {path[1 : path.index('}')]!r}{path[path.index('}') + 1 :]}"
     return f"{name} output{path}"
