@@ -76,7 +76,7 @@ _ABSENT = ("-", None)
 
 
 def _steady_places(observations: Sequence[tuple[Leaf, ...]]) -> dict[Place, list[Leaf]]:
-    """The leaves that are not numbers, dates or list lengths, by place; a list's items by the list's pattern."""
+    """The leaves that are not list lengths, by place; a list's items by the list's pattern."""
     found: dict[Place, list[Leaf]] = {}
     for at, leaves in enumerate(observations):
         for leaf in leaves:
@@ -84,6 +84,98 @@ def _steady_places(observations: Sequence[tuple[Leaf, ...]]) -> dict[Place, list
                 continue
             found.setdefault((at, list_pattern(leaf[0]) or leaf[0]), []).append(leaf)
     return found
+
+
+_ITEM = re.compile(r"^(.*?\[)(\d+)(\].*)$")
+"""A path in a list: what precedes its outermost position, the position, what follows."""
+
+
+def _items(observations: Sequence[tuple[Leaf, ...]], how: dict[Place, str]) -> dict[Place, Any]:
+    """Each list's items as wholes, by the list's place: the set of its items (each item the compared
+    leaves it holds) with how many of each, its first item, its last, and the order of its items
+    (consecutive equal ones taken once; items holding only numbers left out).
+
+    An item's fields are taken together (a hazmat item sent by air is not a hazmat item beside an
+    item sent by air); how many items are alike is a number, judged on the runs that saw the whole
+    (two hazmat items where every run had one); and the order counts (the latest event of a
+    history, a hazmat item loaded right after a food item).
+    """
+    found: dict[Place, Any] = {}
+    for at, leaves in enumerate(observations):
+        lists: dict[str, dict[int, list[Any]]] = {}
+        for leaf in leaves:
+            if leaf[1] == "l":
+                continue
+            match = _ITEM.match(leaf[0])
+            if match is None:
+                continue
+            place = (at, list_pattern(leaf[0]) or leaf[0])
+            shown = _shown_as(leaf, how.get(place))
+            if shown is None:
+                continue
+            head, position, rest = match.groups()
+            sub = list_pattern(rest) or rest
+            lists.setdefault(head + "*", {}).setdefault(int(position), []).append((sub[1:], shown))
+        for head, items in lists.items():
+            whole = {i: tuple(sorted(map(repr, fields))) for i, fields in items.items()}
+            counts: dict[tuple[str, ...], int] = {}
+            for item in whole.values():
+                counts[item] = counts.get(item, 0) + 1
+            found[(at, ITEMS + head + "]")] = (frozenset(counts), counts)
+            found[(at, FIRST + head + "]")] = whole[min(whole)]
+            found[(at, LAST + head + "]")] = whole[max(whole)]
+            named = [whole[i] for i in sorted(whole) if any("'number'" not in f for f in whole[i])]
+            found[(at, ORDER + head + "]")] = tuple(
+                a for i, a in enumerate(named) if i == 0 or a != named[i - 1]
+            )
+    return found
+
+
+ITEMS, FIRST, LAST, ORDER = "[items]", "[first]", "[last]", "[order]"
+"""What the places of a list's items as a set, its first item, its last and their order start with."""
+
+
+def _whole(value: Any) -> Any:
+    """What the whole compares of a list's items: the set of the items (how many of each is a number)."""
+    return value[0] if type(value) is tuple and len(value) == 2 and type(value[1]) is dict else value
+
+
+def _counts_uncovered(
+    mine: dict[Place, Any], theirs: list[dict[Place, Any]], names: Sequence[str]
+) -> str | None:
+    """Why how many of a list's items are one item lies outside what the runs that saw the whole saw (two hazmat items, each run one)."""
+    for place, value in mine.items():
+        if not place[1].startswith(ITEMS):
+            continue
+        for item, count in value[1].items():
+            seen = [run[place][1].get(item, 0) for run in theirs if place in run]
+            if seen and not _within(count, seen):
+                return (
+                    f"{_place((place[0], place[1][len(ITEMS) :]), names)}: {count} items alike, recorded "
+                    f"{_shown_range(seen)} where the runs saw what the replay saw with them"
+                )
+    return None
+
+
+def _shown_range(seen: Sequence[float]) -> str:
+    low, high = min(seen), max(seen)
+    return f"{low:g}" if low == high else f"from {low:g} to {high:g}"
+
+
+def _shown_as(leaf: Leaf, how: str | None) -> Any:
+    """What of a leaf the whole compares, by how its place is compared (None: nothing)."""
+    if how is None:
+        return None
+    kind = leaf[1]
+    if how == "masked" or (how == "mixed" and kind == "#"):
+        return ("#", leaf[3])
+    if how == "number":
+        return ("number",)
+    if how == "mixed":
+        return (kind, leaf[2]) if not can_name(kind, leaf[2]) else (kind,)
+    if how == "free":
+        return ("free", leaf[3])
+    return (kind, leaf[2])
 
 
 def _seen_together(
@@ -95,44 +187,59 @@ def _seen_together(
     together: a role seen with one class and another role with another do not cover the first role
     with the second, nor does every pair of three cover the three, nor does a tier seen with small
     amounts and another with large ones cover the first with a large one. A list's items are taken
-    as the set of what they hold (a hazmat item beside an item sent by air). The numbers and
-    relations are then judged on the runs that saw all of it as the replay did.
+    as the items they are (a hazmat item sent by air), in their order, how many of each a number.
+    Whether a number is there at all is part of the whole; so is what a free identifier equals
+    (a voter equal to the submitter), and a None or a 0 where other runs had an identity. The
+    numbers and relations are then judged on the runs that saw all of it as the replay did.
     """
     if len(histories) < 2:
         return list(histories), None
-    runs = [_steady_places([o.leaves if o is not None else () for o in h]) for h in histories]
+    observations = [[o.leaves if o is not None else () for o in h] for h in histories]
+    runs = [_steady_places(o) for o in observations]
     now = _steady_places(live)
     places = sorted(set(now).union(*runs))
-    compared: list[Place] = []
-    masked_places: set[Place] = set()
+    how: dict[Place, str] = {}
     for place in places:
         had = [leaf for run in runs for leaf in run.get(place, ())]
         kinds = {leaf[1] for leaf in had} or {leaf[1] for leaf in now.get(place, ())}
         if kinds == {"#"}:
-            masked_places.add(place)  # an identity: what it equals is compared, whatever it is now
-        elif "#" in kinds or kinds & NUMERIC_KINDS:
-            continue  # a number (ranges and relations judge it), or an identity in some runs only
+            how[place] = "masked"  # an identity: what it equals is compared, whatever it is now
+        elif "#" in kinds:
+            how[place] = "mixed"  # an identity in some runs: a None, a bool, a 0 in others is compared
+        elif kinds & NUMERIC_KINDS:
+            how[place] = "number"  # a number (ranges and relations judge it): only whether it is there
         elif free_by_variation(had, place[1]):
-            continue
-        compared.append(place)
+            how[place] = "free"  # free, but for what it equals
+        else:
+            how[place] = "compared"
 
-    def seen(leaves: list[Leaf] | None, masked: bool) -> Any:
+    def seen(leaves: list[Leaf] | None, place: Place) -> Any:
         if not leaves:
             return _ABSENT
-        return frozenset(("#", leaf[3]) if masked else (leaf[1], leaf[2]) for leaf in leaves)
+        return frozenset(_shown_as(leaf, how[place]) for leaf in leaves)
 
-    mine = [seen(now.get(p), p in masked_places) for p in compared]
+    in_lists = {p for p in places if "[*]" in p[1]}
+    compared = [p for p in places if p not in in_lists]
+    mine: list[Any] = [seen(now.get(p), p) for p in compared]
+    my_items = _items(live, how)
+    their_items = [_items(o, how) for o in observations]
+    item_places = sorted(set(my_items).union(*their_items))
+    mine += [_whole(my_items.get(p, _ABSENT)) for p in item_places]
+    labels: list[Place] = [*compared, *item_places]
     alike = []
     best: tuple[int, Place | None] = (-1, None)
-    for h, run in zip(histories, runs, strict=True):
-        theirs = [seen(run.get(p), p in masked_places) for p in compared]
-        differing = [p for p, a, b in zip(compared, mine, theirs, strict=True) if a != b]
+    for h, run, items in zip(histories, runs, their_items, strict=True):
+        theirs = [seen(run.get(p), p) for p in compared] + [
+            _whole(items.get(p, _ABSENT)) for p in item_places
+        ]
+        differing = [p for p, a, b in zip(labels, mine, theirs, strict=True) if a != b]
         if not differing:
-            alike.append(h)
+            alike.append((h, items))
         elif best[0] < 0 or len(differing) < best[0]:
             best = (len(differing), differing[0])
     if alike:
-        return alike, None
+        why = _counts_uncovered(my_items, [items for _, items in alike], names)
+        return [h for h, _ in alike], why
     shown = _place(best[1], names) if best[1] is not None else "what it saw"
     return [], f"{shown}: with what the replay saw beside it, each seen in a recorded run but never together"
 
@@ -146,13 +253,18 @@ def _numbers_uncovered(
     these = [places for h, places in zip(histories, every, strict=True) if id(h) in chosen]
     for at, leaves in enumerate(live):
         for path, kind, value, _label in leaves:
-            if kind not in NUMERIC_KINDS or type(value) not in (int, float):
+            if (kind not in NUMERIC_KINDS and kind != "l") or type(value) not in (int, float):
                 continue
             place = (at, path)
-            seen = [leaf for run in every if (leaf := run.get(place)) is not None and leaf[1] != "#"]
-            if seen and free_by_variation(seen, path):
-                continue
             near = [leaf for run in these if (leaf := run.get(place)) is not None and leaf[1] != "#"]
+            if kind == "l":  # a list's length, a number judged on the runs that saw the whole
+                if near and not _within(value, [leaf[2] for leaf in near]):
+                    return (
+                        f"{where(names[at], path)}: {shown_leaf(kind, value)}, recorded {_shown_all(near)} "
+                        "where the runs saw what the replay saw with it"
+                    )
+                continue
+            # free only where the runs that saw the whole saw it vary
             if near and not _value_covered(kind, value, near, path):
                 return (
                     f"{where(names[at], path)}: {shown_leaf(kind, value)}, recorded {_shown_all(near)} "
@@ -441,7 +553,7 @@ def _combined_orders_broken(now: Related, runs: list[Places], names: Sequence[st
     return None
 
 
-PERCENT = ("%", "1+%", "1-%")
+PERCENT = ("%", "1+%", "1-%", "1+", "1-")
 """What the path of a steady percentage read as a factor starts with: ``1+%['vat_pct']`` is 1 + vat_pct / 100."""
 
 
@@ -455,6 +567,9 @@ def _percent_factors(live: Places, steady: list[Place]) -> Places:
         found[(at, "%" + path)] = value / 100
         found[(at, "1+%" + path)] = 1 + value / 100
         found[(at, "1-%" + path)] = 1 - value / 100
+        if value < 1:  # a rate written as a fraction (a VAT rate of 0.2): 1 + rate, 1 - rate
+            found[(at, "1+" + path)] = 1 + value
+            found[(at, "1-" + path)] = 1 - value
     return found
 
 
@@ -510,7 +625,12 @@ def _plus_months(seconds: float, months: float) -> float | None:
 
 
 def _months_between(a: float, b: float) -> float | None:
-    """Whole calendar months from ``b`` to ``a`` (negative if ``a`` is before ``b``)."""
+    """Calendar months from ``b`` to ``a``, with the fraction of the month under way (negative if ``a`` is before ``b``).
+
+    Whole where ``a`` is ``b`` plus a number of months as :func:`_plus_months` counts them (Jan 31
+    plus one month is Feb 28), so its order to a count of months is the order of ``a`` to ``b`` plus
+    that many months: returned on the due day, or a day late.
+    """
     if a < b:
         back = _months_between(b, a)
         return None if back is None else -back
@@ -518,14 +638,19 @@ def _months_between(a: float, b: float) -> float | None:
     if later is None or earlier is None:
         return None
     months = (later.year - earlier.year) * 12 + later.month - earlier.month
-    if (later.day, later.time()) < (earlier.day, earlier.time()):
+    start = _plus_months(b, months)
+    while start is not None and start > a and months > 0:
         months -= 1
-    return float(months)
+        start = _plus_months(b, months)
+    end = _plus_months(b, months + 1)
+    if start is None or end is None or end <= start:
+        return None
+    return months + (a - start) / (end - start)
 
 
 _CALENDAR_DATES: tuple[tuple[str, Combine], ...] = (
     ("months between", _months_between),
-    ("years between", lambda a, b: None if (m := _months_between(a, b)) is None else float(int(m / 12))),
+    ("years between", lambda a, b: None if (m := _months_between(a, b)) is None else m / 12),
 )
 _CALENDAR_DATE_AND_COUNT: tuple[tuple[str, Combine], ...] = (
     ("date plus months", lambda a, b: _plus_months(a, b)),
@@ -632,9 +757,23 @@ def where(name: str, path: str) -> str:
         return f"{where(name, leaf)} against param {param!r}"
     if path.startswith(TOTAL):
         return f"the total of {where(name, path[len(TOTAL) :])}"
+    for prefix, shown in (
+        (ITEMS, "the items of"),
+        (FIRST, "the first item of"),
+        (LAST, "the last item of"),
+        (ORDER, "the order of the items of"),
+    ):
+        if path.startswith(prefix):
+            return f"{shown} {where(name, path[len(prefix) :])}"
     if path.startswith(LENGTH):
         return f"the length of {where(name, path[len(LENGTH) :])}"
-    for prefix, shown in (("1+%", "1 + {}/100"), ("1-%", "1 - {}/100"), ("%", "{}/100")):
+    for prefix, shown in (
+        ("1+%", "1 + {}/100"),
+        ("1-%", "1 - {}/100"),
+        ("%", "{}/100"),
+        ("1+", "1 + {}"),
+        ("1-", "1 - {}"),
+    ):
         if path.startswith(prefix):
             return shown.format(where(name, path[len(prefix) :]))
     if path.startswith("{") and "}" in path:

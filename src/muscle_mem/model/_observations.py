@@ -355,6 +355,9 @@ class Observer:
             flat.numbers.append((path, number))
         elif kind == "w":
             flat.leaves.append((path, "w", text, written, label))
+        elif kind == "p" and text.endswith("%") and NUMBER_TEXT.match(text[:-1].rstrip()):
+            # a percentage ("20%"): a number written as a text (ranges, relations, a rate), its key as before
+            flat.leaves.append((path, "q", float(text[:-1].rstrip()), written, label))
         else:
             flat.leaves.append((path, kind, digest(text), written, label))
 

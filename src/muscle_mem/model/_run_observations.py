@@ -98,6 +98,7 @@ def observe_run(
     answer: Arg,
     hidden: Iterable[Any],
     secret_params: Iterable[str],
+    literal: str = "",
 ) -> tuple[Observation | None, list[Observation]]:
     """What a finished run saw: its params (None without any) and each step's output, identities masked.
 
@@ -157,7 +158,7 @@ def observe_run(
                 Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers))
             )
             observer.free_leaves(step, flat, identities)
-    if copies.dates:
+    if copies.dates or _looks_like_a_time(literal):  # a date the task states may be a cutoff
         observed = [_times_computed_on(o) for o in observed]
         given = _times_computed_on(given) if given is not None else None
     return given, observed

@@ -160,7 +160,13 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         builder.outputs.add(index, call.output)
     answer = builder.build(result, "the agent's return value")
     given, observed = observe_run(
-        params, builder.outputs.outputs, recorded, answer, run.hidden().values(), run.secrets
+        params,
+        builder.outputs.outputs,
+        recorded,
+        answer,
+        run.hidden().values(),
+        run.secrets,
+        _literal(run.task, params),
     )
     steps = tuple(
         [

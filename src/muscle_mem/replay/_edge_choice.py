@@ -227,8 +227,11 @@ def same_calls(
 def alike(own: Sequence[Observation | None], other: Sequence[Observation | None]) -> bool:
     """Whether two runs saw the same things, observation by observation, numbers and dates apart.
 
-    Every leaf but a number, a date, a timestamp or a number written as a text must be the same: a
-    category, a text, a bool, a list's length, an identity's label, a number's order to a bound param.
+    Every leaf but a number, a date, a timestamp, a number written as a text or an identifier-shaped
+    text must be the same: a category, a text, a bool, a list's length, an identity's label, a number's
+    order to a bound param. An identifier the runs saw take two values is free, and what the runs saw
+    together is judged as a whole where they weigh (:func:`~muscle_mem.model._evidence.uncovered`):
+    leaving one out gathers a run that saw another region, as a region no run saw would.
     """
     if len(own) != len(other):
         return False
@@ -246,7 +249,7 @@ def _steady_leaves(observation: Observation) -> frozenset[tuple[str, str, Any]]:
     return frozenset(
         (path, kind, label if kind == "#" else value)
         for path, kind, value, label in observation.leaves
-        if kind not in NUMERIC_KINDS
+        if kind not in NUMERIC_KINDS and kind != "i"
     )
 
 
