@@ -35,6 +35,7 @@ from . import (
     same_calls_and_json,
     tool_errors,
     value_kinds,
+    wholes_and_orders,
 )
 from .harness import Scenario
 
@@ -116,6 +117,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *relations_more_5.S,
     *same_calls_and_json.S,
     *relations_together.S,
+    *wholes_and_orders.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]
