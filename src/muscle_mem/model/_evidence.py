@@ -86,10 +86,6 @@ def _steady_places(observations: Sequence[tuple[Leaf, ...]]) -> dict[Place, list
     return found
 
 
-_ITEM = re.compile(r"^(.*?\[)(\d+)(\].*)$")
-"""A path in a list: what precedes its outermost position, the position, what follows."""
-
-
 def _items(observations: Sequence[tuple[Leaf, ...]], how: dict[Place, str]) -> dict[Place, Any]:
     """Each list's items as wholes, by the list's place: the set of its items (each item the compared
     leaves it holds) with how many of each, its first item, its last, and the order of its items
@@ -104,18 +100,21 @@ def _items(observations: Sequence[tuple[Leaf, ...]], how: dict[Place, str]) -> d
     for at, leaves in enumerate(observations):
         lists: dict[str, dict[int, list[Any]]] = {}
         for leaf in leaves:
-            if leaf[1] == "l":
+            path = leaf[0]
+            if leaf[1] == "l" or "[" not in path:
                 continue
-            match = _ITEM.match(leaf[0])
-            if match is None:
+            positions = list(_POSITION_AT.finditer(path))
+            if not positions:
                 continue
-            place = (at, list_pattern(leaf[0]) or leaf[0])
-            shown = _shown_as(leaf, how.get(place))
+            shown = _shown_as(leaf, how.get((at, list_pattern(path) or path)))
             if shown is None:
                 continue
-            head, position, rest = match.groups()
-            sub = list_pattern(rest) or rest
-            lists.setdefault(head + "*", {}).setdefault(int(position), []).append((sub[1:], shown))
+            for position in positions:  # each list the leaf is in, an inner one by its outer positions
+                rest = path[position.end() - 1 :]
+                sub = list_pattern(rest) or rest
+                items_of = lists.setdefault(path[: position.start() + 1] + "*", {})
+                items_of.setdefault(int(position.group(1)), []).append((sub[1:], shown))
+        found.update(_rows(at, lists))
         for head, items in lists.items():
             whole = {i: tuple(sorted(map(repr, fields))) for i, fields in items.items()}
             counts: dict[tuple[str, ...], int] = {}
@@ -131,8 +130,37 @@ def _items(observations: Sequence[tuple[Leaf, ...]], how: dict[Place, str]) -> d
     return found
 
 
-ITEMS, FIRST, LAST, ORDER = "[items]", "[first]", "[last]", "[order]"
-"""What the places of a list's items as a set, its first item, its last and their order start with."""
+ITEMS, FIRST, LAST, ORDER, ROWS = "[items]", "[first]", "[last]", "[order]", "[rows]"
+"""What the places of a list's items as a set, its first item, its last, their order, and the rows
+of lists side by side start with."""
+_POSITION_AT = re.compile(r"\[(\d+)\]")
+_COLUMN = re.compile(r"^(.*)\[(?:'[^']*'|\"[^\"]*\")\]\[\*$")
+"""A list's head under a key: the mapping that holds it, then the key."""
+
+
+def _rows(at: int, lists: dict[str, dict[int, list[Any]]]) -> dict[Place, Any]:
+    """Lists side by side in one mapping, read as a table: the set of its rows, how many of each.
+
+    A tool may return columns (``classes[i]`` goes with ``labels[i]``): each list alone covers its
+    items, but a hazmat class beside a missing label is a row no run showed.
+    """
+    by_parent: dict[str, list[str]] = {}
+    for head in lists:
+        column = _COLUMN.match(head)
+        if column is not None:
+            by_parent.setdefault(column.group(1), []).append(head)
+    found: dict[Place, Any] = {}
+    for parent, heads in by_parent.items():
+        if len(heads) < 2:
+            continue
+        heads.sort()
+        shared = set.intersection(*(set(lists[head]) for head in heads))
+        counts: dict[tuple[Any, ...], int] = {}
+        for i in shared:
+            row = tuple(tuple(sorted(map(repr, lists[head][i]))) for head in heads)
+            counts[row] = counts.get(row, 0) + 1
+        found[(at, ROWS + parent + "[*]")] = (frozenset(counts), counts)
+    return found
 
 
 def _whole(value: Any) -> Any:
@@ -145,13 +173,14 @@ def _counts_uncovered(
 ) -> str | None:
     """Why how many of a list's items are one item lies outside what the runs that saw the whole saw (two hazmat items, each run one)."""
     for place, value in mine.items():
-        if not place[1].startswith(ITEMS):
+        prefix = ITEMS if place[1].startswith(ITEMS) else ROWS if place[1].startswith(ROWS) else None
+        if prefix is None:
             continue
         for item, count in value[1].items():
             seen = [run[place][1].get(item, 0) for run in theirs if place in run]
             if seen and not _within(count, seen):
                 return (
-                    f"{_place((place[0], place[1][len(ITEMS) :]), names)}: {count} items alike, recorded "
+                    f"{_place((place[0], place[1][len(prefix) :]), names)}: {count} items alike, recorded "
                     f"{_shown_range(seen)} where the runs saw what the replay saw with them"
                 )
     return None
