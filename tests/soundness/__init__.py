@@ -13,6 +13,7 @@ from . import (
     harmless,
     harmless_more,
     identities,
+    lists_in_lists,
     loops,
     loops_more,
     many_values,
@@ -118,6 +119,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *same_calls_and_json.S,
     *relations_together.S,
     *wholes_and_orders.S,
+    *lists_in_lists.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]
