@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
+import numpy
+
 from muscle_mem.model._leaf_kinds import Leaf, can_name, names_a_thing
 from muscle_mem.model._observations import Observation, sign_of
 from muscle_mem.model._run_observations import COMPUTED_ON
@@ -561,6 +563,8 @@ def _combined_orders_broken(now: Related, runs: list[Places], names: Sequence[st
         live = {**live, **derived}
         runs = [{**run, **derived} for run in runs]
     steady = sorted((live[p], p) for p in [*shared, *derived] if p not in still)
+    thirds_then = numpy.array([[run[c] for c in moving] for run in runs], dtype=float)
+    thirds_now = numpy.array([live[c] for c in moving], dtype=float)
     for i, a in enumerate(moving):
         for b in moving[i + 1 :]:
             for name, x, y, combine in _ordered_combinations(a, b, now.dates):
@@ -569,17 +573,60 @@ def _combined_orders_broken(now: Related, runs: list[Places], names: Sequence[st
                 if value is None or any(v is None for v in seen):
                     continue
                 recorded = [v for v in seen if v is not None]
-                for c in _thirds(value, recorded, moving, steady):
-                    if c in (x, y):
-                        continue
-                    signs = {_order(v, run[c]) for v, run in zip(recorded, runs, strict=True)}
-                    if len(signs) == 1 and _order(value, live[c]) not in signs:
-                        return (
-                            f"the {name} of {_place(x, names)} and {_place(y, names)} against "
-                            f"{_place(c, names)}: its order changed ({value:g} {_order(value, live[c])} "
-                            f"{live[c]:g}, recorded {signs.pop()})"
-                        )
+                pair = (i, moving.index(b))
+                crossed = _moving_crossed(value, recorded, thirds_then, thirds_now, pair, moving)
+                if crossed is None:
+                    crossed = _steady_crossed(value, recorded, steady)
+                if crossed is not None:
+                    c, was = crossed
+                    return (
+                        f"the {name} of {_place(x, names)} and {_place(y, names)} against "
+                        f"{_place(c, names)}: its order changed ({value:g} {_order(value, live[c])} "
+                        f"{live[c]:g}, recorded {was})"
+                    )
     return None
+
+
+def _moving_crossed(
+    value: float,
+    recorded: list[float],
+    thirds_then: numpy.ndarray[Any, Any],
+    thirds_now: numpy.ndarray[Any, Any],
+    pair: tuple[int, int],
+    moving: list[Place],
+) -> tuple[Place, str] | None:
+    """The first number that differs the combination lay on one side of in every run and not now (the pair's own two left out), with that side."""
+    then = _orders(numpy.array(recorded, dtype=float)[:, None], thirds_then)
+    now = _orders(numpy.array([value], dtype=float), thirds_now)
+    kept = (then == then[0]).all(axis=0) & (now != then[0])
+    kept[list(pair)] = False
+    found = numpy.flatnonzero(kept)
+    if not found.size:
+        return None
+    column = int(found[0])
+    return moving[column], _SIGNS[int(then[0][column])]
+
+
+def _steady_crossed(
+    value: float, recorded: list[float], steady: list[tuple[float, Place]]
+) -> tuple[Place, str] | None:
+    """The first steady number between a combination and its runs' values that it lay on one side of in every run and not now."""
+    low, high = min(recorded), max(recorded)
+    for place, number in _steady_between(value, low, high, steady):
+        below, above = _order(low, number), _order(high, number)
+        if below == above and _order(value, number) != below:
+            return place, below
+    return None
+
+
+def _orders(a: numpy.ndarray[Any, Any], b: numpy.ndarray[Any, Any]) -> numpy.ndarray[Any, Any]:
+    """:func:`_order` of each pair, as -1, 0 or 1 (``<``, ``=``, ``>``)."""
+    slack = _TOLERANCE * numpy.maximum(1.0, numpy.maximum(numpy.abs(a), numpy.abs(b)))
+    difference = a - b
+    return numpy.where(difference > slack, 1, numpy.where(difference < -slack, -1, 0))
+
+
+_SIGNS = {-1: "<", 0: "=", 1: ">"}
 
 
 PERCENT = ("%", "1+%", "1-%", "1+", "1-")
@@ -696,18 +743,17 @@ _ONE_WAY = frozenset({"difference", "ratio", "days between", "months between", "
 """The combinations that differ with the order of their two numbers (a date plus or minus days takes the date either way)."""
 
 
-def _thirds(
-    value: float, recorded: list[float], moving: list[Place], steady: list[tuple[float, Place]]
-) -> Iterator[Place]:
-    """The numbers a combination may have crossed: every one that differs, and the steady ones between it and its runs' values."""
-    yield from moving
-    low, high = min(value, *recorded), max(value, *recorded)
+def _steady_between(
+    value: float, low: float, high: float, steady: list[tuple[float, Place]]
+) -> Iterator[tuple[Place, float]]:
+    """The steady numbers between a combination and its runs' values (those it may have crossed)."""
+    low, high = min(value, low), max(value, high)
     slack = _TOLERANCE * max(1.0, abs(low), abs(high))
     start = bisect.bisect_left(steady, low - slack, key=lambda item: item[0])
     for number, place in steady[start:]:
         if number > high + slack:
             break
-        yield place
+        yield place, number
 
 
 def _order(a: float, b: float) -> str:
