@@ -67,7 +67,7 @@ def uncovered(live: Live, histories: Sequence[History], names: Sequence[str]) ->
     if why is not None:
         return why
     if len(alike) < len(histories):
-        why = _numbers_uncovered(live, histories, alike, names)
+        why = _numbers_uncovered(live, alike, names)
         if why is not None:
             return why
     return _relations_broken(live, alike, names)
@@ -77,7 +77,7 @@ _ABSENT = ("-", None)
 """What a run saw at a place it did not have."""
 
 
-def _steady_places(observations: Sequence[tuple[Leaf, ...]]) -> dict[Place, list[Leaf]]:
+def _leaves_by_pattern(observations: Sequence[tuple[Leaf, ...]]) -> dict[Place, list[Leaf]]:
     """The leaves that are not list lengths, by place; a list's items by the list's pattern."""
     found: dict[Place, list[Leaf]] = {}
     for at, leaves in enumerate(observations):
@@ -226,8 +226,8 @@ def _seen_together(
     if len(histories) < 2:
         return list(histories), None
     observations = [[o.leaves if o is not None else () for o in h] for h in histories]
-    runs = [_steady_places(o) for o in observations]
-    now = _steady_places(live)
+    runs = [_leaves_by_pattern(o) for o in observations]
+    now = _leaves_by_pattern(live)
     places = sorted(set(now).union(*runs))
     how: dict[Place, str] = {}
     for place in places:
@@ -275,28 +275,25 @@ def _seen_together(
     return [], f"{shown}: with what the replay saw beside it, each seen in a recorded run but never together"
 
 
-def _numbers_uncovered(
-    live: Live, histories: Sequence[History], alike: Sequence[History], names: Sequence[str]
-) -> str | None:
-    """Why a number, date or timestamp lies outside what the runs that saw the replay's categories saw."""
-    chosen = {id(h) for h in alike}
-    every = [_by_place(h) for h in histories]
-    these = [places for h, places in zip(histories, every, strict=True) if id(h) in chosen]
+def _numbers_uncovered(live: Live, alike: Sequence[History], names: Sequence[str]) -> str | None:
+    """Why a number, date, timestamp or list length lies outside what the runs that saw the replay's whole saw.
+
+    A list's length must lie within their range; any other number as :func:`_value_covered` judges
+    it, free only where these runs saw it vary.
+    """
+    these = [_by_place(h) for h in alike]
     for at, leaves in enumerate(live):
         for path, kind, value, _label in leaves:
             if (kind not in NUMERIC_KINDS and kind != "l") or type(value) not in (int, float):
                 continue
-            place = (at, path)
-            near = [leaf for run in these if (leaf := run.get(place)) is not None and leaf[1] != "#"]
-            if kind == "l":  # a list's length, a number judged on the runs that saw the whole
-                if near and not _within(value, [leaf[2] for leaf in near]):
-                    return (
-                        f"{where(names[at], path)}: {shown_leaf(kind, value)}, recorded {_shown_all(near)} "
-                        "where the runs saw what the replay saw with it"
-                    )
+            near = [leaf for run in these if (leaf := run.get((at, path))) is not None and leaf[1] != "#"]
+            if not near:
                 continue
-            # free only where the runs that saw the whole saw it vary
-            if near and not _value_covered(kind, value, near, path):
+            if kind == "l":
+                covered = _within(value, [leaf[2] for leaf in near])
+            else:
+                covered = _value_covered(kind, value, near, path)
+            if not covered:
                 return (
                     f"{where(names[at], path)}: {shown_leaf(kind, value)}, recorded {_shown_all(near)} "
                     "where the runs saw what the replay saw with it"
@@ -470,9 +467,7 @@ def _totals_uncovered(live: Places, runs: list[Places], names: Sequence[str]) ->
             continue
         seen = [run[place] for run in runs]
         if not _within(value, seen):
-            low, high = min(seen), max(seen)
-            shown = f"{low:g}" if low == high else f"from {low:g} to {high:g}"
-            return f"{_place(place, names)}: {value:g}, recorded {shown}"
+            return f"{_place(place, names)}: {value:g}, recorded {_shown_range(seen)}"
     return None
 
 
@@ -566,15 +561,14 @@ def _combined_orders_broken(now: Related, runs: list[Places], names: Sequence[st
     thirds_then = numpy.array([[run[c] for c in moving] for run in runs], dtype=float)
     thirds_now = numpy.array([live[c] for c in moving], dtype=float)
     for i, a in enumerate(moving):
-        for b in moving[i + 1 :]:
-            for name, x, y, combine in _ordered_combinations(a, b, now.dates):
+        for j in range(i + 1, len(moving)):
+            for name, x, y, combine in _ordered_combinations(a, moving[j], now.dates):
                 seen = [combine(run[x], run[y]) for run in runs]
                 value = combine(live[x], live[y])
                 if value is None or any(v is None for v in seen):
                     continue
                 recorded = [v for v in seen if v is not None]
-                pair = (i, moving.index(b))
-                crossed = _moving_crossed(value, recorded, thirds_then, thirds_now, pair, moving)
+                crossed = _moving_crossed(value, recorded, thirds_then, thirds_now, (i, j), moving)
                 if crossed is None:
                     crossed = _steady_crossed(value, recorded, steady)
                 if crossed is not None:
@@ -837,6 +831,7 @@ def where(name: str, path: str) -> str:
         (FIRST, "the first item of"),
         (LAST, "the last item of"),
         (ORDER, "the order of the items of"),
+        (ROWS, "the rows of"),
     ):
         if path.startswith(prefix):
             return f"{shown} {where(name, path[len(prefix) :])}"
