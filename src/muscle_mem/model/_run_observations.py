@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem.model._leaf_kinds import (
+    MEMO_LENGTH,
     NUMBER_TEXT,
     is_identity,
     names_a_thing,
@@ -158,7 +159,7 @@ def observe_run(
                 Observation(key, identities, kept_leaves(flat, identities, observer.bound_numbers))
             )
             observer.free_leaves(step, flat, identities)
-    if copies.dates or _looks_like_a_time(literal):  # a date the task states may be a cutoff
+    if copies.dates or _states_a_time(literal):  # a date the task states may be a cutoff
         observed = [_times_computed_on(o) for o in observed]
         given = _times_computed_on(given) if given is not None else None
     return given, observed
@@ -193,6 +194,22 @@ def _looks_like_a_time(value: Any) -> bool:
 
 
 _TIMES = (datetime.date, datetime.time, datetime.timedelta)
+
+_TEXTS_TIMED: dict[str, bool] = {}
+"""Whether each short task text seen lately states a date or a time (a task's text repeats from run to run)."""
+_TEXTS_TIMED_KEPT = 4096
+
+
+def _states_a_time(text: str) -> bool:
+    """Whether a task text states a date or a time, remembered for a short text."""
+    if len(text) > MEMO_LENGTH:
+        return _TIME_TEXT.search(text) is not None
+    found = _TEXTS_TIMED.get(text)
+    if found is None:
+        if len(_TEXTS_TIMED) >= _TEXTS_TIMED_KEPT:
+            _TEXTS_TIMED.clear()
+        found = _TEXTS_TIMED[text] = _TIME_TEXT.search(text) is not None
+    return found
 
 
 def _times_computed_on(observation: Observation) -> Observation:

@@ -122,7 +122,8 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
     if run.problems:
         raise codec.CodecError("; ".join(run.problems))
     params = plain_params(run.params)  # a Secret param becomes a reference by name
-    builder = ArgBuilder(params, frozenset(run.secrets), _literal(run.task, params))
+    literal = _literal(run.task, params)
+    builder = ArgBuilder(params, frozenset(run.secrets), literal)
     snapshots = _Snapshots()
     made: list[
         tuple[str, str, tuple[Arg, ...], tuple[tuple[str, Arg], ...], Snapshot | None, Snapshot | None, float]
@@ -166,7 +167,7 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         answer,
         run.hidden().values(),
         run.secrets,
-        _literal(run.task, params),
+        literal,
     )
     steps = tuple(
         [
