@@ -32,6 +32,7 @@ from muscle_mem.cli.untrusted import figures_of, shown
 from muscle_mem.model import codec
 from muscle_mem.model._forms import Form, FormKind
 from muscle_mem.model.provenance import (
+    JSON,
     Agree,
     Arg,
     Const,
@@ -211,7 +212,9 @@ class _Expr:
             case Param(name, form):
                 return _formed(self.params[name], form)
             case Output(step, path, form, _):
-                return _formed(self.outputs.get(step, f"step{int(step)}_result") + _path(path), form)
+                if JSON in path:
+                    self.imports.add("json")
+                return _formed(_walked(self.outputs.get(step, f"step{int(step)}_result"), path), form)
             case Agree(options):
                 self.imports.add(_AGREE)
                 return f"{_AGREE}(" + ", ".join(self.of(o) for o in options) + ")"
@@ -342,17 +345,18 @@ def _formed(code: str, form: Form) -> str:
     return f"{code}.{form.kind}()"
 
 
-def _path(path: tuple[PathElement, ...]) -> str:
-    """Python for walking an output path: dict keys and list items, and public field names only."""
-    code = []
+def _walked(code: str, path: tuple[PathElement, ...]) -> str:
+    """Python for walking an output path: dict keys, list items, public field names, and JSON texts read."""
     for kind, value in path:
         if kind == "attr" and isinstance(value, str) and _plain_name(value) and not value.startswith("_"):
-            code.append(f".{value}")
+            code += f".{value}"
         elif kind in ("key", "item") and type(value) in (str, int):
-            code.append(f"[{_string(value) if type(value) is str else repr(value)}]")
+            code += f"[{_string(value) if type(value) is str else repr(value)}]"
+        elif kind == "json" and value is None:
+            code = f"json.loads({code})"
         else:
             raise UsageError(f"cannot export an output path that walks {shown(kind)} {shown(value)}")
-    return "".join(code)
+    return code
 
 
 def _plain_name(name: str) -> bool:

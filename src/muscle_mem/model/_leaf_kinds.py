@@ -12,9 +12,10 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from muscle_mem.model.provenance import PathElement
+if TYPE_CHECKING:
+    from muscle_mem.model.provenance import PathElement
 
 MAX_WORD = 24
 
@@ -114,6 +115,8 @@ def key_order(keys: tuple[str | int, ...]) -> tuple[int, ...]:
 def element_text(element: PathElement) -> str:
     """One step of a path as :func:`path_text` writes it, remembered (the keys of a task's outputs repeat)."""
     kind, key = element
+    if kind == "json":  # what a JSON text holds is written at the text's own path, as it is observed
+        return ""
     return f".{key}" if kind == "attr" else f"[{key!r}]"
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import json
 import math
 import re
 import uuid
@@ -31,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from muscle_mem.model import codec
+from muscle_mem.model._json_texts import JsonDecimal, JsonObject, json_structure, looks_like_json
 from muscle_mem.model._leaf_kinds import (
     ID_PREFIX,
     MEMO_LENGTH,
@@ -447,66 +447,6 @@ def _part_key(part: str) -> str:
             _SCALAR_KEYS.clear()
         found = _SCALAR_KEYS[part] = codec.hash_text(part)
     return found
-
-
-MAX_JSON_TEXT = 65_536
-"""The longest text read as JSON to compare what it holds; a longer one is compared whole."""
-
-
-def looks_like_json(text: str) -> bool:
-    """Whether a text may be a JSON object or array (its first and last characters but white space say so)."""
-    if not 2 <= len(text) <= MAX_JSON_TEXT:
-        return False
-    first, last = text[0], text[-1]
-    if first.isspace() or last.isspace():
-        text = text.strip()
-        first, last = text[:1], text[-1:]
-    return (first == "{" and last == "}") or (first == "[" and last == "]")
-
-
-def json_structure(text: str) -> dict[str, Any] | list[Any] | None:
-    """The object or array a JSON text holds, or None if it holds another thing, is not JSON, or reads ambiguously.
-
-    A reader of the text could see what parsing would lose: a key written twice (parsing keeps the
-    last), a number written another way than its value reads back (``2.10``, ``1e2``), ``NaN``. Such
-    a text is compared whole. The order of an object's keys is kept (:class:`JsonObject`).
-    """
-    try:
-        structure = json.loads(
-            text, object_pairs_hook=_json_object, parse_float=_json_float, parse_constant=_no_constant
-        )
-    except (ValueError, RecursionError):
-        return None
-    return structure if type(structure) in (JsonObject, list) else None
-
-
-class JsonObject(dict[str, Any]):
-    """An object read out of a JSON text: its keys' order is observed, since the text is read in that order."""
-
-
-def _json_object(pairs: list[tuple[str, Any]]) -> JsonObject:
-    found = JsonObject(pairs)
-    if len(found) != len(pairs):
-        raise ValueError("a key written twice")
-    return found
-
-
-class JsonDecimal(str):
-    """A JSON number written with more digits than its value reads back with (``19.90``, ``2.10``): an amount
-    compared as written (kind ``q``, as a number written as a text), so ``2.10`` is not ``2.1``."""
-
-
-def _json_float(written: str) -> float | JsonDecimal:
-    value = float(written)
-    if repr(value) != written:
-        if NUMBER_TEXT.match(written) and math.isfinite(value):
-            return JsonDecimal(written)
-        raise ValueError(f"{written} reads back as {value!r}")
-    return value
-
-
-def _no_constant(written: str) -> None:
-    raise ValueError(f"{written} is not a JSON number")
 
 
 def scalar_key(value: Any) -> str:

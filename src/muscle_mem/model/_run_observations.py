@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from muscle_mem.model._json_texts import looks_like_json
 from muscle_mem.model._leaf_kinds import (
     MEMO_LENGTH,
     NUMBER_TEXT,
@@ -22,7 +23,6 @@ from muscle_mem.model._observations import (
     Observer,
     kept_leaves,
     key_of,
-    looks_like_json,
     params_key,
 )
 from muscle_mem.model.provenance import (

@@ -30,9 +30,13 @@ from typing import Any, Literal, TypeAlias
 from muscle_mem.errors import MuscleMemError
 from muscle_mem.model import codec
 from muscle_mem.model._forms import SAME, Form, FormError
+from muscle_mem.model._json_texts import json_text_structure
 
-PathKind = Literal["key", "attr", "item"]
+PathKind = Literal["key", "attr", "item", "json"]
 PathElement = tuple[PathKind, Any]
+"""One step into a value: a dict key, a declared field, a list item, or ``("json", None)``, the
+object or array a JSON text holds, read as ``json.loads`` reads it (as the agent read it)."""
+JSON: PathElement = ("json", None)
 _SCALARS = (str, int, float, bool, bytes, type(None))
 SCALAR_TYPES = frozenset(_SCALARS)
 """The immutable scalar types: a value of one is used as it is, never copied."""
@@ -152,7 +156,8 @@ def walk(value: Any, path: Sequence[PathElement]) -> Any:
     """The value at ``path`` inside ``value``, walking only what the recorder walks.
 
     A dict key of a mapping, an item of a list or tuple, a declared field of a named tuple, a
-    dataclass or a pydantic model: no other attribute, method or dunder is ever reached.
+    dataclass or a pydantic model, what a JSON text holds: no other attribute, method or dunder is
+    ever reached.
     """
     for kind, key in path:
         cls: Any = type(value)
@@ -170,6 +175,8 @@ def walk(value: Any, path: Sequence[PathElement]) -> Any:
             value = value[key]
         elif kind == "attr" and key in declared_fields(cls):
             value = getattr(value, key)
+        elif kind == "json" and cls is str:
+            value = json_text_structure(value)
         else:
             raise TypeError(f"{cls.__name__} has no {kind} {key!r} to walk")
     return value
@@ -492,7 +499,7 @@ def describe(arg: Arg | Text) -> str:
 
 
 def _path_text(path: Sequence[PathElement]) -> str:
-    return "".join(f"[{v!r}]" if k != "attr" else f".{v}" for k, v in path)
+    return "".join("" if k == "json" else f".{v}" if k == "attr" else f"[{v!r}]" for k, v in path)
 
 
 def _form_suffix(form: Form) -> str:

@@ -21,6 +21,7 @@ from muscle_mem.model._ids import new_id
 from muscle_mem.model._leaf_kinds import KINDS, Leaf
 from muscle_mem.model._observations import Observation
 from muscle_mem.model.provenance import (
+    JSON,
     Agree,
     Arg,
     Const,
@@ -283,6 +284,8 @@ class _ArgReader:
                 path.append(("key", key))
             elif kind == "attr" and type(key) is str and key.isidentifier() and not key.startswith("_"):
                 path.append(("attr", key))
+            elif kind == "json" and key is None:
+                path.append(JSON)
             else:
                 raise RecordError(f"an output path may not walk {kind!r} {key!r}")
         return tuple(path)

@@ -8,7 +8,9 @@ from typing import Any, NamedTuple
 
 from muscle_mem.model import codec
 from muscle_mem.model._forms import INTEGER
+from muscle_mem.model._json_texts import json_text_structure, looks_like_json
 from muscle_mem.model.provenance import (
+    JSON,
     SCALAR_TYPES,
     PathElement,
     children,
@@ -105,7 +107,9 @@ class Outputs:
             self.by_value.setdefault((kind, output), []).append(place)
             self.by_number.setdefault(float(output), []).append((place, output))
             return
-        if kind in SCALAR_TYPES:  # one value, nothing inside
+        if kind in SCALAR_TYPES and not (
+            kind is str and looks_like_json(output)
+        ):  # one value, nothing inside
             self._index(_new_place(Place, (step, ())), output)
             return
         budget = [MAX_INDEXED_PER_OUTPUT]
@@ -115,7 +119,13 @@ class Outputs:
                 return
             budget[0] -= 1
             self._index(Place(step, path), value)
-            if depth < MAX_DEPTH and type(value) not in SCALAR_TYPES:
+            if depth >= MAX_DEPTH:
+                return
+            if type(value) is str:
+                held = _json_held(value)
+                if held is not None:  # a JSON text: each value in it may be copied out, as the agent read it
+                    visit(held, (*path, JSON), depth + 1)
+            elif type(value) not in SCALAR_TYPES:
                 for element, child in children(value):
                     visit(child, (*path, element), depth + 1)
 
@@ -136,3 +146,13 @@ class Outputs:
                         break
                     if found.start or found.end < len(value):  # a whole secret is found by value
                         self.secrets.setdefault(value[found.start : found.end], []).append((place, number))
+
+
+def _json_held(text: str) -> dict[str, Any] | list[Any] | None:
+    """The object or array a JSON text output holds (as the agent read it), or None for another text."""
+    if not looks_like_json(text):
+        return None
+    try:
+        return json_text_structure(text)
+    except TypeError:
+        return None

@@ -20,7 +20,8 @@ from typing import Any
 
 from muscle_mem.check import SNAPSHOT_DATA, MissingThreshold
 from muscle_mem.model import codec
-from muscle_mem.model._observations import Flat, Observer, key_of, looks_like_json, scalar_key
+from muscle_mem.model._json_texts import looks_like_json
+from muscle_mem.model._observations import Flat, Observer, key_of, scalar_key
 from muscle_mem.model._snapshot_keys import MEMO_KINDS, RECENT_KEYS, snapshot_key
 from muscle_mem.model.provenance import SCALAR_TYPES
 from muscle_mem.reasons import MissReason
