@@ -6,8 +6,6 @@ import json
 import math
 from typing import Any
 
-from muscle_mem.model._leaf_kinds import NUMBER_TEXT
-
 MAX_JSON_TEXT = 65_536
 """The longest text read as JSON; a longer one is compared whole, and no value is followed out of it."""
 
@@ -74,7 +72,7 @@ class JsonDecimal(str):
 def _json_float(written: str) -> float | JsonDecimal:
     value = float(written)
     if repr(value) != written:
-        if NUMBER_TEXT.match(written) and math.isfinite(value):
+        if "e" not in written and "E" not in written and math.isfinite(value):  # 19.90, not 1e2
             return JsonDecimal(written)
         raise ValueError(f"{written} reads back as {value!r}")
     return value

@@ -12,10 +12,9 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from muscle_mem.model.provenance import PathElement
+from muscle_mem.model.provenance import PathElement
 
 MAX_WORD = 24
 
