@@ -26,6 +26,7 @@ from . import (
     param_thresholds,
     params,
     params_that_steer,
+    parts_and_shapes,
     relations,
     relations_more_1,
     relations_more_2,
@@ -95,6 +96,9 @@ LIMITS: dict[str, str] = {
     "rt3_list_forwarded_whole_scores_core": "ints in a list the agent passed on whole are taken for handles",
     "rt3_optional_field_relation_core": "a relation with a field only some runs had decides: relations hold over places every run had",
     "rt4_three_charges_vs_limit_core": "a total of three numbers against a bound decides: combinations are of two",
+    "rt7b_sku_truncated_core": "a part of an identity equal to all of it in every run (a code cut to 8 characters): identities are free",
+    "rt7b_id_suffix_equals_field_core": "a number read out of an identity that another field equalled in every run is bound to that field",
+    "rt7b_error_then_ok_core": "a value the agent changed after a tool raised, the call retried: a retried call is taken as one call",
 }
 """Scenarios an engine that generalises as the runs showed still replays wrong, and why (kept out of the judged set)."""
 ATTACKS_ALL: tuple[Scenario, ...] = (
@@ -120,6 +124,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *relations_together.S,
     *wholes_and_orders.S,
     *lists_in_lists.S,
+    *parts_and_shapes.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]

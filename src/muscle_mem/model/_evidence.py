@@ -22,6 +22,7 @@ import bisect
 import calendar
 import datetime
 import functools
+import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -29,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy
 
 from muscle_mem.model._leaf_kinds import Leaf, can_name, names_a_thing
-from muscle_mem.model._observations import Observation, sign_of
+from muscle_mem.model._observations import LABELLED_KINDS, Observation, sign_of
 from muscle_mem.model._run_observations import COMPUTED_ON
 
 MAX_RELATED = 48
@@ -205,7 +206,7 @@ def _shown_as(leaf: Leaf, how: str | None) -> Any:
     if how == "mixed":
         return (kind, leaf[2]) if not can_name(kind, leaf[2]) else (kind,)
     if how == "free":
-        return ("free", leaf[3])
+        return ("free", leaf[3] if kind in LABELLED_KINDS else "")
     return (kind, leaf[2])
 
 
@@ -351,8 +352,24 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
     if kind in NUMERIC_KINDS and type(value) in (int, float):
         if type(value) is float and not value.is_integer() and all(type(v) is int for v in values):
             return False  # a fraction where every run saw a whole number
+        if type(value) is float and not value.is_integer():
+            places = max(_decimals(v) for v in values)
+            if places and _decimals(value) > places:  # finer than every run's (2.75 for 2.5, 4.2): rounded?
+                return False
         return _within(value, values)
     return value in values
+
+
+def _decimals(number: float) -> int:
+    """How many decimal places a number is written with at its shortest (``2.75``: 2; ``3.0``, ``3``: 0)."""
+    if type(number) is not float or number.is_integer() or not math.isfinite(number):
+        return 0
+    text = repr(number)
+    if "e" in text or "E" in text:
+        mantissa, exponent = text.lower().split("e")
+        places = len(mantissa.split(".")[1]) if "." in mantissa else 0
+        return max(0, places - int(exponent))
+    return len(text.split(".")[1])
 
 
 def _within(value: float, seen: Sequence[float]) -> bool:
@@ -871,12 +888,23 @@ def shown_leaf(kind: str, value: Any) -> str:
     return "another text"
 
 
+_SHAPES = {
+    "_": "with blanks around it",
+    "w": "of several words",
+    "_w": "of several words, with blanks around",
+}
+"""What each shape an identity's label keeps says (see :func:`muscle_mem.model._leaf_kinds.text_shape`)."""
+
+
 def label_text(label: str) -> str:
     """What an identity's label says it equals, in words."""
     if label == "secret":
         return "a secret"
+    label, _, shape = label.partition("^")
     place, _, kind = label.removeprefix("=").partition("~")
     suffix = f" (a {kind} name)" if kind else ""
+    if shape:
+        suffix += f" ({_SHAPES[shape]})"
     if not place:
         return "a value new to the run" + suffix
     if place.startswith("p:"):

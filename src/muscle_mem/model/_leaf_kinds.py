@@ -53,6 +53,19 @@ _WORDS = re.compile(r"[^\W\d_]{3,}")
 ID_PREFIX = re.compile(r"^[A-Za-z]{1,8}_(?=[A-Za-z]*\d)")
 """The kind an identifier's prefix names (``usr_41``, ``svc_9``, ``cus_N8x1``): part of what it is."""
 
+
+def text_shape(text: str) -> str:
+    """What an identity keeps of a text's shape: ``^`` then ``_`` for blanks around it and ``w`` for several words ("" for neither).
+
+    An agent may pass on part of what it read (the first word of a name, an id stripped of blanks)
+    where every run saw the part equal to the whole: a text of another shape is not covered by them.
+    """
+    stripped = text.strip()
+    blanks = "_" if len(stripped) != len(text) else ""
+    words = "w" if len(stripped.split(None, 1)) > 1 else ""
+    return f"^{blanks}{words}" if blanks or words else ""
+
+
 _SHORT_NAME = re.compile(r"^[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3}$")
 
 NUMBER_TEXT = re.compile(r"^[+-]?\d+(?:\.\d+)?$")

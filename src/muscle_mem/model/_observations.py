@@ -45,6 +45,7 @@ from muscle_mem.model._leaf_kinds import (
     key_order,
     seconds_of,
     text_kind,
+    text_shape,
     words_pattern,
 )
 from muscle_mem.model.provenance import (
@@ -296,8 +297,10 @@ class Observer:
             label = self._seen.get(memo, "")
             if not label:
                 self._seen[memo] = place + path
-            if kind is str and (prefix := ID_PREFIX.match(value)) is not None:
-                label += "~" + prefix.group(0)  # an id's kind (usr_, svc_) is kept with it
+            if kind is str:
+                if (prefix := ID_PREFIX.match(value)) is not None:
+                    label += "~" + prefix.group(0)  # an id's kind (usr_, svc_) is kept with it
+                label += text_shape(value)  # and its shape: blanks around it, several words
             if self._free:
                 echoed = self._free.get(str(value))
                 if echoed is not None:  # a free value repeated: free too, its equality kept
@@ -334,6 +337,9 @@ class Observer:
             flat.leaves.append((path, "x", folded, "x" + folded, ""))
 
     def _text(self, text: str, path: str, flat: Flat, label: str) -> None:
+        if not text.strip():  # an empty or blank text says "none", as None does: never an identity
+            flat.leaves.append((path, "b", text, "b" + repr(text), label))
+            return
         pattern = self._words() if self._free else None
         if pattern is not None and len(text) > MIN_ECHO and text_kind(text) != "i":
             masked = pattern.sub(lambda m: "{" + self._free[m.group(0)] + "}", text)
@@ -403,21 +409,30 @@ def params_key(flat: Flat, identities: frozenset[str]) -> str:
     return codec.hash_text("\x1f".join(parts))
 
 
+LABELLED_KINDS = frozenset({"w", "i", "q", "n"})
+"""The kinds of leaf a record keeps the label of (what the value equals, its id kind, its shape) unmasked."""
+
+
 def kept_leaves(
-    flat: Flat, identities: frozenset[str], bound_numbers: Iterable[tuple[str, float]] = ()
+    flat: Flat,
+    identities: frozenset[str],
+    bound_numbers: Iterable[tuple[str, float]] = (),
+    *,
+    labelled: bool = False,
 ) -> tuple[Leaf, ...]:
     """The leaves a record keeps (identities masked; at most :data:`MAX_LEAVES`, the rest folded).
 
     Every value kept is one the observation's key holds, so any run filed under that key kept the
     same: a masked value keeps only its label, and each numeric leaf's order to each bound numeric
-    param is kept as a leaf of its own (``['limit']?amount``, kind ``r``).
+    param is kept as a leaf of its own (``['limit']?amount``, kind ``r``). ``labelled``: every leaf
+    keeps its label (what a replay saw, compared where runs masked an identity of any kind).
     """
     leaves: list[Leaf] = []
     for path, kind, value, _, label in flat.leaves[:MAX_LEAVES]:
         if kind == "#" or (path in identities and can_name(kind, value)):
             leaves.append((path, "#", None, label))
         else:
-            leaves.append((path, kind, value, label if kind in ("w", "i", "q", "n") else ""))
+            leaves.append((path, kind, value, label if labelled or kind in LABELLED_KINDS else ""))
     for path, name, sign in _orders(flat.numbers[:MAX_LEAVES], identities, bound_numbers):
         leaves.append((f"{path}?{name}", "r", sign, ""))
     rest = flat.leaves[MAX_LEAVES:]

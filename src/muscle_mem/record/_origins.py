@@ -254,12 +254,19 @@ class ArgBuilder:
         if isinstance(value, bool) or not isinstance(value, _WORDLIKE) or not str(value).strip():
             return ()
         needle = str(value)
+        folded = needle.casefold()
         found: list[tuple[int, tuple[PathElement, ...], str]] = []
         for text, places in self.outputs.texts.items():
-            if needle == text or needle not in text:
+            if needle == text:
                 continue
-            if _stands_in(text, value):
-                found += [(p.step, p.path, param_digest(text)) for p in places]
+            if needle in text:
+                if not _stands_in(text, value):
+                    continue
+            elif folded not in text.casefold() or (  # read out in another case (maria -> Maria)
+                folded != text.casefold() and not _stands_in(text.casefold(), folded)
+            ):
+                continue
+            found += [(p.step, p.path, param_digest(text)) for p in places]
         if len(found) > MAX_ORIGINS:
             raise Unreplayable(
                 f"{needle!r} was read out of {len(found)} outputs: a replay could not check them all"

@@ -137,7 +137,7 @@ def observed(
     if state.params:
         flat = observer.flatten_params()
         if live is not None:
-            live.append(kept_leaves(flat, frozenset()))
+            live.append(kept_leaves(flat, frozenset(), labelled=True))
         bound = bound_names(like[0] if like else None)
         observer.bound_numbers = bound_numbers(state.params, bound)
         observer.free_params(bound)
@@ -146,7 +146,7 @@ def observed(
     for step in range(upto):
         flat = observer.flatten(step, state.outputs[step])
         if live is not None:
-            live.append(kept_leaves(flat, frozenset(), observer.bound_numbers))
+            live.append(kept_leaves(flat, frozenset(), observer.bound_numbers, labelled=True))
         seen = like[step + 1] if step + 1 < len(like) else None
         if seen is not None and seen.identities:
             observer.free_leaves(step, flat, seen.identities)
