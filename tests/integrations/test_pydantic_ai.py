@@ -325,7 +325,11 @@ async def test_a_run_with_message_history_is_solved_uncached_unless_cache_follow
 
 
 async def test_a_tool_call_that_raises_model_retry_is_not_recorded_as_a_step(setup: Setup) -> None:
-    """A tool call that raises ModelRetry is not a step: the trajectory holds the call that succeeded."""
+    """A tool call that raises ModelRetry is not a step: the trajectory holds the call that succeeded.
+
+    The model saw the retry, so a replay whose call succeeds at once stops right after it; the run the
+    model finishes then covers the next one.
+    """
     _engine, desk, model, capability, agent = setup
     desk.busy = 1
     result = await agent.run(task("ada@x.io"), metadata=meta("ada@x.io"))
@@ -335,8 +339,12 @@ async def test_a_tool_call_that_raises_model_retry_is_not_recorded_as_a_step(set
     recorded = capability.last_result
     assert recorded is not None and recorded.stored
     assert [c.tool for c in recorded.calls].count("find_user") == 1
-    calls = model.calls
     await agent.run(task("bob@x.io"), metadata=meta("bob@x.io"))
+    stopped = capability.last_result
+    assert stopped is not None and stopped.steps_replayed == 1 and not stopped.hit
+    assert stopped.reason is not None and "raise first" in stopped.reason
+    calls = model.calls
+    await agent.run(task("eve@x.io"), metadata=meta("eve@x.io"))
     assert model.calls == calls and capability.last_result is not None
     assert capability.last_result.steps_replayed == 4  # one lookup: the failed one is not replayed
 

@@ -98,7 +98,6 @@ LIMITS: dict[str, str] = {
     "rt4_three_charges_vs_limit_core": "a total of three numbers against a bound decides: combinations are of two",
     "rt7b_sku_truncated_core": "a part of an identity equal to all of it in every run (a code cut to 8 characters): identities are free",
     "rt7b_id_suffix_equals_field_core": "a number read out of an identity that another field equalled in every run is bound to that field",
-    "rt7b_error_then_ok_core": "a value the agent changed after a tool raised, the call retried: a retried call is taken as one call",
 }
 """Scenarios an engine that generalises as the runs showed still replays wrong, and why (kept out of the judged set)."""
 ATTACKS_ALL: tuple[Scenario, ...] = (

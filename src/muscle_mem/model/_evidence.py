@@ -31,7 +31,7 @@ import numpy
 
 from muscle_mem.model._leaf_kinds import Leaf, can_name, names_a_thing
 from muscle_mem.model._observations import LABELLED_KINDS, Observation, sign_of
-from muscle_mem.model._run_observations import COMPUTED_ON
+from muscle_mem.model._run_observations import COMPUTED_ON, FAILED_ATTEMPTS
 
 MAX_RELATED = 48
 """Numbers, and texts, that may differ from the recorded runs with their relations still compared;
@@ -335,6 +335,8 @@ def _leaves_uncovered(leaves: tuple[Leaf, ...], runs: list[tuple[Leaf, ...]], na
     if by_path:
         shared = set(by_path[0]).intersection(*by_path[1:])
         gone = sorted(shared - live_paths)
+        if gone == [FAILED_ATTEMPTS]:
+            return f"{name}: returned at once, where every recorded run saw it raise first (the agent retried it)"
         if gone:
             return f"{where(name, gone[0])}: gone, recorded in every run"
     return None
@@ -865,6 +867,8 @@ def where(name: str, path: str) -> str:
             return shown.format(where(name, path[len(prefix) :]))
     if path.startswith("{") and "}" in path:
         return f"param {path[1 : path.index('}')]!r}{path[path.index('}') + 1 :]}"
+    if path == FAILED_ATTEMPTS:
+        return f"the times {name} raised before it returned"
     return f"{name} output{path}"
 
 

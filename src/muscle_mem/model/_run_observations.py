@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from muscle_mem.model import codec
 from muscle_mem.model._json_texts import looks_like_json
 from muscle_mem.model._leaf_kinds import (
     MEMO_LENGTH,
@@ -163,6 +164,21 @@ def observe_run(
         observed = [_times_computed_on(o) for o in observed]
         given = _times_computed_on(given) if given is not None else None
     return given, observed
+
+
+FAILED_ATTEMPTS = "!raised"
+"""The path of the leaf that counts how many times a call raised before it returned (the agent retried it)."""
+
+
+def with_failed_attempts(observation: Observation, count: int) -> Observation:
+    """A step's observation, and that its call raised ``count`` times before it returned.
+
+    The agent saw the errors and may have decided on them (a rate doubled after a failure), so the
+    run covers no replay whose call returned at once: a replay never sees an error it goes on from.
+    """
+    leaves = (*observation.leaves, (FAILED_ATTEMPTS, "n", count, ""))
+    key = codec.hash_text(f"{observation.key}\x1f{FAILED_ATTEMPTS}={count}")
+    return Observation(key, observation.identities, leaves)
 
 
 COMPUTED_ON = "computed-on"

@@ -28,7 +28,7 @@ from typing import Any
 
 from muscle_mem.check import Check
 from muscle_mem.model import codec
-from muscle_mem.model._run_observations import observe_run
+from muscle_mem.model._run_observations import observe_run, with_failed_attempts
 from muscle_mem.model._snapshot_keys import snapshot_key
 from muscle_mem.model.provenance import Arg
 from muscle_mem.model.trajectory import Snapshot, Step, Trajectory
@@ -117,6 +117,16 @@ def kept_secret(run: Run, trajectory: Trajectory) -> str | None:
     )
 
 
+def _failed_attempts(run: Run) -> dict[int, int]:
+    """How many times each call raised before it returned, by the call's index (a retry is one call)."""
+    found: dict[int, int] = {}
+    for order, *_ in run.raised:
+        index = next((i for i, call in enumerate(run.calls) if call.order > order), None)
+        if index is not None:
+            found[index] = found.get(index, 0) + 1
+    return found
+
+
 def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
     """The trajectory a finished run leaves; raises CodecError naming the tool and argument at fault."""
     if run.problems:
@@ -169,6 +179,8 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         run.secrets,
         literal,
     )
+    for index, count in _failed_attempts(run).items():
+        observed[index] = with_failed_attempts(observed[index], count)
     steps = tuple(
         [
             Step(*parts, seen, given if index == 0 else None)
