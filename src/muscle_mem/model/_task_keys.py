@@ -89,7 +89,8 @@ def number_params(params: Mapping[str, Any]) -> dict[str, str]:
 
 def _template_parts(text: str, params: Mapping[str, Any], numbers: Mapping[str, str]) -> list[TemplatePart]:
     """``text`` as literal and param parts: ``numbers`` (param name → digits) where they stand as whole
-    numbers (:func:`task_number`) and string params as :func:`split_template` finds them, longer
+    numbers (:func:`task_number`), and only where they stand once (in ``ship 3 units within 3 days``
+    the 3 days may be another quantity the agent reads: the text keeps both) and string params as :func:`split_template` finds them, longer
     texts first (a string param ``order 5`` before a number 5)."""
     parts: list[TemplatePart] = [("text", text)]
     pending = dict(params)
@@ -98,7 +99,10 @@ def _template_parts(text: str, params: Mapping[str, Any], numbers: Mapping[str, 
         if longer:
             parts = with_params(parts, longer)
             pending = {k: v for k, v in pending.items() if k not in longer}
-        parts = split_parts(parts, task_number(digits), ("param", name))
+        pattern = task_number(digits)
+        if sum(len(pattern.findall(part)) for kind, part in parts if kind == "text") > 1:
+            continue  # it stands for more than one thing, or one it may not be: the text keeps its digits
+        parts = split_parts(parts, pattern, ("param", name))
     return with_params(parts, pending)
 
 
