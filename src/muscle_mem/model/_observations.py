@@ -399,6 +399,22 @@ def _orders(
                 yield path, name, sign_of(leaf - number)
 
 
+def params_leaves(flat: Flat, identities: frozenset[str], *, labelled: bool = False) -> tuple[Leaf, ...]:
+    """The leaves a run's params observation keeps: :func:`kept_leaves`, and the order of every two numbers among them.
+
+    Each order is a leaf of its own (``{a}?{b}``, kind ``r``), as :func:`params_key` holds it, so a
+    param the run bound (masked, free) keeps its order to the other params (a quantity to release
+    under the total booked, a deposit under the budget), as a bound param keeps its order to each
+    output. ``labelled``: as for :func:`kept_leaves`.
+    """
+    leaves = list(kept_leaves(flat, identities, labelled=labelled))
+    numbers = flat.numbers[:MAX_LEAVES]
+    for i, (a, x) in enumerate(numbers):
+        for b, y in numbers[i + 1 :]:
+            leaves.append((f"{a}?{b}", "r", sign_of(x - y), ""))
+    return tuple(leaves)
+
+
 def params_key(flat: Flat, identities: frozenset[str]) -> str:
     """The key of a run's params: unbound ones as they are, bound ones masked, and the order of every two numbers."""
     parts = [_part(leaf, identities) for leaf in flat.leaves]

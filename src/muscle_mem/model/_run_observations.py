@@ -25,6 +25,7 @@ from muscle_mem.model._observations import (
     kept_leaves,
     key_of,
     params_key,
+    params_leaves,
 )
 from muscle_mem.model.provenance import (
     SCALAR_TYPES,
@@ -128,7 +129,7 @@ def observe_run(
         identities = frozenset(
             path for path, *_ in flat.leaves if any(path.startswith("{" + name + "}") for name in bound)
         )
-        given = Observation(params_key(flat, identities), identities, kept_leaves(flat, identities))
+        given = Observation(params_key(flat, identities), identities, params_leaves(flat, identities))
         observer.bound_numbers = bound_numbers(params, bound)
         observer.free_params(bound)
     observed = []

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from muscle_mem.model import codec
 from muscle_mem.model._evidence import History, uncovered
 from muscle_mem.model._leaf_kinds import Leaf
-from muscle_mem.model._observations import Observer, kept_leaves
+from muscle_mem.model._observations import Observer, kept_leaves, params_leaves
 from muscle_mem.model._run_observations import bound_names, bound_numbers
 from muscle_mem.model.trajectory import Trajectory, arg_record
 from muscle_mem.reasons import MissReason
@@ -137,7 +137,7 @@ def observed(
     if state.params:
         flat = observer.flatten_params()
         if live is not None:
-            live.append(kept_leaves(flat, frozenset(), labelled=True))
+            live.append(params_leaves(flat, frozenset(), labelled=True))
         bound = bound_names(like[0] if like else None)
         observer.bound_numbers = bound_numbers(state.params, bound)
         observer.free_params(bound)
