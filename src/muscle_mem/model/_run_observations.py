@@ -17,6 +17,7 @@ from muscle_mem.model._leaf_kinds import (
     is_identity,
     names_a_thing,
     path_text,
+    seconds_of,
     text_kind,
 )
 from muscle_mem.model._observations import (
@@ -299,6 +300,8 @@ def bound_numbers(params: Mapping[str, Any], bound: Iterable[str]) -> tuple[tupl
         value: Any = params.get(name)
         if type(value) is str and NUMBER_TEXT.match(value):
             value = float(value)
+        elif type(value) is str and text_kind(value) == "d":  # a date: its order to the dates read
+            value = seconds_of(value)
         if type(value) in (int, float) and math.isfinite(value):
             found.append((name, float(value)))
     return tuple(found)
