@@ -35,6 +35,7 @@ from . import (
     relations_more_5,
     relations_together,
     same_calls_and_json,
+    texts_and_params,
     tool_errors,
     value_kinds,
     wholes_and_orders,
@@ -124,6 +125,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *wholes_and_orders.S,
     *lists_in_lists.S,
     *parts_and_shapes.S,
+    *texts_and_params.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]

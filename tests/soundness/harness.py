@@ -103,6 +103,8 @@ class Scenario:
     """Probe through a new Engine on the same SQLite store (another worker, or a restart)."""
     hidden_state: str | None = None
     """Why no principle can pass it: the difference lives in state no tool output shows."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Engine options the scenario needs (``templates=True``), under those the judge runs it with."""
     tradeoff: str | None = None
     """Why a sound engine must miss a harmless probe here (its needless misses are counted, not failed)."""
     doc: str = ""
@@ -765,7 +767,7 @@ def run_scenario(
     tmp_dir: Path | None = None,
 ) -> Report:
     """Records ``sc.records`` then runs ``sc.probes``, each judged against the agent alone."""
-    options = dict(engine_options or {})
+    options = {**sc.options, **(engine_options or {})}
     store: str | None = None
     if sc.store == "sqlite":
         assert tmp_dir is not None, f"{sc.name} needs a directory for its SQLite store"

@@ -11,7 +11,7 @@ import json
 import re
 
 from .harness import Answer, Call, Run, Scenario, Step, Tool
-from .kit import count, done, out, sc, word
+from .kit import count, done, out, word
 
 S: list[Scenario] = []
 _N = [0]
