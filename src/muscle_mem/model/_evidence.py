@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy
 
 from muscle_mem.model._leaf_kinds import Leaf, can_name, names_a_thing
-from muscle_mem.model._observations import LABELLED_KINDS, Observation, sign_of
+from muscle_mem.model._observations import EQUAL_WITHIN, LABELLED_KINDS, Observation, sign_of
 from muscle_mem.model._run_observations import COMPUTED_ON, FAILED_ATTEMPTS
 
 MAX_RELATED = 48
@@ -491,17 +491,35 @@ def _totals_uncovered(live: Places, runs: list[Places], names: Sequence[str]) ->
 
 
 def _orders_broken(live: Places, runs: list[Places], names: Sequence[str]) -> str | None:
-    pairs = _related_pairs(live, runs, "numbers")
-    if isinstance(pairs, str):
-        return pairs
-    for a, b in pairs:
-        signs = {sign_of(run[a] - run[b]) for run in runs}
-        if len(signs) == 1 and sign_of(live[a] - live[b]) not in signs:
+    """Why two numbers, one of them differing from the runs, are now in another order than in every run."""
+    places, moving = _moving(live, runs)
+    if len(moving) > MAX_RELATED:
+        return f"{len(moving)} numbers differ from the recorded runs: more than the {MAX_RELATED} whose relations are compared"
+    if not moving:
+        return None
+    column = {place: k for k, place in enumerate(places)}
+    then = numpy.array([[run[p] for p in places] for run in runs], dtype=float)
+    now = numpy.array([live[p] for p in places], dtype=float)
+    rank = {place: i for i, place in enumerate(moving)}
+    for i, a in enumerate(moving):
+        k = column[a]
+        was = _signs(then[:, k : k + 1] - then)
+        broken = (was == was[0]).all(axis=0) & (_signs(now[k] - now) != was[0])
+        for other in numpy.flatnonzero(broken):
+            b = places[int(other)]
+            if b == a or rank.get(b, len(moving)) <= i:
+                continue  # the pair is weighed from its first number that differs
             return (
                 f"{_place(a, names)} and {_place(b, names)}: their order changed "
-                f"({live[a]:g} {sign_of(live[a] - live[b])} {live[b]:g}, recorded {signs.pop()})"
+                f"({live[a]:g} {sign_of(live[a] - live[b])} {live[b]:g}, "
+                f"recorded {_SIGNS[int(was[0][other])]})"
             )
     return None
+
+
+def _signs(difference: Any) -> numpy.ndarray[Any, Any]:
+    """:func:`~muscle_mem.model._observations.sign_of` of each difference, as -1, 0 or 1."""
+    return numpy.where(difference > EQUAL_WITHIN, 1, numpy.where(difference < -EQUAL_WITHIN, -1, 0))
 
 
 def _related_pairs(live: Places, runs: list[Places], what: str) -> list[tuple[Place, Place]] | str:
@@ -534,18 +552,22 @@ def _combinations_broken(now: Related, runs: list[Places], names: Sequence[str])
         for p in live
         if p not in now.free_times and all(p in run for run in runs) and len({run[p] for run in runs}) > 1
     ][:MAX_RELATED]
+    columns = {place: numpy.array([run[place] for run in runs], dtype=float) for place in varied}
     for i, a in enumerate(varied):
         for b in varied[i + 1 :]:
-            for name, combine in _combinations_of(a in now.dates, b in now.dates):
-                first = combine(runs[0][a], runs[0][b])
-                if first is None or any(not _same(combine(run[a], run[b]), first) for run in runs[1:]):
-                    continue
-                value = combine(live[a], live[b])
-                if not _same(value, first):
+            ways = _combinations_of(a in now.dates, b in now.dates)
+            then = numpy.stack([_across(combine, columns[a], columns[b]) for _, combine in ways])
+            first = then[:, :1]
+            slack = _TOLERANCE * numpy.maximum(1.0, numpy.maximum(numpy.abs(then), numpy.abs(first)))
+            kept = numpy.isfinite(then).all(axis=1) & (numpy.abs(then - first) <= slack).all(axis=1)
+            for k in numpy.flatnonzero(kept):
+                name, combine = ways[k]
+                value, was = combine(live[a], live[b]), float(first[k, 0])
+                if not _same(value, was):
                     shown = "none" if value is None else format(value, "g")
                     return (
                         f"{_place(a, names)} and {_place(b, names)}: their {name} changed "
-                        f"({shown}, {first:g} in every recorded run)"
+                        f"({shown}, {was:g} in every recorded run)"
                     )
     return None
 
@@ -577,47 +599,68 @@ def _combined_orders_broken(now: Related, runs: list[Places], names: Sequence[st
         live = {**live, **derived}
         runs = [{**run, **derived} for run in runs]
     steady = sorted((live[p], p) for p in [*shared, *derived] if p not in still)
-    thirds_then = numpy.array([[run[c] for c in moving] for run in runs], dtype=float)
-    thirds_now = numpy.array([live[c] for c in moving], dtype=float)
+    columns = {place: numpy.array([run[place] for run in runs], dtype=float) for place in moving}
+    thirds_then = numpy.stack([columns[place] for place in moving], axis=1)
+    thirds_now = numpy.array([live[place] for place in moving], dtype=float)
     for i, a in enumerate(moving):
         for j in range(i + 1, len(moving)):
-            for name, x, y, combine in _ordered_combinations(a, moving[j], now.dates):
-                seen = [combine(run[x], run[y]) for run in runs]
-                value = combine(live[x], live[y])
-                if value is None or any(v is None for v in seen):
-                    continue
-                recorded = [v for v in seen if v is not None]
-                crossed = _moving_crossed(value, recorded, thirds_then, thirds_now, (i, j), moving)
-                if crossed is None:
-                    crossed = _steady_crossed(value, recorded, steady)
-                if crossed is not None:
-                    c, was = crossed
-                    return (
-                        f"the {name} of {_place(x, names)} and {_place(y, names)} against "
-                        f"{_place(c, names)}: its order changed ({value:g} {_order(value, live[c])} "
-                        f"{live[c]:g}, recorded {was})"
-                    )
+            ways = list(_ordered_combinations(a, moving[j], now.dates))
+            then = numpy.stack([_across(combine, columns[x], columns[y]) for _, x, y, combine in ways])
+            values = numpy.array([_number(combine(live[x], live[y])) for _, x, y, combine in ways])
+            for k, (c, was) in _crossings(values, then, thirds_then, thirds_now, (i, j), moving, steady):
+                name, x, y, _ = ways[k]
+                return (
+                    f"the {name} of {_place(x, names)} and {_place(y, names)} against "
+                    f"{_place(c, names)}: its order changed ({values[k]:g} {_order(values[k], live[c])} "
+                    f"{live[c]:g}, recorded {was})"
+                )
     return None
 
 
-def _moving_crossed(
-    value: float,
-    recorded: list[float],
+def _crossings(
+    values: numpy.ndarray[Any, Any],
+    then: numpy.ndarray[Any, Any],
     thirds_then: numpy.ndarray[Any, Any],
     thirds_now: numpy.ndarray[Any, Any],
     pair: tuple[int, int],
     moving: list[Place],
-) -> tuple[Place, str] | None:
-    """The first number that differs the combination lay on one side of in every run and not now (the pair's own two left out), with that side."""
-    then = _orders(numpy.array(recorded, dtype=float)[:, None], thirds_then)
-    now = _orders(numpy.array([value], dtype=float), thirds_now)
-    kept = (then == then[0]).all(axis=0) & (now != then[0])
-    kept[list(pair)] = False
-    found = numpy.flatnonzero(kept)
-    if not found.size:
-        return None
-    column = int(found[0])
-    return moving[column], _SIGNS[int(then[0][column])]
+    steady: list[tuple[float, Place]],
+) -> Iterator[tuple[int, tuple[Place, str]]]:
+    """Each combination that now lies on another side of a third than in every run, with the third and that side.
+
+    Row ``k`` of ``values`` (now) and ``then`` (in each run) is one combination of the pair; the
+    numbers that differ are weighed all at once (the pair's own two left out), then the steady ones
+    between. A combination a run or the replay cannot make (a ratio to 0) is not weighed.
+    """
+    weighed = numpy.isfinite(values) & numpy.isfinite(then).all(axis=1)
+    was = _orders(then[:, :, None], thirds_then[None, :, :])
+    kept = (was == was[:, :1, :]).all(axis=1) & (
+        _orders(values[:, None], thirds_now[None, :]) != was[:, 0, :]
+    )
+    kept[:, list(pair)] = False
+    for k in numpy.flatnonzero(weighed):
+        found = numpy.flatnonzero(kept[k])
+        if found.size:
+            column = int(found[0])
+            yield int(k), (moving[column], _SIGNS[int(was[k, 0, column])])
+            continue
+        crossed = _steady_crossed(float(values[k]), then[k].tolist(), steady)
+        if crossed is not None:
+            yield int(k), crossed
+
+
+def _across(
+    combine: Combine, xs: numpy.ndarray[Any, Any], ys: numpy.ndarray[Any, Any]
+) -> numpy.ndarray[Any, Any]:
+    """A combination of two numbers in every run at once (NaN where a run cannot make it)."""
+    if combine in _BY_CALENDAR:
+        return numpy.array([_number(combine(x, y)) for x, y in zip(xs.tolist(), ys.tolist(), strict=True)])
+    with numpy.errstate(all="ignore"):
+        return numpy.asarray(combine(xs, ys), dtype=float)  # type: ignore[arg-type]
+
+
+def _number(value: float | None) -> float:
+    return math.nan if value is None else value
 
 
 def _steady_crossed(
@@ -752,6 +795,11 @@ _CALENDAR_COUNT_AND_DATE: tuple[tuple[str, Combine], ...] = tuple(
 )
 
 
+_BY_CALENDAR = frozenset(
+    combine for _, combine in (*_CALENDAR_DATES, *_CALENDAR_DATE_AND_COUNT, *_CALENDAR_COUNT_AND_DATE)
+)
+"""The combinations a calendar makes (months, years): made run by run, not on arrays."""
+
 _ONE_WAY = frozenset({"difference", "ratio", "days between", "months between", "years between"})
 """The combinations that differ with the order of their two numbers (a date plus or minus days takes the date either way)."""
 
@@ -783,8 +831,15 @@ _COMBINATIONS: tuple[tuple[str, Combine], ...] = (
     ("difference", lambda a, b: a - b),
     ("absolute difference", lambda a, b: abs(a - b)),
     ("product", lambda a, b: a * b),
-    ("ratio", lambda a, b: a / b if b else None),
+    ("ratio", lambda a, b: _ratio(a, b)),
 )
+
+
+def _ratio(a: Any, b: Any) -> Any:
+    """``a / b``, None (a number) or NaN (numbers in arrays) where ``b`` is 0."""
+    if isinstance(b, numpy.ndarray):
+        return numpy.where(b != 0, a / numpy.where(b != 0, b, 1.0), numpy.nan)
+    return a / b if b else None
 
 
 def _combinations_of(a_is_date: bool, b_is_date: bool) -> tuple[tuple[str, Combine], ...]:

@@ -458,9 +458,13 @@ def kept_leaves(
     return tuple(leaves)
 
 
+EQUAL_WITHIN = 1e-9
+"""How close two numbers are to be in no order (:func:`sign_of`)."""
+
+
 def sign_of(difference: float) -> str:
-    """How two numbers are ordered, by their difference: ``<``, ``=`` (within 1e-9) or ``>``."""
-    if abs(difference) <= 1e-9:
+    """How two numbers are ordered, by their difference: ``<``, ``=`` (within :data:`EQUAL_WITHIN`) or ``>``."""
+    if abs(difference) <= EQUAL_WITHIN:
         return "="
     return "<" if difference < 0 else ">"
 
