@@ -18,7 +18,7 @@ from muscle_mem.metrics import Metrics
 from muscle_mem.model import codec
 from muscle_mem.model._frozen_instances import fast_instance
 from muscle_mem.model.trajectory import Trajectory
-from muscle_mem.model.verdict import Shadow
+from muscle_mem.model.verdict import Shadow, Verdict
 from muscle_mem.reasons import MissReason, NotStoredReason, Problem
 from muscle_mem.record._dataflow import trajectory_of
 from muscle_mem.record._run import Run
@@ -30,6 +30,7 @@ from muscle_mem.replay._similar import agrees
 from muscle_mem.replay._step_index import TaskSteps
 from muscle_mem.result import Result
 from muscle_mem.stores import StoreUnavailable
+from muscle_mem.stores.base import Event
 
 if TYPE_CHECKING:
     from muscle_mem.telemetry import Telemetry
@@ -174,6 +175,9 @@ class Outcomes:
             self.journal.add(event)
             if shadow is not None and self.book is not None:
                 self.book.note(event)
+            if shadow is not None and shadow.verdict is Verdict.DISAGREED:
+                self._disagreed_in_template(run, event)
+                self._flush_disagreement()
         if logger.isEnabledFor(logging.INFO):
             logger.info("miss (%s); %s replayed, then the agent", ending.reason, _steps(replayed))
         if self.telemetry is not None:
@@ -199,6 +203,31 @@ class Outcomes:
             steps=tuple(run.calls),
             shadow=shadow,
         )
+
+    def _flush_disagreement(self) -> None:
+        """Write a disagreement to the store now: a proven worker must not replay the family in the
+        second a batched journal would keep it (a failure is the journal's: logged, kept in an outage)."""
+        try:
+            self.journal.flush()
+        except Exception:
+            logger.debug("could not write a shadow disagreement yet", exc_info=True)
+
+    def _disagreed_in_template(self, run: Run, event: Event) -> None:
+        """A plain text's own family disagreed: so did the template its text follows (the same task),
+        which is sent back to shadow too (on every worker: the disagreement is journaled under its key)."""
+        if self.templates is None or run.template is not None or run.text is None:
+            return
+        try:
+            template = self.templates.find(run.text, run.tags)
+        except Exception:
+            logger.exception("could not read the templates of task %r", run.task)
+            return
+        if template is None or template.key == run.task_key:
+            return
+        copy = dataclasses.replace(event, task_key=template.key, task=template.text)
+        self.journal.add(copy)
+        if self.book is not None:
+            self.book.note(copy)
 
     def _judge(self, call: Call, output: Any) -> Shadow | None:
         """What a replay of the call's task would have done in the agent's run (None if that cannot be told)."""

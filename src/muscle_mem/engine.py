@@ -264,11 +264,26 @@ class Engine(Registration):
                 budget.stop(spending)
             raise
         token = CURRENT_RUN.set(run)
-        shadowing = shadow_reason(self._book, self.proof, run) if steps is not None and self._judged else None
+        shadowing = (
+            shadow_reason(self._book, self.proof, run, self._related(run))
+            if steps is not None and self._judged
+            else None
+        )
         if shadowing is not None:
             return Call(run, steps, None, shadowing, started, shadowed=replayer), token, spending
         replay = replayer.replay(steps) if steps is not None else None
         return Call(run, steps, replay, ending, started), token, spending
+
+    def _related(self, run: Run) -> tuple[str, ...]:
+        """The template family a plain-text task served by its own key also counts in (proven mode)."""
+        if self._book is None or self._templates is None or run.template is not None or run.text is None:
+            return ()
+        try:
+            template = self._templates.find(run.text, run.tags)
+        except Exception:  # the templates could not be read: the task's own family decides
+            logger.exception("could not read the templates of task %r", run.task)
+            return ()
+        return (template.key,) if template is not None and template.key != run.task_key else ()
 
     @contextlib.contextmanager
     def _fallback(

@@ -126,8 +126,10 @@ def test_a_pre_check_is_judged_by_what_the_agents_call_captured() -> None:
     assert verdicts == [(Verdict.MISSED, 0), (Verdict.AGREED, None), (Verdict.MISSED, 0)]
 
 
-def test_a_check_of_a_call_the_agent_did_not_make_leaves_the_run_unjudged_never_agreed() -> None:
-    """A newer recorded branch checks what the agent's run never captured: no agreement is counted."""
+def test_a_check_of_a_call_the_agent_did_not_make_is_a_disagreement_never_agreed() -> None:
+    """A newer recorded branch checks what the agent's run never captured: had the check passed (nothing
+    says it would not), the replay would have made that call where the agent made another, so the run
+    is a disagreement (it sends a proven family back to shadow), never an agreement."""
     engine = Engine(mode="shadow")
     policy = {"refunds": True}
 
@@ -154,10 +156,12 @@ def test_a_check_of_a_call_the_agent_did_not_make_leaves_the_run_unjudged_never_
     engine("refund order 2", params={"order_id": 2})
     policy["refunds"] = True
     shadow = engine("refund order 3", params={"order_id": 3}).shadow
-    assert shadow is not None and shadow.verdict is Verdict.MISSED
-    assert (shadow.step, shadow.reason) == (
+    assert shadow is not None and shadow.verdict is Verdict.DISAGREED
+    assert (shadow.step, shadow.expected, shadow.actual, shadow.reason) == (
         1,
-        "the check of tool 'deny' at step 1 saw what the agent's run did not capture",
+        "deny(3)",
+        "refund(3)",
+        "unless the check of tool 'deny', which the agent's run did not capture, stopped the replay",
     )
 
 

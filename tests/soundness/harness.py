@@ -105,6 +105,9 @@ class Scenario:
     """Why no principle can pass it: the difference lives in state no tool output shows."""
     options: Mapping[str, Any] = field(default_factory=dict)
     """Engine options the scenario needs (``templates=True``), under those the judge runs it with."""
+    probe_options: Mapping[str, Any] | None = None
+    """Engine options the probes run with instead (with ``restart``: recorded under one configuration,
+    probed under another on the same store)."""
     tradeoff: str | None = None
     """Why a sound engine must miss a harmless probe here (its needless misses are counted, not failed)."""
     doc: str = ""
@@ -787,7 +790,7 @@ def run_scenario(
             if phase == "probe" and sc.restart:
                 assert store is not None, f"{sc.name} restarts: it needs a SQLite store"
                 engine.close()
-                engine = Engine(store, **options)
+                engine = Engine(store, **{**options, **(sc.probe_options or {})})
                 front = FRONTS[sc.front](sc, box, engine, checks)
             for index, run in enumerate(runs):
                 box.world, box.log = copy.deepcopy(run.world), []

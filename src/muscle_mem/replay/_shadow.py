@@ -41,15 +41,19 @@ _SHADOW_MODE = Ending(
 )
 
 
-def shadow_reason(book: ShadowBook | None, proof: int, run: Run) -> Ending | None:
+def shadow_reason(
+    book: ShadowBook | None, proof: int, run: Run, related: Sequence[str] = ()
+) -> Ending | None:
     """Why a call is a shadow run (the agent runs, a replay is compared), or None if it may replay.
 
     ``book``: the shadow figures ``mode="proven"`` reads (None in shadow mode: every call is one).
+    ``related``: the other families the task counts in (the template its text follows): it replays
+    only when each of them is proven too, so a disagreement of the same task under another key counts.
     """
     if book is None:
         return _SHADOW_MODE
     try:
-        agreed = book.streak(run.task_key)
+        agreed = min(book.streak(key) for key in (run.task_key, *related))
     except Exception:  # the book could not be read: the family is not proven
         logger.exception("could not read the shadow figures of task %r", run.task)
         agreed = 0
@@ -76,6 +80,8 @@ def judge(replayer: Replayer, task: TaskSteps, run: Run, answer: Any) -> Shadow:
         ending = drive(replayer.replay(task), _async_capture)
     except _Parted as parted:
         return _redacted(parted.shadow, run)
+    if tools.parted is not None:  # a check of a call the agent did not make: the replay may have made it
+        return _redacted(tools.parted, run)
     step = len(replayer.run.calls)
     if ending.trajectory is None:
         why = ending.reason or "the replay would have stopped"
@@ -102,6 +108,9 @@ class RecordedTools(ToolRegistry):
         """The agent's calls, in order."""
         self.unknown: tuple[int, str] | None = None
         """The first step with a capture the agent's calls cannot answer, and why."""
+        self.parted: Shadow | None = None
+        """The first check of a call the agent did not make at that step: had it passed (nothing in the
+        agent's run says it would not), the replay would have parted from the agent there."""
         for tool in tools.values():
             self.add(self._shadowed(tool))
 
@@ -154,6 +163,15 @@ class RecordedTools(ToolRegistry):
             captured = call.post if post else call.pre
             if captured is not NOT_CAPTURED:
                 return captured
+        elif self.parted is None:
+            self.parted = Shadow(
+                Verdict.DISAGREED,
+                step,
+                _text(tool.name, args, kwargs),
+                _call_text(call) if call is not None else "the agent answered",
+                reason=f"unless the check of tool {tool.name!r}, which the agent's run did not capture, "
+                "stopped the replay",
+            )
         if self.unknown is None:
             why = f"the check of tool {tool.name!r} at step {step} saw what the agent's run did not capture"
             self.unknown = (step, why)
