@@ -1,34 +1,10 @@
-"""Round D red-team: soundness across engine configurations (tests/soundness/rt8d.py, judged here),
-plus configurations the harness cannot express (two live workers on one SQLite file, a tool whose
-code changed between recording and replay)."""
+"""What the soundness harness cannot express: two live workers on one SQLite file, a tool redeployed between runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from muscle_mem import Check, Engine
-from soundness import rt8d
-from soundness.harness import CHECK_MODES, run_scenario
-
-KNOWN: dict[str, str] = {
-    "rt8d_proven_params_disagreed_template_replays": (
-        "proven mode: a disagreement of the task with its order declared as a param (key 'refund order "
-        "{order}') does not send the plain-text template family back to shadow (engine.py _related, "
-        "_outcome.py _disagreed_in_template relate only plain texts to their template)"
-    ),
-}
-
-
-@pytest.mark.parametrize("checks", CHECK_MODES)
-@pytest.mark.parametrize("name", [s.name for s in rt8d.S])
-def test_rt8d_no_run_ends_unlike_the_agent_alone(name: str, checks: str, tmp_path: Path, request) -> None:
-    if name in KNOWN:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN[name]))
-    scenario = next(s for s in rt8d.S if s.name == name)
-    report = run_scenario(scenario, checks, {}, tmp_path)  # type: ignore[arg-type]
-    assert not report.unsafe, "\n".join(o.describe() for o in report.unsafe)
 
 
 def _desk(engine: Engine, world: dict) -> None:
@@ -52,11 +28,10 @@ def _desk(engine: Engine, world: dict) -> None:
     engine.set_agent(agent)
 
 
-def test_rt8d_a_canary_disagreement_reaches_a_proven_worker_before_its_next_replay(tmp_path: Path) -> None:
+def test_a_canary_disagreement_reaches_a_proven_worker_before_its_next_replay(tmp_path: Path) -> None:
     """Two live workers on one SQLite file: a shadow canary disagrees; the proven worker (sync_interval=0)
     must not replay the family at its next call. The canary's events are journaled in batches (a second),
-    so before the fix the disagreement was not in the store yet and the worker replayed; a disagreement
-    is now written at once."""
+    so a disagreement is written at once, before the next call of any worker reads the store."""
     url = f"sqlite:///{tmp_path / 'shared.db'}"
     world = {"total": 40, "refunded": [], "paused": False}
     proven = Engine(url, mode="proven", proof=1, sync_interval=0)
@@ -77,7 +52,7 @@ def test_rt8d_a_canary_disagreement_reaches_a_proven_worker_before_its_next_repl
         proven.close()
 
 
-def test_rt8d_a_tool_default_changed_between_recording_and_replay_misses(tmp_path: Path) -> None:
+def test_a_tool_default_changed_between_recording_and_replay_misses(tmp_path: Path) -> None:
     """A tool's default argument changed (a new fee rate) between a recording and a restart: no replay."""
     url = f"sqlite:///{tmp_path / 'tools.db'}"
     charged: list[float] = []
@@ -91,7 +66,7 @@ def test_rt8d_a_tool_default_changed_between_recording_and_replay_misses(tmp_pat
             namespace,
         )
         charge = engine.tool()(namespace["charge"])
-        engine.set_agent(lambda task: charge(10.0))
+        engine.set_agent(lambda task, charge=charge: charge(10.0))
         result = engine("charge ten")
         engine.close()
         assert result.hit is expect_hit, (rate, result.reason)

@@ -17,6 +17,7 @@ from . import (
     loops,
     loops_more,
     many_values,
+    modes_and_workers,
     more,
     more_relations,
     names_that_steer,
@@ -99,6 +100,7 @@ LIMITS: dict[str, str] = {
     "rt4_three_charges_vs_limit_core": "a total of three numbers against a bound decides: combinations are of two",
     "rt7b_sku_truncated_core": "a part of an identity equal to all of it in every run (a code cut to 8 characters): identities are free",
     "rt7b_id_suffix_equals_field_core": "a number read out of an identity that another field equalled in every run is bound to that field",
+    "rt8d_proven_params_disagreed_template_replays": "proven mode: a task's form with declared params and its plain text's template count as two families",
 }
 """Scenarios an engine that generalises as the runs showed still replays wrong, and why (kept out of the judged set)."""
 ATTACKS_ALL: tuple[Scenario, ...] = (
@@ -126,6 +128,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *lists_in_lists.S,
     *parts_and_shapes.S,
     *texts_and_params.S,
+    *modes_and_workers.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]

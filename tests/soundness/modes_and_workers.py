@@ -1,4 +1,4 @@
-"""Red-team round D: soundness across engine configurations (modes, templates, stores, restarts,
+"""Red-team scenarios: soundness across engine configurations (modes, templates, stores, restarts,
 eviction, write-behind), each run judged against the agent alone.
 
 Scenarios that need one configuration to record and another to probe set ``store="sqlite"``,
@@ -186,7 +186,9 @@ def _ticket_policy(text, ctx, h):
 
 
 def _t(title, prio, harmless=False):
-    return Run(f"open a ticket about {title} with priority {prio}", {"tickets": [], "paged": []}, harmless=harmless)
+    return Run(
+        f"open a ticket about {title} with priority {prio}", {"tickets": [], "paged": []}, harmless=harmless
+    )
 
 
 S.append(
