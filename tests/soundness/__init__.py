@@ -13,6 +13,7 @@ from . import (
     harmless,
     harmless_more,
     identities,
+    lists_and_choices,
     lists_in_lists,
     loops,
     loops_more,
@@ -129,6 +130,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *parts_and_shapes.S,
     *texts_and_params.S,
     *modes_and_workers.S,
+    *lists_and_choices.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]

@@ -71,7 +71,93 @@ def uncovered(live: Live, histories: Sequence[History], names: Sequence[str]) ->
         why = _numbers_uncovered(live, alike, names)
         if why is not None:
             return why
-    return _relations_broken(live, alike, names)
+    runs_saw = [[o.leaves if o is not None else () for o in h] for h in alike]
+    return _relations_broken(*_with_item_places(live, runs_saw), names)
+
+
+FROM_END = "[-"
+"""What a list position counted from the list's end starts with: ``['values'][-1]``, the latest reading."""
+BY_WHOLE = "[="
+"""What a list position named by its item's categories starts with: ``['hosts'][=['zone']:'eu']``."""
+_ITEM_CATEGORIES = frozenset("wb")
+"""The kinds of an item's fields that name it among the others (a category word, a bool)."""
+
+Leaves = Sequence[tuple[Leaf, ...]]
+"""What one run (or the replay) saw: its params' leaves, then each step's."""
+
+
+def _item_places(leaves: tuple[Leaf, ...]) -> dict[str, tuple[Leaf, str]]:
+    """Each number in a list item placed also from the list's end, and by its item's categories where no other item has them.
+
+    An agent may weigh the latest reading, or the one before, or the eu host among us hosts, wherever
+    that item stands: runs whose lists differ in length, or whose items moved, saw the same number
+    at another position from the start. By the new place: the leaf there, and its place by position
+    from the start.
+    """
+    lengths = {leaf[0]: leaf[2] for leaf in leaves if leaf[1] == "l" and type(leaf[2]) is int}
+    categories: dict[str, list[tuple[str, str]]] = {}
+    for path, kind, value, _label in leaves:
+        if kind not in _ITEM_CATEGORIES:
+            continue
+        positions = list(_POSITION_AT.finditer(path))
+        if positions:
+            item = path[: positions[-1].end()]
+            categories.setdefault(item, []).append((path[positions[-1].end() :], repr(value)))
+    names: dict[str, str] = {}
+    named: dict[tuple[str, str], int] = {}
+    for item, fields in categories.items():
+        name = ",".join(f"{field}:{value}" for field, value in sorted(fields))
+        head = item[: item.rindex("[")]
+        names[item] = name
+        named[(head, name)] = named.get((head, name), 0) + 1
+    found: dict[str, tuple[Leaf, str]] = {}
+    for leaf in leaves:
+        path, kind, value, label = leaf
+        if kind not in NUMERIC_KINDS or type(value) not in (int, float):
+            continue
+        for position in _POSITION_AT.finditer(path):
+            head, rest = path[: position.start()], path[position.end() :]
+            length = lengths.get(head)
+            if length is not None and length > 1:
+                back = f"{head}[{int(position.group(1)) - length}]{rest}"  # [-1]: the last item
+                found[back] = ((back, kind, value, label), path)
+            item_name = names.get(path[: position.end()])
+            if item_name is not None and named.get((head, item_name)) == 1:
+                by_whole = f"{head}{BY_WHOLE}{item_name}]{rest}"
+                found[by_whole] = ((by_whole, kind, value, label), path)
+    return found
+
+
+def _with_item_places(
+    live: Leaves, runs: Sequence[Leaves]
+) -> tuple[list[tuple[Leaf, ...]], list[list[tuple[Leaf, ...]]]]:
+    """What the replay and the runs saw, with the numbers of list items also at :func:`_item_places`' places.
+
+    Only where such a place is not at one position from the start in the replay and every run (lists
+    of one length, items that did not move): there the relations are compared already.
+    """
+    now = [_item_places(leaves) for leaves in live]
+    theirs = [[_item_places(leaves) for leaves in run] for run in runs]
+    if not any(now) and not any(any(places) for places in theirs):
+        return list(live), [list(run) for run in runs]
+    moved: list[list[str]] = []
+    for at, mine in enumerate(now):
+        moved.append(
+            sorted(
+                place
+                for place, (_, path) in mine.items()
+                if any(at >= len(other) or other[at].get(place, (None, None))[1] != path for other in theirs)
+            )
+        )
+    with_places = [(*leaves, *(now[at][p][0] for p in moved[at])) for at, leaves in enumerate(live)]
+    runs_with_places = [
+        [
+            (*leaves, *(other[at][p][0] for p in moved[at] if p in other[at])) if at < len(moved) else leaves
+            for at, leaves in enumerate(run)
+        ]
+        for run, other in zip(runs, theirs, strict=True)
+    ]
+    return with_places, runs_with_places
 
 
 _ABSENT = ("-", None)
@@ -396,9 +482,10 @@ def free_by_variation(recorded: Sequence[Leaf], path: str) -> bool:
     return len(values) >= 2 and (kind in ("i", "s") or (kind in ("p", "w") and names_a_thing(path)))
 
 
-def _relations_broken(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
+def _relations_broken(live: Leaves, seen: Sequence[Leaves], names: Sequence[str]) -> str | None:
+    """Why a relation between numbers, or texts, that held in every run no longer holds."""
     now = _related(live)
-    runs = [_related([o.leaves if o is not None else () for o in h]) for h in histories]
+    runs = [_related(leaves) for leaves in seen]
     run_numbers = [run.numbers for run in runs]
     why = _totals_uncovered(now.numbers, run_numbers, names)
     if why is None:
@@ -450,7 +537,8 @@ def _related(observations: Sequence[tuple[Leaf, ...]]) -> Related:
                     dates.add((at, path))
                 elif kind == "s":
                     free_times.add((at, path))
-                pattern = list_pattern(path) if kind in ("n", "q") else None
+                aliased = FROM_END in path or BY_WHOLE in path
+                pattern = list_pattern(path) if kind in ("n", "q") and not aliased else None
                 if pattern is not None:
                     totals[pattern] = totals.get(pattern, 0.0) + float(value)
             elif kind in _TEXTUAL:
