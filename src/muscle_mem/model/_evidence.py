@@ -55,13 +55,15 @@ def uncovered(live: Live, histories: Sequence[History], names: Sequence[str]) ->
     """
     if not histories:
         return "no recorded run went on from here"
+    saw = [[o.leaves if o is not None else () for o in h] for h in histories]
+    named_live, named_saw = _with_item_places(live, saw, from_end=False)  # the eu host's load, wherever it is
     for at, leaves in enumerate(live):
         seen = [h[at] if at < len(h) else None for h in histories]
         if all(o is None for o in seen) and not leaves:
             continue
         if any(o is None for o in seen):
             return f"{names[at]}: the recorded runs did not keep what they saw here"
-        why = _leaves_uncovered(leaves, [o.leaves for o in seen if o is not None], names[at])
+        why = _leaves_uncovered(named_live[at], [run[at] for run in named_saw], names[at])
         if why is not None:
             return why
     alike, why = _seen_together(live, histories, names)
@@ -86,23 +88,21 @@ Leaves = Sequence[tuple[Leaf, ...]]
 """What one run (or the replay) saw: its params' leaves, then each step's."""
 
 
-def _item_places(leaves: tuple[Leaf, ...]) -> dict[str, tuple[Leaf, str]]:
+def _item_places(leaves: tuple[Leaf, ...], ends: frozenset[str]) -> dict[str, tuple[Leaf, str]]:
     """Each number in a list item placed also from the list's end, and by its item's categories where no other item has them.
 
     An agent may weigh the latest reading, or the one before, or the eu host among us hosts, wherever
     that item stands: runs whose lists differ in length, or whose items moved, saw the same number
-    at another position from the start. By the new place: the leaf there, and its place by position
-    from the start.
+    at another position from the start. ``ends``: the lists (by path) whose items are counted from
+    the end. By the new place: the leaf there, and its place by position from the start.
     """
-    lengths = {leaf[0]: leaf[2] for leaf in leaves if leaf[1] == "l" and type(leaf[2]) is int}
     categories: dict[str, list[tuple[str, str]]] = {}
     for path, kind, value, _label in leaves:
-        if kind not in _ITEM_CATEGORIES:
-            continue
-        positions = list(_POSITION_AT.finditer(path))
-        if positions:
-            item = path[: positions[-1].end()]
-            categories.setdefault(item, []).append((path[positions[-1].end() :], repr(value)))
+        if kind in _ITEM_CATEGORIES and "[" in path:
+            positions = list(_POSITION_AT.finditer(path))
+            if positions:
+                item = path[: positions[-1].end()]
+                categories.setdefault(item, []).append((path[positions[-1].end() :], repr(value)))
     names: dict[str, str] = {}
     named: dict[tuple[str, str], int] = {}
     for item, fields in categories.items():
@@ -110,15 +110,18 @@ def _item_places(leaves: tuple[Leaf, ...]) -> dict[str, tuple[Leaf, str]]:
         head = item[: item.rindex("[")]
         names[item] = name
         named[(head, name)] = named.get((head, name), 0) + 1
+    if not ends and 1 not in named.values():
+        return {}
+    lengths = {leaf[0]: leaf[2] for leaf in leaves if leaf[1] == "l" and leaf[0] in ends}
     found: dict[str, tuple[Leaf, str]] = {}
     for leaf in leaves:
         path, kind, value, label = leaf
-        if kind not in NUMERIC_KINDS or type(value) not in (int, float):
+        if kind not in NUMERIC_KINDS or type(value) not in (int, float) or "[" not in path:
             continue
         for position in _POSITION_AT.finditer(path):
             head, rest = path[: position.start()], path[position.end() :]
             length = lengths.get(head)
-            if length is not None and length > 1:
+            if type(length) is int and length > 1:
                 back = f"{head}[{int(position.group(1)) - length}]{rest}"  # [-1]: the last item
                 found[back] = ((back, kind, value, label), path)
             item_name = names.get(path[: position.end()])
@@ -128,17 +131,36 @@ def _item_places(leaves: tuple[Leaf, ...]) -> dict[str, tuple[Leaf, str]]:
     return found
 
 
+def _lengths_that_differ(live: Leaves, runs: Sequence[Leaves]) -> list[frozenset[str]]:
+    """For each observation, the lists whose length the replay or a run saw otherwise (their items counted from the end)."""
+    found = []
+    for at, leaves in enumerate(live):
+        mine = {leaf[0]: leaf[2] for leaf in leaves if leaf[1] == "l"}
+        theirs = [
+            {leaf[0]: leaf[2] for leaf in run[at] if leaf[1] == "l"} if at < len(run) else {} for run in runs
+        ]
+        found.append(
+            frozenset(path for path, n in mine.items() if any(other.get(path) != n for other in theirs))
+        )
+    return found
+
+
 def _with_item_places(
-    live: Leaves, runs: Sequence[Leaves]
+    live: Leaves, runs: Sequence[Leaves], *, from_end: bool = True
 ) -> tuple[list[tuple[Leaf, ...]], list[list[tuple[Leaf, ...]]]]:
     """What the replay and the runs saw, with the numbers of list items also at :func:`_item_places`' places.
 
     Only where such a place is not at one position from the start in the replay and every run (lists
-    of one length, items that did not move): there the relations are compared already.
+    of one length, items that did not move): there they are judged already. ``from_end``: places
+    counted from a list's end too (for relations; a range there would cost needless misses).
     """
-    now = [_item_places(leaves) for leaves in live]
-    theirs = [[_item_places(leaves) for leaves in run] for run in runs]
-    if not any(now) and not any(any(places) for places in theirs):
+    ends = _lengths_that_differ(live, runs) if from_end else [frozenset()] * len(live)
+    now = [_item_places(leaves, ends[at]) for at, leaves in enumerate(live)]
+    theirs = [
+        [_item_places(leaves, ends[at] if at < len(ends) else frozenset()) for at, leaves in enumerate(run)]
+        for run in runs
+    ]
+    if not any(now):
         return list(live), [list(run) for run in runs]
     moved: list[list[str]] = []
     for at, mine in enumerate(now):
