@@ -18,7 +18,6 @@ whether any two texts are equal. A set of one run covers only what that run saw,
 
 from __future__ import annotations
 
-import bisect
 import calendar
 import datetime
 import functools
@@ -214,17 +213,14 @@ def _items(observations: Sequence[tuple[Leaf, ...]], how: dict[Place, str]) -> d
             path = leaf[0]
             if leaf[1] == "l" or "[" not in path:
                 continue
-            positions = list(_POSITION_AT.finditer(path))
-            if not positions:
+            memberships = _memberships(path)
+            if not memberships:
                 continue
             shown = _shown_as(leaf, how.get((at, list_pattern(path) or path)))
             if shown is None:
                 continue
-            for position in positions:  # each list the leaf is in, an inner one by its outer positions
-                rest = path[position.end() - 1 :]
-                sub = list_pattern(rest) or rest
-                items_of = lists.setdefault(path[: position.start() + 1] + "*", {})
-                items_of.setdefault(int(position.group(1)), []).append((sub[1:], shown))
+            for head, index, sub in memberships:
+                lists.setdefault(head, {}).setdefault(index, []).append((sub, shown))
         found.update(_rows(at, lists))
         for head, items in lists.items():
             whole = {i: tuple(sorted(map(repr, fields))) for i, fields in items.items()}
@@ -239,6 +235,17 @@ def _items(observations: Sequence[tuple[Leaf, ...]], how: dict[Place, str]) -> d
                 a for i, a in enumerate(named) if i == 0 or a != named[i - 1]
             )
     return found
+
+
+@functools.lru_cache(maxsize=16384)
+def _memberships(path: str) -> tuple[tuple[str, int, str], ...]:
+    """Each list a leaf is in (an inner one by its outer positions), its position there, and its path inside the item."""
+    found = []
+    for position in _POSITION_AT.finditer(path):
+        rest = path[position.end() - 1 :]
+        sub = list_pattern(rest) or rest
+        found.append((path[: position.start() + 1] + "*", int(position.group(1)), sub[1:]))
+    return tuple(found)
 
 
 ITEMS, FIRST, LAST, ORDER, ROWS = "[items]", "[first]", "[last]", "[order]", "[rows]"
@@ -662,23 +669,29 @@ def _combinations_broken(now: Related, runs: list[Places], names: Sequence[str])
         for p in live
         if p not in now.free_times and all(p in run for run in runs) and len({run[p] for run in runs}) > 1
     ][:MAX_RELATED]
-    columns = {place: numpy.array([run[place] for run in runs], dtype=float) for place in varied}
-    for i, a in enumerate(varied):
-        for b in varied[i + 1 :]:
-            ways = _combinations_of(a in now.dates, b in now.dates)
-            then = numpy.stack([_across(combine, columns[a], columns[b]) for _, combine in ways])
-            first = then[:, :1]
-            slack = _TOLERANCE * numpy.maximum(1.0, numpy.maximum(numpy.abs(then), numpy.abs(first)))
-            kept = numpy.isfinite(then).all(axis=1) & (numpy.abs(then - first) <= slack).all(axis=1)
-            for k in numpy.flatnonzero(kept):
-                name, combine = ways[k]
-                value, was = combine(live[a], live[b]), float(first[k, 0])
-                if not _same(value, was):
-                    shown = "none" if value is None else format(value, "g")
-                    return (
-                        f"{_place(a, names)} and {_place(b, names)}: their {name} changed "
-                        f"({shown}, {was:g} in every recorded run)"
-                    )
+    if len(varied) < 2:
+        return None
+    column = {place: k for k, place in enumerate(varied)}
+    ways: list[Way] = [
+        (name, a, b, combine, i, j)
+        for i, a in enumerate(varied)
+        for j, b in enumerate(varied[i + 1 :], start=i + 1)
+        for name, combine in _combinations_of(a in now.dates, b in now.dates)
+    ]
+    then_all = numpy.array([[run[place] for place in varied] for run in runs], dtype=float)
+    then, values = _made(ways, column, then_all, numpy.array([live[p] for p in varied], dtype=float))
+    first = then[:, :1]
+    slack = _TOLERANCE * numpy.maximum(1.0, numpy.maximum(numpy.abs(then), numpy.abs(first)))
+    kept = numpy.isfinite(then).all(axis=1) & (numpy.abs(then - first) <= slack).all(axis=1)
+    for k in numpy.flatnonzero(kept):
+        name, a, b, *_ = ways[k]
+        value, was = float(values[k]), float(first[k, 0])
+        if not math.isfinite(value) or not _same(value, was):
+            shown = format(value, "g") if math.isfinite(value) else "none"
+            return (
+                f"{_place(a, names)} and {_place(b, names)}: their {name} changed "
+                f"({shown}, {was:g} in every recorded run)"
+            )
     return None
 
 
@@ -709,80 +722,113 @@ def _combined_orders_broken(now: Related, runs: list[Places], names: Sequence[st
         live = {**live, **derived}
         runs = [{**run, **derived} for run in runs]
     steady = sorted((live[p], p) for p in [*shared, *derived] if p not in still)
-    columns = {place: numpy.array([run[place] for run in runs], dtype=float) for place in moving}
-    thirds_then = numpy.stack([columns[place] for place in moving], axis=1)
+    thirds_then = numpy.array([[run[place] for place in moving] for run in runs], dtype=float)
     thirds_now = numpy.array([live[place] for place in moving], dtype=float)
-    for i, a in enumerate(moving):
-        for j in range(i + 1, len(moving)):
-            ways = list(_ordered_combinations(a, moving[j], now.dates))
-            then = numpy.stack([_across(combine, columns[x], columns[y]) for _, x, y, combine in ways])
-            values = numpy.array([_number(combine(live[x], live[y])) for _, x, y, combine in ways])
-            for k, (c, was) in _crossings(values, then, thirds_then, thirds_now, (i, j), moving, steady):
-                name, x, y, _ = ways[k]
-                return (
-                    f"the {name} of {_place(x, names)} and {_place(y, names)} against "
-                    f"{_place(c, names)}: its order changed ({values[k]:g} {_order(values[k], live[c])} "
-                    f"{live[c]:g}, recorded {was})"
-                )
+    column = {place: k for k, place in enumerate(moving)}
+    ways = [
+        (name, x, y, combine, i, j)
+        for i, a in enumerate(moving)
+        for j in range(i + 1, len(moving))
+        for name, x, y, combine in _ordered_combinations(a, moving[j], now.dates)
+    ]
+    then, values = _made(ways, column, thirds_then, thirds_now)
+    steady_values = numpy.array([number for number, _ in steady], dtype=float)
+    for k, third, was in _crossings(then, values, thirds_then, thirds_now, ways, steady_values):
+        name, x, y, *_ = ways[k]
+        c = moving[third] if third >= 0 else steady[-1 - third][1]
+        return (
+            f"the {name} of {_place(x, names)} and {_place(y, names)} against "
+            f"{_place(c, names)}: its order changed ({values[k]:g} {_order(float(values[k]), live[c])} "
+            f"{live[c]:g}, recorded {_SIGNS[was]})"
+        )
     return None
 
 
-def _crossings(
-    values: numpy.ndarray[Any, Any],
-    then: numpy.ndarray[Any, Any],
+Way = tuple[str, Place, Place, "Combine", int, int]
+"""One combination of two numbers that differ: its name, its two places in order, how it is made, and the pair's columns."""
+
+
+def _made(
+    ways: list[Way],
+    column: dict[Place, int],
     thirds_then: numpy.ndarray[Any, Any],
     thirds_now: numpy.ndarray[Any, Any],
-    pair: tuple[int, int],
-    moving: list[Place],
-    steady: list[tuple[float, Place]],
-) -> Iterator[tuple[int, tuple[Place, str]]]:
-    """Each combination that now lies on another side of a third than in every run, with the third and that side.
-
-    Row ``k`` of ``values`` (now) and ``then`` (in each run) is one combination of the pair; the
-    numbers that differ are weighed all at once (the pair's own two left out), then the steady ones
-    between. A combination a run or the replay cannot make (a ratio to 0) is not weighed.
-    """
-    weighed = numpy.isfinite(values) & numpy.isfinite(then).all(axis=1)
-    was = _orders(then[:, :, None], thirds_then[None, :, :])
-    kept = (was == was[:, :1, :]).all(axis=1) & (
-        _orders(values[:, None], thirds_now[None, :]) != was[:, 0, :]
-    )
-    kept[:, list(pair)] = False
-    for k in numpy.flatnonzero(weighed):
-        found = numpy.flatnonzero(kept[k])
-        if found.size:
-            column = int(found[0])
-            yield int(k), (moving[column], _SIGNS[int(was[k, 0, column])])
+) -> tuple[numpy.ndarray[Any, Any], numpy.ndarray[Any, Any]]:
+    """Each combination in every run (a row of runs) and now, made on arrays a kind at a time (NaN where it cannot be made)."""
+    then = numpy.empty((len(ways), thirds_then.shape[0]))
+    values = numpy.empty(len(ways))
+    rows_of: dict[Combine, list[int]] = {}
+    for k, way in enumerate(ways):
+        rows_of.setdefault(way[3], []).append(k)
+    for combine, rows in rows_of.items():
+        xs = [column[ways[k][1]] for k in rows]
+        ys = [column[ways[k][2]] for k in rows]
+        if combine in _BY_CALENDAR:  # made run by run, as a calendar counts
+            for k, x, y in zip(rows, xs, ys, strict=True):
+                then[k] = [
+                    _number(combine(a, b))
+                    for a, b in zip(thirds_then[:, x].tolist(), thirds_then[:, y].tolist(), strict=True)
+                ]
+                values[k] = _number(combine(float(thirds_now[x]), float(thirds_now[y])))
             continue
-        crossed = _steady_crossed(float(values[k]), then[k].tolist(), steady)
-        if crossed is not None:
-            yield int(k), crossed
+        with numpy.errstate(all="ignore"):
+            then[rows] = combine(thirds_then[:, xs].T, thirds_then[:, ys].T)  # type: ignore[arg-type]
+            values[rows] = combine(thirds_now[xs], thirds_now[ys])  # type: ignore[arg-type]
+    return then, values
 
 
-def _across(
-    combine: Combine, xs: numpy.ndarray[Any, Any], ys: numpy.ndarray[Any, Any]
-) -> numpy.ndarray[Any, Any]:
-    """A combination of two numbers in every run at once (NaN where a run cannot make it)."""
-    if combine in _BY_CALENDAR:
-        return numpy.array([_number(combine(x, y)) for x, y in zip(xs.tolist(), ys.tolist(), strict=True)])
-    with numpy.errstate(all="ignore"):
-        return numpy.asarray(combine(xs, ys), dtype=float)  # type: ignore[arg-type]
+_CELLS_AT_ONCE = 1 << 20
+"""The most (combination, run, third) triples weighed in one array."""
+
+
+def _crossings(
+    then: numpy.ndarray[Any, Any],
+    values: numpy.ndarray[Any, Any],
+    thirds_then: numpy.ndarray[Any, Any],
+    thirds_now: numpy.ndarray[Any, Any],
+    ways: list[Way],
+    steady: numpy.ndarray[Any, Any],
+) -> Iterator[tuple[int, int, int]]:
+    """Each combination that now lies on another side of a third than in every run: its row, the third, and the side it was on.
+
+    A third that differs from the runs is given by its column (the pair's own two left out), a
+    steady one by ``-1 - its index`` in ``steady`` (ascending); the first found of each combination.
+    A combination a run or the replay cannot make (a ratio to 0) is not weighed.
+    """
+    runs, thirds = thirds_then.shape
+    chunk = max(1, _CELLS_AT_ONCE // max(1, runs * max(thirds, 1)))
+    for start in range(0, len(ways), chunk):
+        rows = slice(start, start + chunk)
+        part, now = then[rows], values[rows]
+        weighed = numpy.isfinite(now) & numpy.isfinite(part).all(axis=1)
+        was = _orders(part[:, :, None], thirds_then[None, :, :])
+        kept = (was == was[:, :1, :]).all(axis=1) & (
+            _orders(now[:, None], thirds_now[None, :]) != was[:, 0, :]
+        )
+        index = numpy.arange(len(now))
+        kept[index, [way[4] for way in ways[rows]]] = False
+        kept[index, [way[5] for way in ways[rows]]] = False
+        kept &= weighed[:, None]
+        low, high = (
+            part.min(axis=1, initial=numpy.inf, where=True),
+            part.max(axis=1, initial=-numpy.inf, where=True),
+        )
+        below = _orders(low[:, None], steady[None, :])
+        crossed = (below == _orders(high[:, None], steady[None, :])) & (
+            _orders(now[:, None], steady[None, :]) != below
+        )
+        crossed &= weighed[:, None]
+        for k in numpy.flatnonzero(kept.any(axis=1) | crossed.any(axis=1)):
+            if kept[k].any():
+                third = int(numpy.flatnonzero(kept[k])[0])
+                yield start + int(k), third, int(was[k, 0, third])
+            else:
+                third = int(numpy.flatnonzero(crossed[k])[0])
+                yield start + int(k), -1 - third, int(below[k, third])
 
 
 def _number(value: float | None) -> float:
     return math.nan if value is None else value
-
-
-def _steady_crossed(
-    value: float, recorded: list[float], steady: list[tuple[float, Place]]
-) -> tuple[Place, str] | None:
-    """The first steady number between a combination and its runs' values that it lay on one side of in every run and not now."""
-    low, high = min(recorded), max(recorded)
-    for place, number in _steady_between(value, low, high, steady):
-        below, above = _order(low, number), _order(high, number)
-        if below == above and _order(value, number) != below:
-            return place, below
-    return None
 
 
 def _orders(a: numpy.ndarray[Any, Any], b: numpy.ndarray[Any, Any]) -> numpy.ndarray[Any, Any]:
@@ -912,19 +958,6 @@ _BY_CALENDAR = frozenset(
 
 _ONE_WAY = frozenset({"difference", "ratio", "days between", "months between", "years between"})
 """The combinations that differ with the order of their two numbers (a date plus or minus days takes the date either way)."""
-
-
-def _steady_between(
-    value: float, low: float, high: float, steady: list[tuple[float, Place]]
-) -> Iterator[tuple[Place, float]]:
-    """The steady numbers between a combination and its runs' values (those it may have crossed)."""
-    low, high = min(value, low), max(value, high)
-    slack = _TOLERANCE * max(1.0, abs(low), abs(high))
-    start = bisect.bisect_left(steady, low - slack, key=lambda item: item[0])
-    for number, place in steady[start:]:
-        if number > high + slack:
-            break
-        yield place, number
 
 
 def _order(a: float, b: float) -> str:
