@@ -10,7 +10,7 @@ of each response, by model name).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -97,16 +97,30 @@ class CachedAgent:
     stay as they are. The engine's agent becomes this module's graph runner (one engine can serve
     several CachedAgents). A run that carries earlier conversation (in the input or in the
     checkpointer's thread) is a different task: it runs uncached unless ``cache_followups=True``.
+
+    Middleware that acts on each run beside the tools (a ``@dynamic_prompt``, a ``before_model`` or
+    ``after_model`` hook, a wrapper of model or tool calls) may make the model read what no input
+    shows: such a graph runs uncached unless ``context`` is given, a function returning what the
+    middleware reads (``lambda: policy.mode``), whose value is then part of the task.
     """
 
     def __init__(
-        self, engine: Engine, graph: Graph, *, checks: Checks | None = None, cache_followups: bool = False
+        self,
+        engine: Engine,
+        graph: Graph,
+        *,
+        checks: Checks | None = None,
+        cache_followups: bool = False,
+        context: Callable[[], Any] | None = None,
     ) -> None:
         if not isinstance(graph, Pregel):
             raise TypeError(f"CachedAgent needs a compiled LangGraph graph, got {type(graph).__name__}")
         self.engine = engine
         self.graph = graph
         self.cache_followups = cache_followups
+        self.context = context
+        """What the graph's middleware reads besides the input (a function called before each run): part of the task."""
+        self._middleware = _middleware(graph)
         self.last_result: Result | None = None
         """The engine's Result of the last call (None when the call ran uncached)."""
         self.tools = _wrap_tool_nodes(engine, graph, checks)
@@ -199,6 +213,9 @@ class CachedAgent:
         if isinstance(task, str):
             logger.info("%s run uncached: %s", FRAMEWORK, task)
             return None
+        read = self._middleware_context()
+        if read is _UNKNOWN:
+            return None
         try:
             tags = with_context(
                 tags,
@@ -207,6 +224,7 @@ class CachedAgent:
                     "graph_system": self._prompts,
                     "tools": self._offered,
                     "recursion_limit": _recursion_limit(self.graph, config),
+                    "middleware": read,
                 },
             )
         except CodecError as exc:
@@ -225,6 +243,25 @@ class CachedAgent:
             return None
         call = _Call(self, task, config, kwargs, is_async, tags)
         return self._followup(call, params) if task.history else call
+
+    def _middleware_context(self) -> Any:
+        """What the graph's middleware reads, as ``context`` returns it (None without middleware), or :data:`_UNKNOWN` (logged)."""
+        if not self._middleware:
+            return None
+        if self.context is None:
+            logger.info(
+                "%s run uncached: its middleware (%s) acts on each run beside the tools, so what the model "
+                "reads cannot identify the task: pass CachedAgent(..., context=...), a function returning "
+                "what the middleware reads",
+                FRAMEWORK,
+                ", ".join(self._middleware),
+            )
+            return _UNKNOWN
+        try:
+            return {"read": self.context(), "by": self._middleware}
+        except Exception as exc:  # the user's function: the run goes on uncached, never a crash
+            logger.info("%s run uncached: context() raised %s", FRAMEWORK, type(exc).__name__)
+            return _UNKNOWN
 
     def _in_thread(self, call: _Call, snapshot: Any, params: Mapping[str, Any] | None) -> _Call | None:
         """The call, unless the checkpointer's thread makes it a follow-up or a resume."""
@@ -363,6 +400,41 @@ def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dic
     for by_name, name, tool in wrapped:  # all or nothing: a tool that cannot be wrapped raised above
         by_name[name] = tool
     return {name: tool for _, name, tool in wrapped}
+
+
+_UNKNOWN = object()
+"""What a graph's middleware reads when no ``context`` says it: the run goes uncached."""
+
+_HOOKS = frozenset({"before_agent", "before_model", "after_model", "after_agent"})
+"""The middleware hooks ``create_agent`` makes nodes of (``Name.before_model``)."""
+
+
+def _middleware(graph: Graph) -> list[str]:
+    """What of the graph's middleware acts on a run beside its tools: its hook nodes, and wrappers of model or tool calls."""
+    graphs = [graph, *(sub for _, sub in graph.get_subgraphs(recurse=True) if isinstance(sub, Pregel))]
+    found: set[str] = set()
+    for name, node in ((name, node) for g in graphs for name, node in g.nodes.items()):
+        owner, _, hook = name.rpartition(".")
+        if owner and hook in _HOOKS:
+            found.add(name)
+        bound = node.bound
+        if (
+            getattr(bound, "_wrap_tool_call", None) is not None
+            or getattr(bound, "_awrap_tool_call", None) is not None
+        ):
+            found.add("a wrapper of tool calls")
+        func = getattr(bound, "func", None)
+        code, cells = getattr(func, "__code__", None), getattr(func, "__closure__", None)
+        if code is None or not cells:
+            continue
+        for held in ("wrap_model_call_handler", "awrap_model_call_handler"):
+            cell = dict(zip(code.co_freevars, cells, strict=True)).get(held)
+            try:
+                if cell is not None and cell.cell_contents is not None:
+                    found.add("a wrapper of model calls, such as a @dynamic_prompt")
+            except ValueError:  # an empty cell
+                continue
+    return sorted(found)
 
 
 def _built_in_prompts(graph: Graph) -> list[Any]:
