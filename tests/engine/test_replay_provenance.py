@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from muscle_mem import Engine, MissReason, current_run
+from muscle_mem.model.provenance import Disagreement, Output, Pick, element_identity, evaluate
 
 
 @dataclass
@@ -426,3 +427,18 @@ def test_a_param_inside_a_longer_word_of_the_task_keeps_the_tasks_apart(desk: De
     desk.judge(World(), "greet Johnson", params={"name": "John"})
     other = desk.judge(World(), "greet Janeson", params={"name": "Jane"})
     assert not other.hit  # another task: never "Johnson" for Janeson
+
+
+def test_elements_alike_but_for_the_chosen_value_are_told_apart_by_position() -> None:
+    """Two queued jobs alike but for their ids: the id at the recorded position is rebuilt; whole twins stay ambiguous."""
+    path = (("item", 0), ("key", "id"))
+    recorded = [{"id": "job-1", "state": "queued"}, {"id": "job-2", "state": "queued"}]
+    chosen = Output(0, path, picks=(Pick(0, element_identity(recorded[0], path[1:])),))
+    now = [{"id": "job-7", "state": "queued"}, {"id": "job-8", "state": "queued"}]
+    assert evaluate(chosen, {}, [now]) == "job-7"
+    whole_twins = [{"id": "job-7", "state": "queued"}, {"id": "job-7", "state": "queued"}]
+    with pytest.raises(Disagreement, match="2 elements like the one chosen"):
+        evaluate(chosen, {}, [whole_twins])
+    texts = Output(0, (("item", 0),), picks=(Pick(0, element_identity("a", ())),))  # a text chosen whole
+    with pytest.raises(Disagreement):
+        evaluate(texts, {}, [["a", "a"]])

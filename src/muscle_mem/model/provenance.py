@@ -334,9 +334,27 @@ def _check_pick(output: Any, path: tuple[PathElement, ...], pick: Pick, step: in
         raise Disagreement(
             f"step {step}'s output holds another element at position {index} than the one chosen when recorded"
         )
-    twins = sum(element_identity(other, rest) == pick.identity for other in container)
-    if twins > 1:
-        raise Disagreement(f"step {step}'s output holds {twins} elements like the one chosen at {index}")
+    twins = [other for other in container if element_identity(other, rest) == pick.identity]
+    if len(twins) > 1 and not _told_apart_by_chosen(twins, rest):
+        raise Disagreement(f"step {step}'s output holds {len(twins)} elements like the one chosen at {index}")
+
+
+def _told_apart_by_chosen(twins: Sequence[Any], rest: tuple[PathElement, ...]) -> bool:
+    """Whether elements alike but for the chosen value each hold another chosen value.
+
+    Twins differ only in the value chosen out of them: the agent told them apart by their position or
+    by that value, whose every equality (to a param, to an earlier leaf, to a sibling) the step's
+    observation compares. The one at the recorded position is then the one a replay must choose; a
+    chosen value held twice (whole elements alike) stays ambiguous. A value chosen whole (``rest``
+    empty) is its element's identity: twins are then equal elements.
+    """
+    if not rest:
+        return False
+    try:
+        values = [codec.digest(_plain(walk(twin, rest), None, 0)) for twin in twins]
+    except (KeyError, IndexError, AttributeError, TypeError):
+        return False
+    return len(set(values)) == len(values)
 
 
 _HOLE = "\x00chosen"
