@@ -9,6 +9,7 @@ from . import (
     computed,
     context,
     context_mid_run,
+    forms_and_places,
     fronts_more,
     harmless,
     harmless_more,
@@ -68,7 +69,6 @@ LIMITS: dict[str, str] = {
     "rt_error_code_retry_core": "an identifier-shaped code's content decides: identifiers are free",
     "rt_name_length_core": "a name's length decides: names are free",
     "rt_param_path_prefix_core": "a path param's prefix decides: paths are identities",
-    "rt_case_sensitive_identity_core": "two names equal but for case are labelled equal",
     "rt_invoice_no_idempotency_core": "the order of two identities decides: identities keep their equalities only",
     "rt_bare_int_handle_compared_core": "an int a tool returned whole and the agent copied on is taken for a handle",
     "rt_sla_timestamp_difference_core": "the difference of two free timestamps decides: only their order is kept",
@@ -131,6 +131,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *texts_and_params.S,
     *modes_and_workers.S,
     *lists_and_choices.S,
+    *forms_and_places.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]

@@ -473,8 +473,21 @@ def _value_covered(kind: str, value: Any, recorded: list[Leaf], path: str) -> bo
             places = max(_decimals(v) for v in values)
             if places and _decimals(value) > places:  # finer than every run's (2.75 for 2.5, 4.2): rounded?
                 return False
+            if places and not _on_grid(value, values, places):  # 3.2 where every run saw halves: rounded?
+                return False
         return _within(value, values)
     return value in values
+
+
+def _on_grid(value: float, seen: Sequence[float], places: int) -> bool:
+    """Whether a fraction lies on the grid every run's number stood on, in units of their finest decimal
+    place and dividing one (halves for 2.5, 3.5 and 4.0; none for 15.9 and 12.3, nor for 19.99 and
+    5.49): an agent may have rounded to it."""
+    scale = 10**places
+    grid = math.gcd(
+        scale, *(round(v * scale) for v in seen)
+    )  # a grid rounding makes (halves, fifths), not 0.3
+    return grid <= 1 or round(value * scale) % grid == 0
 
 
 def _decimals(number: float) -> int:
@@ -1093,9 +1106,14 @@ def shown_leaf(kind: str, value: Any) -> str:
 _SHAPES = {
     "_": "with blanks around it",
     "w": "of several words",
-    "_w": "of several words, with blanks around",
+    "s": "with blanks inside other than single spaces",
+    "u": "in upper case",
+    "t": "in title case",
+    "m": "in mixed case",
+    "0": "with no cased letter",
+    "a": "shaped as an address",
 }
-"""What each shape an identity's label keeps says (see :func:`muscle_mem.model._leaf_kinds.text_shape`)."""
+"""What each mark of the shape an identity's label keeps says (see :func:`muscle_mem.model._leaf_kinds.text_shape`)."""
 
 
 def label_text(label: str) -> str:
@@ -1106,7 +1124,7 @@ def label_text(label: str) -> str:
     place, _, kind = label.removeprefix("=").partition("~")
     suffix = f" (a {kind} name)" if kind else ""
     if shape:
-        suffix += f" ({_SHAPES[shape]})"
+        suffix += " (" + ", ".join(_SHAPES.get(mark, mark) for mark in shape) + ")"
     if not place:
         return "a value new to the run" + suffix
     if place.startswith("p:"):

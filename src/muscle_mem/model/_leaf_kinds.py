@@ -55,15 +55,45 @@ ID_PREFIX = re.compile(r"^[A-Za-z]{1,8}_(?=[A-Za-z]*\d)")
 
 
 def text_shape(text: str) -> str:
-    """What an identity keeps of a text's shape: ``^`` then ``_`` for blanks around it and ``w`` for several words ("" for neither).
+    """What an identity keeps of a text's shape (see :func:`_text_shape`), remembered for a short text."""
+    if len(text) <= MEMO_LENGTH:
+        return _text_shape_memo(text)
+    return _text_shape(text)
 
-    An agent may pass on part of what it read (the first word of a name, an id stripped of blanks)
-    where every run saw the part equal to the whole: a text of another shape is not covered by them.
+
+def _text_shape(text: str) -> str:
+    """What an identity keeps of a text's shape: ``^`` then a mark for each way a normal form an agent
+    may write it in (stripped, one blank between words, lower or upper or title case, a sentinel read
+    as none) would differ from it, "" for none of them.
+
+    An agent may pass on its value written so (the first word of a name, an id stripped of blanks,
+    an email lower-cased, a name's blanks made single, 'n/a' read as no address) where every run saw
+    the written form equal to the value: a text of another shape is not covered by them. The marks:
+    ``_`` blanks around it, ``w`` several words, ``s`` blanks inside that are not single spaces,
+    ``u`` upper case, ``t`` title case, ``m`` mixed case, ``0`` no letter that has a case (lower case
+    is unmarked; the case of a text of one word only), ``a`` shaped as an address (an email, a URL, a path: 'n/a' in its place is not).
     """
     stripped = text.strip()
-    blanks = "_" if len(stripped) != len(text) else ""
-    words = "w" if len(stripped.split(None, 1)) > 1 else ""
-    return f"^{blanks}{words}" if blanks or words else ""
+    marks = "_" if len(stripped) != len(text) else ""
+    words = stripped.split()
+    if len(words) > 1:
+        marks += "w"
+    if " ".join(words) != stripped:
+        marks += "s"
+    if len(words) == 1:  # a token's case (an email, an id); a sentence's case says nothing of its kind
+        lower, upper = stripped.lower(), stripped.upper()
+        if lower == upper:
+            marks += "0"
+        elif stripped == upper:
+            marks += "u"
+        elif stripped != lower:
+            marks += "t" if stripped == stripped.title() else "m"
+    if _ADDRESS.match(stripped):
+        marks += "a"
+    return "^" + marks if marks else ""
+
+
+_text_shape_memo = functools.lru_cache(maxsize=8192)(_text_shape)
 
 
 _SHORT_NAME = re.compile(r"^[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3}$")
