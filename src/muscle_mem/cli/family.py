@@ -14,7 +14,8 @@ from typing import Any
 
 from muscle_mem.cli.phrases import plural
 from muscle_mem.cli.untrusted import shown
-from muscle_mem.model._evidence import NUMERIC_KINDS, free_by_variation, label_text, shown_leaf, where
+from muscle_mem.model._evidence_leaves import NUMERIC_KINDS, free_by_variation
+from muscle_mem.model._evidence_places import label_text, shown_leaf, where
 from muscle_mem.model._leaf_kinds import Leaf
 from muscle_mem.model.trajectory import Trajectory
 from muscle_mem.stores.base import Browsable, CoreStore

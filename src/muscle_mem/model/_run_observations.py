@@ -186,7 +186,7 @@ def with_failed_attempts(observation: Observation, count: int) -> Observation:
 COMPUTED_ON = "computed-on"
 """The label of a timestamp leaf in a run whose calls or answer hold a date or time no origin explains:
 such a timestamp may be what the agent computed it from, so runs that saw it vary do not make it free
-(it must lie within the range they saw; see :func:`muscle_mem.model._evidence.free_by_variation`)."""
+(it must lie within the range they saw; see :func:`muscle_mem.model._evidence_leaves.free_by_variation`)."""
 
 _TIME_TEXT = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{1,2}:\d{2}\b"

@@ -10,7 +10,7 @@ from typing import Any
 
 from muscle_mem.check import Check, MissingThreshold
 from muscle_mem.model import codec
-from muscle_mem.model._evidence import NUMERIC_KINDS
+from muscle_mem.model._evidence_leaves import NUMERIC_KINDS
 from muscle_mem.model._observations import Flat, Observation, Observer, key_of, params_key
 from muscle_mem.model._snapshot_keys import snapshot_key
 from muscle_mem.model.trajectory import Step

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from muscle_mem.model import codec
-from muscle_mem.model._evidence import History, uncovered
+from muscle_mem.model._evidence import uncovered
+from muscle_mem.model._evidence_places import History
 from muscle_mem.model._leaf_kinds import Leaf
 from muscle_mem.model._observations import Observer, kept_leaves, params_leaves
 from muscle_mem.model._run_observations import bound_names, bound_numbers
