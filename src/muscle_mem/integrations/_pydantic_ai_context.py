@@ -20,7 +20,7 @@ try:
     from pydantic_ai import RunContext
     from pydantic_ai._instructions import resolve_sourced_instructions
     from pydantic_ai._system_prompt import resolve_system_prompts
-    from pydantic_ai.capabilities import WrapRunHandler
+    from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.tools import ToolDefinition
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
@@ -86,7 +86,68 @@ async def agent_context(
         "system_prompts": [part.content for part in prompts],
         "tools": offered(tools),
         "tool_choice": to_jsonable_python(_model_settings(ctx, deps).get("tool_choice")),
+        "output": _output(deps, agent),
+        "model": [getattr(ctx.model, "system", None), getattr(ctx.model, "model_name", None)],
     }
+
+
+def _output(deps: Any, agent: Any) -> Any:
+    """What the model is asked to answer in: the run's output schema (its mode, object schema and output tools)."""
+    schema = getattr(deps, "output_schema", None)
+    if schema is None:  # a version whose graph is not where this module looks: the agent's own output type
+        return repr(getattr(agent, "output_type", None))
+    tools = getattr(getattr(schema, "toolset", None), "_tool_defs", None) or []
+    return [
+        getattr(schema, "mode", None),
+        to_jsonable_python(getattr(getattr(schema, "object_def", None), "json_schema", None)),
+        _defs(tools),
+    ]
+
+
+_REQUEST_HOOKS = (
+    "before_model_request",
+    "prepare_model_request",
+    "wrap_model_request",
+    "after_model_request",
+    "compact_history",
+    "get_wrapper_model",
+)
+"""The capability methods that act on each model request (what the model reads, or how it answers)."""
+
+
+def request_hooks(ctx: RunContext[Any], own: object) -> list[str]:
+    """The run's capabilities other than ``own`` that act on each model request, by class name.
+
+    A history processor, a capability that adds a message or rewrites the instructions before each
+    request, or wraps the model: the model may read what no prompt shows, and a replay runs none of
+    them. Those of :data:`_READS_NOTHING` change nothing the key misses.
+    """
+    found: list[str] = []
+    for capability in _leaves(ctx.root_capability):
+        kind = type(capability)
+        if capability is own or type(own) is kind or kind.__name__ in _READS_NOTHING:
+            continue
+        if any(
+            getattr(kind, hook, None) is not getattr(AbstractCapability, hook, None)
+            for hook in _REQUEST_HOOKS
+        ):
+            found.append(kind.__name__)
+    return sorted(set(found))
+
+
+_READS_NOTHING = frozenset({"Instrumentation", "PendingMessageDrainCapability", "ToolSearch"})
+"""pydantic-ai's own capabilities that act on each request without the model reading what the task
+key misses: tracing, messages the run itself queues, the tools it finds (compared at each turn)."""
+
+
+def _leaves(capability: Any) -> list[Any]:
+    """The capabilities a combined one holds, flattened (itself if it holds none)."""
+    inner = getattr(capability, "capabilities", None)
+    if capability is None:
+        return []
+    if isinstance(inner, (list, tuple)):
+        return [leaf for part in inner for leaf in _leaves(part)]
+    return [capability]
 
 
 def _model_settings(ctx: RunContext[Any], deps: Any) -> Mapping[str, Any]:

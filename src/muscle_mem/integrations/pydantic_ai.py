@@ -65,6 +65,7 @@ try:
     from muscle_mem.integrations._pydantic_ai_context import (
         agent_context,
         graph_deps,
+        request_hooks,
         request_reads,
         unkeyed_instructions,
     )
@@ -89,6 +90,10 @@ Params = Mapping[str, Any] | Callable[[RunContext[Any]], Mapping[str, Any] | Non
 Tags = Sequence[str] | Callable[[RunContext[Any]], Sequence[str] | None] | None
 
 
+_UNKNOWN = object()
+"""What a run's other capabilities read when no ``context`` says it: the run is solved uncached."""
+
+
 class MuscleMem(AbstractCapability[Any]):
     """A pydantic-ai capability that records an agent's runs and replays them without the model.
 
@@ -108,6 +113,7 @@ class MuscleMem(AbstractCapability[Any]):
         tags: Tags = None,
         checks: Checks | None = None,
         cache_followups: bool = False,
+        context: Callable[[RunContext[Any]], Any] | None = None,
     ) -> None:
         if not isinstance(engine, Engine):
             raise TypeError(f"MuscleMem needs a muscle_mem.Engine, got {type(engine).__name__}")
@@ -116,6 +122,8 @@ class MuscleMem(AbstractCapability[Any]):
         self.tags = tags
         self.checks = checks
         self.cache_followups = cache_followups
+        self.context = context
+        """What the run's other capabilities read besides the prompt (a function of the run's context): part of the task."""
         self.last_result: Result | None = None
         """The engine's Result of the latest run (None if it was solved uncached or ended unfinished)."""
         self._origin = self
@@ -153,7 +161,10 @@ class MuscleMem(AbstractCapability[Any]):
         state.allowed = _allowed(ctx)
         assert state.toolset is not None  # checked by _task
         context = await agent_context(ctx, state.toolset, state.deps, state.tools)
-        tags = with_context(tags, context)
+        read = self._capabilities_read(ctx)
+        if read is _UNKNOWN:
+            return await handler()
+        tags = with_context(tags, {**context, "capabilities": read})
         self._keyed = context.get("instructions", [])
         live, run = LIVE.set(None), RUN.set(state)
         try:
@@ -201,6 +212,25 @@ class MuscleMem(AbstractCapability[Any]):
             run.refuse(f"{why}: the run is not stored")
         else:
             logger.warning("%s: the replay went by the agent's own instructions", why)
+
+    def _capabilities_read(self, ctx: RunContext[Any]) -> Any:
+        """What the run's other capabilities read, as ``context`` returns it (None with none), or :data:`_UNKNOWN` (logged)."""
+        acting = request_hooks(ctx, self)
+        if not acting:
+            return None
+        if self.context is None:
+            logger.info(
+                "a pydantic-ai run is solved uncached: its capabilities %s act on each model request, so "
+                "what the model reads cannot identify the task: pass MuscleMem(..., context=...), a "
+                "function returning what they read",
+                ", ".join(acting),
+            )
+            return _UNKNOWN
+        try:
+            return {"read": self.context(ctx), "by": acting}
+        except Exception as exc:  # the user's function: the run goes on uncached, never a crash
+            logger.info("a pydantic-ai run is solved uncached: context() raised %s", type(exc).__name__)
+            return _UNKNOWN
 
     def _task(self, ctx: RunContext[Any], state: RunState, params: Any) -> str | None:
         """The run's task text, or None when the run is solved uncached (and the log says why)."""
