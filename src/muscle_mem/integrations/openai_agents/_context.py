@@ -24,7 +24,7 @@ async def agents_context(start: Agent[Any], context: Any) -> dict[str, Any]:
     """
     wrapper = RunContextWrapper(context=context)
     read: list[list[Any]] = []
-    for agent in _reachable(start):
+    for agent in reachable(start):
         instructions = await agent.get_system_prompt(wrapper)
         prompt = await agent.get_prompt(wrapper)
         tools = await _offered(agent, wrapper)
@@ -76,7 +76,7 @@ def _output_schema(agent: Agent[Any]) -> Any:
         return getattr(output, "__qualname__", repr(output))
 
 
-def _reachable(start: Agent[Any]) -> Iterator[Agent[Any]]:
+def reachable(start: Agent[Any]) -> Iterator[Agent[Any]]:
     """``start``, then the agents its handoffs name (depth first, each once)."""
     seen: set[int] = set()
     pending = [start]

@@ -24,7 +24,7 @@ from agents.run_config import DEFAULT_MAX_TURNS
 
 from muscle_mem import Engine, Result, StepView
 from muscle_mem.integrations._common import Checks, note_followup_bypass, with_context
-from muscle_mem.integrations.openai_agents._context import agents_context, turn_context
+from muscle_mem.integrations.openai_agents._context import agents_context, reachable, turn_context
 from muscle_mem.integrations.openai_agents._items import answer, as_users, history, hit_result, unrecordable
 from muscle_mem.integrations.openai_agents._tools import CALL, AgentGraph, CallState
 from muscle_mem.integrations.openai_agents._usage import report_usage
@@ -280,8 +280,16 @@ class CachedRunner:
         task = self._task(given, params, runner_kwargs)
         if task is None:
             return None, tags
+        unseen = _unseen_by_a_replay(self.agent, runner_kwargs.get("run_config"))
+        if unseen:
+            logger.info(
+                "the run has %s, which a replay would not apply: solved by the agent, uncached",
+                ", ".join(unseen),
+            )
+            return None, tags
         try:
-            return task, with_context(tags, await agents_context(self.agent, context))
+            read = await agents_context(self.agent, context)
+            return task, with_context(tags, {**read, "run_tool_choice": _run_tool_choice(runner_kwargs)})
         except Exception as exc:  # an instructions function that raises, a prompt that cannot be encoded
             logger.info("the agents' instructions cannot identify the task: solved uncached (%r)", exc)
             return None, tags
@@ -452,3 +460,27 @@ def _text(content: Any) -> str | None:
     if not texts or not all(isinstance(text, str) for text in texts):
         return None
     return "\n".join(str(text) for text in texts)
+
+
+def _unseen_by_a_replay(start: Agent[Any], run_config: Any) -> list[str]:
+    """What of the run a replay would not apply: a run-wide model, a model input filter, guardrails.
+
+    ``RunConfig.model`` answers instead of every agent's model, ``call_model_input_filter`` rewrites
+    what the model reads at each turn, and input or output guardrails (the run's or an agent's) may
+    stop the run: a hit runs none of them.
+    """
+    unseen: list[str] = []
+    if run_config is not None:
+        for name in ("model", "call_model_input_filter", "input_guardrails", "output_guardrails"):
+            if getattr(run_config, name, None):
+                unseen.append(f"RunConfig.{name}")
+    for agent in reachable(start):
+        if agent.input_guardrails or agent.output_guardrails:
+            unseen.append(f"guardrails on agent {agent.name!r}")
+    return unseen
+
+
+def _run_tool_choice(runner_kwargs: Mapping[str, Any]) -> Any:
+    """The tool choice a ``RunConfig.model_settings`` imposes on every agent of the run (None if none)."""
+    settings = getattr(runner_kwargs.get("run_config"), "model_settings", None)
+    return getattr(settings, "tool_choice", None)
