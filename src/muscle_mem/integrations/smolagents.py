@@ -229,6 +229,9 @@ class CachedAgent:
             return "streaming runs are not cached"
         if self.agent.managed_agents:
             return "the agent has managed agents, whose work a replay could not redo"
+        extra = _user_callbacks(self.agent)
+        if extra:
+            return f"the agent has {extra}, which a replay would not run (they may change what the model reads, or refuse its answer)"
         if not reset and self.agent.memory.steps and not self.cache_followups:
             note_followup_bypass("smolagents", task, params)
             return "a follow-up (reset=False)"
@@ -253,6 +256,8 @@ class CachedAgent:
             "additional_args": run_kwargs.get("additional_args"),
             "images": run_kwargs.get("images"),
             "max_steps": run_kwargs.get("max_steps") or self.agent.max_steps,
+            "planning_interval": self.agent.planning_interval,
+            "prompt_templates": self.agent.prompt_templates if self.agent.planning_interval else None,
         }
         try:
             return with_context(tags, context), None
@@ -340,3 +345,21 @@ def _report_usage(agent: MultiStepAgent) -> None:
         requests=requests,
         model=model if isinstance(model, str) else None,
     )
+
+
+def _user_callbacks(agent: MultiStepAgent) -> str:
+    """The agent's own step callbacks and final answer checks, named ('' if none).
+
+    A step callback may write into the memory the model reads next; a final answer check may refuse
+    an answer: a replay runs neither. smolagents' own monitor callback is not the user's.
+    """
+    found: list[str] = []
+    if agent.final_answer_checks:
+        found.append("final_answer_checks")
+    registry = getattr(agent.step_callbacks, "_callbacks", None)
+    monitor = agent.monitor.update_metrics
+    if isinstance(registry, dict) and any(
+        callback != monitor for callbacks in registry.values() for callback in callbacks
+    ):
+        found.append("step_callbacks")
+    return " and ".join(found)
