@@ -115,7 +115,7 @@ class CachedSession:
         for _ in range(MAX_PAGES):
             page = await self._list_page(cursor)
             tools.extend(page.tools)
-            cursor = _field(page, "next_cursor", "nextCursor")
+            cursor = field_of(page, "next_cursor", "nextCursor")
             if not cursor:
                 break
         else:
@@ -203,7 +203,7 @@ class CachedSession:
                 self._make_shim(tool.name),
                 name=self._prefix + tool.name,
                 version=schema_version(
-                    tool.name, tool.description, _field(tool, "input_schema", "inputSchema")
+                    tool.name, tool.description, field_of(tool, "input_schema", "inputSchema")
                 ),
                 pre_check=pre,
                 post_check=post,
@@ -215,7 +215,7 @@ class CachedSession:
 
         async def call_mcp_tool(**arguments: Any) -> Any:
             result = await session.call_tool(name, arguments, **(_CALL_OPTIONS.get() or {}))
-            if _field(result, "is_error", "isError"):
+            if field_of(result, "is_error", "isError"):
                 raise _ToolFailed(name, result)
             return result
 
@@ -235,7 +235,7 @@ def result_view(result: CallToolResult) -> Any:
     place: such a result is raised, never recorded.
     """
     blocks = [_block_view(block) for block in result.content]
-    structured = _field(result, "structured_content", "structuredContent")
+    structured = field_of(result, "structured_content", "structuredContent")
     if structured is None:
         return blocks[0] if len(blocks) == 1 else blocks
     if all(_repeats(block, structured) for block in result.content):
@@ -259,7 +259,7 @@ def _block_view(block: Any) -> Any:
     resource = getattr(block, "resource", None)
     for part in (block, resource):
         for name, legacy in _SHOWN_FIELDS:
-            value = _field(part, name, legacy) if part is not None else None
+            value = field_of(part, name, legacy) if part is not None else None
             if value is not None:
                 view.setdefault(name, str(value))
     text = getattr(resource, "text", None)
@@ -304,7 +304,7 @@ def _arguments(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(arguments)
 
 
-def _field(obj: Any, name: str, legacy: str) -> Any:
+def field_of(obj: Any, name: str, legacy: str) -> Any:
     """A field of an MCP model by its 2.x name, else its 1.x (camelCase) name."""
     return getattr(obj, name) if hasattr(obj, name) else getattr(obj, legacy, None)
 

@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from muscle_mem import MuscleMemError
-from muscle_mem.integrations._common import Checks, missing_extra
-from muscle_mem.integrations.mcp import CachedSession, ToolSession, result_view
+from muscle_mem.integrations._common import Checks, missing_extra, tools_offered, with_context
+from muscle_mem.integrations.mcp import CachedSession, ToolSession, field_of, result_view
 
 
 def _import_error() -> ImportError:
@@ -184,7 +184,10 @@ class CachingProxy:
             return _error(f"{BEGIN}: params must be an object of names to values")
         if state.task is not None:
             return _error(f"a task is open already: call {END}(answer) to finish it first")
-        tags = arguments.get("tags")
+        try:
+            tags = await self._served(arguments.get("tags"))
+        except (MuscleMemError, TypeError, ValueError) as exc:
+            return _error(f"{BEGIN} failed: {exc}")
         session = self._engine.session(task, params=dict(task_params), tags=tags)
         open_task = state.task = _OpenTask(session)
         try:
@@ -213,6 +216,24 @@ class CachingProxy:
         )
         listing.content.extend(_media(done))
         return listing
+
+    async def _served(self, tags: Any) -> Any:
+        """The task's tags, with one naming what the remote model reads of the server.
+
+        That is the upstream's instructions (relayed to the client) and the tools it lists, each
+        with its description and input schema: a changed policy or a tool added upstream is another
+        task, since the remote model would read it before choosing its calls. The tools are listed
+        again for this.
+        """
+        await self.refresh_tools()
+        served = {
+            "instructions": self.passthrough.instructions(INSTRUCTIONS),
+            "tools": tools_offered(
+                (t.name, t.description, field_of(t, "input_schema", "inputSchema"))
+                for t in self.upstream.tools
+            ),
+        }
+        return with_context(tags, served)
 
     async def _end(self, state: _Connection, arguments: Mapping[str, Any]) -> CallToolResult:
         open_task = state.task
