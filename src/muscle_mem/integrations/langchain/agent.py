@@ -225,6 +225,7 @@ class CachedAgent:
                     "tools": self._offered,
                     "recursion_limit": _recursion_limit(self.graph, config),
                     "middleware": read,
+                    "configurable": _configurable(config),
                 },
             )
         except CodecError as exc:
@@ -476,6 +477,23 @@ def _recursion_limit(graph: Graph, config: Any) -> Any:
         if isinstance(given, Mapping) and given.get("recursion_limit") is not None:
             return given["recursion_limit"]
     return None
+
+
+_CHECKPOINT_KEYS = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"})
+
+
+def _configurable(config: Any) -> Any:
+    """The call's ``config["configurable"]`` values but those naming a checkpoint: part of the task.
+
+    A model node may build its prompt from them (a hand-built ``StateGraph``'s node reads its
+    config), which no input shows; a value the engine cannot encode runs the call uncached.
+    """
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    if not isinstance(configurable, Mapping):
+        return None
+    return {
+        k: v for k, v in configurable.items() if k not in _CHECKPOINT_KEYS and not str(k).startswith("__")
+    } or None
 
 
 def _thread_of(config: Any) -> bool:
