@@ -7,6 +7,7 @@ from . import (
     choices,
     coincidences,
     computed,
+    computed_more,
     context,
     context_mid_run,
     forms_and_places,
@@ -101,6 +102,16 @@ LIMITS: dict[str, str] = {
     "rt4_three_charges_vs_limit_core": "a total of three numbers against a bound decides: combinations are of two",
     "rt7b_sku_truncated_core": "a part of an identity equal to all of it in every run (a code cut to 8 characters): identities are free",
     "rt7b_id_suffix_equals_field_core": "a number read out of an identity that another field equalled in every run is bound to that field",
+    "rt10g_ceil_boxes_core": "a value computed by a function the engine does not model (a ceiling, a rounding, a weighted sum, an end of month, a weekend roll), the same in every run while its inputs varied within their ranges",
+    "rt10g_ceil_boxes_answer_langchain": "a value computed by a function the engine does not model (a ceiling, a rounding, a weighted sum, an end of month, a weekend roll), the same in every run while its inputs varied within their ranges",
+    "rt10g_weighted_sum_core": "a value computed by a function the engine does not model (a ceiling, a rounding, a weighted sum, an end of month, a weekend roll), the same in every run while its inputs varied within their ranges",
+    "rt10g_max_plus_one_core": "a value computed by a function the engine does not model (a ceiling, a rounding, a weighted sum, an end of month, a weekend roll), the same in every run while its inputs varied within their ranges",
+    "rt10g_rounded_tax_same_core": "a value computed by a function the engine does not model (a ceiling, a rounding, a weighted sum, an end of month, a weekend roll), the same in every run while its inputs varied within their ranges",
+    "rt10g_rounded_tax_structured_pydantic_ai": "a value computed by a function the engine does not model (a ceiling, a rounding, a weighted sum, an end of month, a weekend roll), the same in every run while its inputs varied within their ranges",
+    "rt10g_eom_after_terms_core": "a value computed by a function the engine does not model (a ceiling, a rounding, a weighted sum, an end of month, a weekend roll), the same in every run while its inputs varied within their ranges",
+    "rt10g_ship_rolled_to_monday_core": "a value computed by a function the engine does not model (a ceiling, a rounding, a weighted sum, an end of month, a weekend roll), the same in every run while its inputs varied within their ranges",
+    "rt10g_floor_percent_same_core": "a value computed by a function the engine does not model (a ceiling, a rounding, a weighted sum, an end of month, a weekend roll), the same in every run while its inputs varied within their ranges",
+    "rt10g_product_vs_budget_core": "a product of two numbers, each within its recorded range, against a threshold of the agent's own decides",
     "rt8d_proven_params_disagreed_template_replays": "proven mode: a task's form with declared params and its plain text's template count as two families",
 }
 """Scenarios an engine that generalises as the runs showed still replays wrong, and why (kept out of the judged set)."""
@@ -132,6 +143,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *modes_and_workers.S,
     *lists_and_choices.S,
     *forms_and_places.S,
+    *computed_more.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]
