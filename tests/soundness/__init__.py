@@ -11,6 +11,7 @@ from . import (
     context,
     context_mid_run,
     forms_and_places,
+    fronts_branches,
     fronts_more,
     harmless,
     harmless_more,
@@ -144,6 +145,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *lists_and_choices.S,
     *forms_and_places.S,
     *computed_more.S,
+    *fronts_branches.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]
