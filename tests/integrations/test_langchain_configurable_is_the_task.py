@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import ModelRequest, dynamic_prompt
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.graph import START, MessagesState, StateGraph
@@ -27,25 +26,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 from muscle_mem import Engine
 from muscle_mem.integrations.langchain import CachedAgent
-
-
-class PolicyModel(GenericFakeChatModel):
-    """Refunds A1 unless a system prompt it is shown says 'never refund'; then answers."""
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> PolicyModel:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        system = " ".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
-        done = any(m.type == "tool" for m in messages)
-        if done or "never refund" in system:
-            reply = AIMessage("refunded A1" if done else "refunds are frozen")
-        else:
-            reply = AIMessage(
-                "", tool_calls=[{"name": "refund", "args": {"order": "A1"}, "id": "c1", "type": "tool_call"}]
-            )
-        self.messages = iter([reply])
-        return super()._generate(messages, *args, **kwargs)
+from refund_chat_model import PolicyModel
 
 
 def refund_tool(refunded: list[str]) -> StructuredTool:

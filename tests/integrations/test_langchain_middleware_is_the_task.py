@@ -19,12 +19,12 @@ from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import ModelRequest, before_model, dynamic_prompt, wrap_tool_call
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.tools import StructuredTool
 
 from muscle_mem import Engine
 from muscle_mem.integrations.langchain import CachedAgent
+from refund_chat_model import PolicyModel
 
 policy = {"mode": "refunds allowed"}
 
@@ -32,25 +32,6 @@ policy = {"mode": "refunds allowed"}
 @dynamic_prompt
 def support_policy(request: ModelRequest) -> str:
     return f"You are a support agent. Policy: {policy['mode']}"
-
-
-class PolicyModel(GenericFakeChatModel):
-    """A fake chat model that refunds unless the system prompt it is shown freezes refunds."""
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> PolicyModel:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        system = " ".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
-        done = any(m.type == "tool" for m in messages)
-        if done or "never refund" in system:
-            reply = AIMessage("done" if done else "refunds are frozen")
-        else:
-            reply = AIMessage(
-                "", tool_calls=[{"name": "refund", "args": {"order": "A1"}, "id": "c1", "type": "tool_call"}]
-            )
-        self.messages = iter([reply])
-        return super()._generate(messages, *args, **kwargs)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_messag
 
 from muscle_mem import Engine
 from muscle_mem.integrations.openai_agents import CachedRunner
+from turn_policies import parallel_policy
 
 set_tracing_disabled(True)
 
@@ -60,19 +61,6 @@ def make_tools(world: dict[str, Any]) -> list[Any]:
         return "ordered"
 
     return [stock, order]
-
-
-def parallel_policy(done: list[Any]) -> Any:
-    """Turn 1: two stock look-ups at once; turn 2: order each sku out of stock, at once; then answer."""
-    seen = {a["sku"] for n, a, _ in done if n == "stock"}
-    if seen != {"a", "b"}:
-        return [("stock", {"sku": s}) for s in ("a", "b") if s not in seen]
-    looked = [(a["sku"], o["qty"]) for n, a, o in done if n == "stock"]
-    ordered = [a["sku"] for n, a, _ in done if n == "order"]
-    need = [s for s, q in looked if q == 0 and s not in ordered]
-    if need:
-        return [("order", {"sku": s}) for s in need]
-    return f"ordered {ordered}"
 
 
 @pytest.mark.xfail(

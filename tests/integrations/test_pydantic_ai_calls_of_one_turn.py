@@ -25,6 +25,7 @@ from pydantic_ai.usage import UsageLimits
 
 from muscle_mem import Engine
 from muscle_mem.integrations.pydantic_ai import MuscleMem
+from turn_policies import parallel_policy
 
 
 def seen(messages: list[Any]) -> list[tuple[str, dict[str, Any], Any]]:
@@ -70,18 +71,6 @@ def stock_tools(world: dict[str, Any]) -> list[Any]:
         return "ordered"
 
     return [stock, order]
-
-
-def parallel_policy(done: list[Any]) -> Any:
-    seen_skus = {a["sku"] for n, a, _ in done if n == "stock"}
-    if seen_skus != {"a", "b"}:
-        return [("stock", {"sku": s}) for s in ("a", "b") if s not in seen_skus]
-    looked = [(a["sku"], o["qty"]) for n, a, o in done if n == "stock"]
-    ordered = [a["sku"] for n, a, _ in done if n == "order"]
-    need = [s for s, q in looked if q == 0 and s not in ordered]
-    if need:
-        return [("order", {"sku": s}) for s in need]
-    return f"ordered {ordered}"
 
 
 def _run(agent: Agent[Any, Any], limit: int) -> Any:
