@@ -215,14 +215,8 @@ class Outcomes:
     def _disagreed_in_template(self, run: Run, event: Event) -> None:
         """A plain text's own family disagreed: so did the template its text follows (the same task),
         which is sent back to shadow too (on every worker: the disagreement is journaled under its key)."""
-        if self.templates is None or run.template is not None or run.text is None:
-            return
-        try:
-            template = self.templates.find(run.text, run.tags)
-        except Exception:
-            logger.exception("could not read the templates of task %r", run.task)
-            return
-        if template is None or template.key == run.task_key:
+        template = self.templates.family_of(run) if self.templates is not None else None
+        if template is None:
             return
         copy = dataclasses.replace(event, task_key=template.key, task=template.text)
         self.journal.add(copy)

@@ -276,14 +276,10 @@ class Engine(Registration):
 
     def _related(self, run: Run) -> tuple[str, ...]:
         """The template family a plain-text task served by its own key also counts in (proven mode)."""
-        if self._book is None or self._templates is None or run.template is not None or run.text is None:
+        if self._book is None or self._templates is None:
             return ()
-        try:
-            template = self._templates.find(run.text, run.tags)
-        except Exception:  # the templates could not be read: the task's own family decides
-            logger.exception("could not read the templates of task %r", run.task)
-            return ()
-        return (template.key,) if template is not None and template.key != run.task_key else ()
+        template = self._templates.family_of(run)
+        return (template.key,) if template is not None else ()
 
     @contextlib.contextmanager
     def _fallback(

@@ -259,6 +259,20 @@ class TemplateIndex:
             found = self._find(reading, tags)
         return found
 
+    def family_of(self, run: Run) -> Template | None:
+        """The template a plain-text run served by its own key also follows (one task under two keys), or None.
+
+        None too for a run served by a template, or when the templates cannot be read (logged).
+        """
+        if run.template is not None or run.text is None:
+            return None
+        try:
+            template = self.find(run.text, run.tags)
+        except Exception:  # the templates could not be read: the run's own family decides
+            logger.exception("could not read the templates of task %r", run.task)
+            return None
+        return template if template is not None and template.key != run.task_key else None
+
     def _find(self, reading: Reading, tags: Sequence[str]) -> Template | None:
         if self._slots is None:
             self._load()
