@@ -6,7 +6,7 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from muscle_mem import Check, current_run
@@ -108,3 +108,34 @@ def note_followup_bypass(framework: str, task: str, params: Mapping[str, Any] | 
         framework,
         task,
     )
+
+
+UNREAD = object()
+"""What the parts acting on each model call read when no ``context`` says it: the run goes uncached."""
+
+
+def acting_context(
+    framework: str, acting: Sequence[str], context: Callable[[], Any] | None, option: str
+) -> Any:
+    """What the parts that act on each model call beside the tools read, for the task key.
+
+    None when nothing acts; ``context()`` (with what acts) when the user says what they read; else
+    :data:`UNREAD`, logged, and so when ``context`` raises (the user's function: never a crash).
+    ``option``: the front's class that takes ``context=``.
+    """
+    if not acting:
+        return None
+    if context is None:
+        logger.info(
+            "%s run uncached: %s act on each model call beside the tools, so what the model reads cannot "
+            "identify the task: pass %s(..., context=...), a function returning what they read",
+            framework,
+            ", ".join(acting),
+            option,
+        )
+        return UNREAD
+    try:
+        return {"read": context(), "by": list(acting)}
+    except Exception as exc:
+        logger.info("%s run uncached: context() raised %s", framework, type(exc).__name__)
+        return UNREAD

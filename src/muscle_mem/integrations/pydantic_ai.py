@@ -43,7 +43,9 @@ from typing import Any
 
 from muscle_mem import Engine, Result, current_run, source_version
 from muscle_mem.integrations._common import (
+    UNREAD,
     Checks,
+    acting_context,
     checks_for,
     missing_extra,
     note_followup_bypass,
@@ -88,10 +90,6 @@ logger = logging.getLogger(__name__)
 
 Params = Mapping[str, Any] | Callable[[RunContext[Any]], Mapping[str, Any] | None] | None
 Tags = Sequence[str] | Callable[[RunContext[Any]], Sequence[str] | None] | None
-
-
-_UNKNOWN = object()
-"""What a run's other capabilities read when no ``context`` says it: the run is solved uncached."""
 
 
 class MuscleMem(AbstractCapability[Any]):
@@ -161,8 +159,14 @@ class MuscleMem(AbstractCapability[Any]):
         state.allowed = _allowed(ctx)
         assert state.toolset is not None  # checked by _task
         context = await agent_context(ctx, state.toolset, state.deps, state.tools)
-        read = self._capabilities_read(ctx)
-        if read is _UNKNOWN:
+        context_fn = self.context
+        read = acting_context(
+            "pydantic-ai",
+            request_hooks(ctx, self),
+            (lambda: context_fn(ctx)) if context_fn is not None else None,
+            "MuscleMem",
+        )
+        if read is UNREAD:
             return await handler()
         tags = with_context(tags, {**context, "capabilities": read})
         self._keyed = context.get("instructions", [])
@@ -212,25 +216,6 @@ class MuscleMem(AbstractCapability[Any]):
             run.refuse(f"{why}: the run is not stored")
         else:
             logger.warning("%s: the replay went by the agent's own instructions", why)
-
-    def _capabilities_read(self, ctx: RunContext[Any]) -> Any:
-        """What the run's other capabilities read, as ``context`` returns it (None with none), or :data:`_UNKNOWN` (logged)."""
-        acting = request_hooks(ctx, self)
-        if not acting:
-            return None
-        if self.context is None:
-            logger.info(
-                "a pydantic-ai run is solved uncached: its capabilities %s act on each model request, so "
-                "what the model reads cannot identify the task: pass MuscleMem(..., context=...), a "
-                "function returning what they read",
-                ", ".join(acting),
-            )
-            return _UNKNOWN
-        try:
-            return {"read": self.context(ctx), "by": acting}
-        except Exception as exc:  # the user's function: the run goes on uncached, never a crash
-            logger.info("a pydantic-ai run is solved uncached: context() raised %s", type(exc).__name__)
-            return _UNKNOWN
 
     def _task(self, ctx: RunContext[Any], state: RunState, params: Any) -> str | None:
         """The run's task text, or None when the run is solved uncached (and the log says why)."""

@@ -26,7 +26,9 @@ from langgraph.pregel import Pregel
 
 from muscle_mem import CodecError, Engine, Result, current_run
 from muscle_mem.integrations._common import (
+    UNREAD,
     Checks,
+    acting_context,
     checks_for,
     note_followup_bypass,
     refuse_run,
@@ -213,8 +215,8 @@ class CachedAgent:
         if isinstance(task, str):
             logger.info("%s run uncached: %s", FRAMEWORK, task)
             return None
-        read = self._middleware_context()
-        if read is _UNKNOWN:
+        read = acting_context(FRAMEWORK, self._middleware, self.context, "CachedAgent")
+        if read is UNREAD:
             return None
         try:
             tags = with_context(
@@ -244,25 +246,6 @@ class CachedAgent:
             return None
         call = _Call(self, task, config, kwargs, is_async, tags)
         return self._followup(call, params) if task.history else call
-
-    def _middleware_context(self) -> Any:
-        """What the graph's middleware reads, as ``context`` returns it (None without middleware), or :data:`_UNKNOWN` (logged)."""
-        if not self._middleware:
-            return None
-        if self.context is None:
-            logger.info(
-                "%s run uncached: its middleware (%s) acts on each run beside the tools, so what the model "
-                "reads cannot identify the task: pass CachedAgent(..., context=...), a function returning "
-                "what the middleware reads",
-                FRAMEWORK,
-                ", ".join(self._middleware),
-            )
-            return _UNKNOWN
-        try:
-            return {"read": self.context(), "by": self._middleware}
-        except Exception as exc:  # the user's function: the run goes on uncached, never a crash
-            logger.info("%s run uncached: context() raised %s", FRAMEWORK, type(exc).__name__)
-            return _UNKNOWN
 
     def _in_thread(self, call: _Call, snapshot: Any, params: Mapping[str, Any] | None) -> _Call | None:
         """The call, unless the checkpointer's thread makes it a follow-up or a resume."""
@@ -402,9 +385,6 @@ def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dic
         by_name[name] = tool
     return {name: tool for _, name, tool in wrapped}
 
-
-_UNKNOWN = object()
-"""What a graph's middleware reads when no ``context`` says it: the run goes uncached."""
 
 _HOOKS = frozenset({"before_agent", "before_model", "after_model", "after_agent"})
 """The middleware hooks ``create_agent`` makes nodes of (``Name.before_model``)."""
