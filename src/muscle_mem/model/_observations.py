@@ -25,7 +25,7 @@ import decimal
 import math
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -407,21 +407,21 @@ def params_leaves(flat: Flat, identities: frozenset[str], *, labelled: bool = Fa
     under the total booked, a deposit under the budget), as a bound param keeps its order to each
     output. ``labelled``: as for :func:`kept_leaves`.
     """
-    leaves = list(kept_leaves(flat, identities, labelled=labelled))
-    numbers = flat.numbers[:MAX_LEAVES]
+    orders = [(f"{a}?{b}", "r", sign, "") for a, b, sign in _pair_orders(flat.numbers[:MAX_LEAVES])]
+    return (*kept_leaves(flat, identities, labelled=labelled), *orders)
+
+
+def _pair_orders(numbers: Sequence[tuple[str, float]]) -> Iterator[tuple[str, str, str]]:
+    """The order of every two numbers, each pair once: ``(path, other path, sign)``."""
     for i, (a, x) in enumerate(numbers):
         for b, y in numbers[i + 1 :]:
-            leaves.append((f"{a}?{b}", "r", sign_of(x - y), ""))
-    return tuple(leaves)
+            yield a, b, sign_of(x - y)
 
 
 def params_key(flat: Flat, identities: frozenset[str]) -> str:
     """The key of a run's params: unbound ones as they are, bound ones masked, and the order of every two numbers."""
     parts = [_part(leaf, identities) for leaf in flat.leaves]
-    numbers = flat.numbers
-    for i, (a, x) in enumerate(numbers):
-        for b, y in numbers[i + 1 :]:
-            parts.append(f"{a}?{b}{sign_of(x - y)}")
+    parts += [f"{a}?{b}{sign}" for a, b, sign in _pair_orders(flat.numbers)]
     return codec.hash_text("\x1f".join(parts))
 
 

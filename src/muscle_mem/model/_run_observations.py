@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -213,21 +214,19 @@ def _looks_like_a_time(value: Any) -> bool:
 
 _TIMES = (datetime.date, datetime.time, datetime.timedelta)
 
-_TEXTS_TIMED: dict[str, bool] = {}
-"""Whether each short task text seen lately states a date or a time (a task's text repeats from run to run)."""
-_TEXTS_TIMED_KEPT = 4096
-
 
 def _states_a_time(text: str) -> bool:
-    """Whether a task text states a date or a time, remembered for a short text."""
-    if len(text) > MEMO_LENGTH:
-        return _TIME_TEXT.search(text) is not None
-    found = _TEXTS_TIMED.get(text)
-    if found is None:
-        if len(_TEXTS_TIMED) >= _TEXTS_TIMED_KEPT:
-            _TEXTS_TIMED.clear()
-        found = _TEXTS_TIMED[text] = _TIME_TEXT.search(text) is not None
-    return found
+    """Whether a task text states a date or a time, remembered for a short text (a task's text repeats)."""
+    if len(text) <= MEMO_LENGTH:
+        return _states_a_time_memo(text)
+    return _holds_a_time(text)
+
+
+def _holds_a_time(text: str) -> bool:
+    return _TIME_TEXT.search(text) is not None
+
+
+_states_a_time_memo = functools.lru_cache(maxsize=4096)(_holds_a_time)
 
 
 def _times_computed_on(observation: Observation) -> Observation:

@@ -150,8 +150,6 @@ class Outputs:
 
 def _json_held(text: str) -> dict[str, Any] | list[Any] | None:
     """The object or array a JSON text output holds (as the agent read it), or None for another text."""
-    if not looks_like_json(text):
-        return None
     try:
         return json_text_structure(text)
     except TypeError:
