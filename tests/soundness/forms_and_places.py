@@ -3,12 +3,12 @@ items placed from a list's end or by their categories, param orders, and proven 
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 
-from .harness import Answer, Call, Run, Scenario, Step, Tool
+from .harness import Answer, Call, Run, Scenario, Tool
 from .kit import count, done, out, word
+from .parts_and_shapes import act_tool_body, flow, flow_run, flow_tools
 
 S: list[Scenario] = []
 _N = [0]
@@ -24,48 +24,8 @@ def _front(s: Scenario, front: str) -> Scenario:
     return dataclasses.replace(s, name=s.name.rsplit("_", 1)[0] + "_" + front, front=front)
 
 
-# generic read(key) -> world["v"] (a copy, or a JSON text of it); act(key, value) logs value --------------
-
-
-def _read(w, key: str):
-    v = w["v"]
-    if isinstance(v, Exception):
-        raise v
-    return copy.deepcopy(v)
-
-
-def _act(w, key: str, value=None):
-    w["acts"].append(value)
-    return "ok"
-
-
-def _tools():
-    return [
-        Tool("read", _read, check=lambda w, key: True),
-        Tool("act", _act, check=lambda w, key, value=None: True),
-    ]
-
-
-def _flow(compute):
-    def policy(text: str, ctx: str, h: list[Step]):
-        k = word(text, "key")
-        if not done(h, "read"):
-            return Call("read", {"key": k})
-        v = compute(out(h, "read"))
-        if v is not None and not done(h, "act"):
-            return Call("act", {"key": k, "value": v})
-        return Answer(f"done {v}")
-
-    return policy
-
-
-def _run(v, harmless=False, text="handle key {k}"):
-    k = _id("k")
-    return Run(text.format(k=k), {"v": v, "acts": []}, {"key": k}, harmless=harmless)
-
-
 def _flow_sc(name, compute, recs, probes, doc, front="core", cls="computed", **kw):
-    return Scenario(name, cls, front, _tools(), _flow(compute), recs, probes, doc=doc, **kw)
+    return Scenario(name, cls, front, flow_tools(), flow(compute), recs, probes, doc=doc, **kw)
 
 
 # 1. lower-cased email, every run's email already lower case ------------------------------------------------
@@ -73,8 +33,8 @@ S.append(
     _flow_sc(
         "rt9e_email_lowered_core",
         lambda o: o["email"].lower(),
-        [_run({"email": "ann@x.io"}), _run({"email": "bob@y.io"}), _run({"email": "cy@z.io"})],
-        [_run({"email": "dan@w.io"}, harmless=True), _run({"email": "Eve.Doe@W.io"})],
+        [flow_run({"email": "ann@x.io"}), flow_run({"email": "bob@y.io"}), flow_run({"email": "cy@z.io"})],
+        [flow_run({"email": "dan@w.io"}, harmless=True), flow_run({"email": "Eve.Doe@W.io"})],
         "act(value=email.lower()); every run's email was lower case, so lower() and the whole agree; "
         "probe 'Eve.Doe@W.io' -> agent 'eve.doe@w.io'",
         cls="identities",
@@ -86,11 +46,11 @@ S.append(
     _flow_sc(
         "rt9e_inner_blanks_collapsed_core",
         lambda o: " ".join(o["name"].split()),
-        [_run({"name": "Mary Ann"}), _run({"name": "Jo Beth"}), _run({"name": "Li Na"})],
+        [flow_run({"name": "Mary Ann"}), flow_run({"name": "Jo Beth"}), flow_run({"name": "Li Na"})],
         [
-            _run({"name": "Ana Sofia"}, harmless=True),
-            _run({"name": "Ana  Sofia"}),
-            _run({"name": "Ana\tSofia"}),
+            flow_run({"name": "Ana Sofia"}, harmless=True),
+            flow_run({"name": "Ana  Sofia"}),
+            flow_run({"name": "Ana\tSofia"}),
         ],
         "act(value=' '.join(name.split())); every run's name was two words one blank apart; "
         "probe two blanks (or a tab) inside: the shape 'several words' holds, the agent's value differs",
@@ -103,8 +63,8 @@ S.append(
     _flow_sc(
         "rt9e_int_of_whole_float_core",
         lambda o: int(o["kg"]),
-        [_run({"kg": 2.0}), _run({"kg": 3.0}), _run({"kg": 4.0})],
-        [_run({"kg": 3.0}, harmless=True), _run({"kg": 2.5}), _run({"kg": 3.75})],
+        [flow_run({"kg": 2.0}), flow_run({"kg": 3.0}), flow_run({"kg": 4.0})],
+        [flow_run({"kg": 3.0}, harmless=True), flow_run({"kg": 2.5}), flow_run({"kg": 3.75})],
         "act(value=int(kg)); every run's kg was a whole float (2.0), so int(kg) == kg; probe 2.5",
         cls="value_kinds",
     )
@@ -115,8 +75,12 @@ S.append(
     _flow_sc(
         "rt9e_json_int_of_whole_float_core",
         lambda o: int(json.loads(o)["kg"]),
-        [_run(json.dumps({"kg": 2.0})), _run(json.dumps({"kg": 3.0})), _run(json.dumps({"kg": 4.0}))],
-        [_run(json.dumps({"kg": 3.0}), harmless=True), _run(json.dumps({"kg": 2.5}))],
+        [
+            flow_run(json.dumps({"kg": 2.0})),
+            flow_run(json.dumps({"kg": 3.0})),
+            flow_run(json.dumps({"kg": 4.0})),
+        ],
+        [flow_run(json.dumps({"kg": 3.0}), harmless=True), flow_run(json.dumps({"kg": 2.5}))],
         "act(value=int(json.loads(out)['kg'])); every run's kg was a whole float in the JSON text; probe 2.5",
         cls="value_kinds",
     )
@@ -128,13 +92,13 @@ S.append(
         "rt9e_na_email_fallback_core",
         lambda o: o["email"] if o["email"].lower() not in ("n/a", "none", "-") else o["backup"],
         [
-            _run({"email": "a@x.io", "backup": "b@x.io"}),
-            _run({"email": "c@y.io", "backup": "d@y.io"}),
-            _run({"email": "e@z.io", "backup": "f@z.io"}),
+            flow_run({"email": "a@x.io", "backup": "b@x.io"}),
+            flow_run({"email": "c@y.io", "backup": "d@y.io"}),
+            flow_run({"email": "e@z.io", "backup": "f@z.io"}),
         ],
         [
-            _run({"email": "g@w.io", "backup": "h@w.io"}, harmless=True),
-            _run({"email": "n/a", "backup": "h@w.io"}),
+            flow_run({"email": "g@w.io", "backup": "h@w.io"}, harmless=True),
+            flow_run({"email": "n/a", "backup": "h@w.io"}),
         ],
         "act(value=email unless it is 'n/a', else backup); probe email 'n/a'",
         cls="identities",
@@ -157,8 +121,12 @@ S.append(
     _flow_sc(
         "rt9e_json_in_json_status_core",
         _nested_policy,
-        [_run(_nested("o-11a", "paid")), _run(_nested("o-12b", "paid")), _run(_nested("o-13c", "paid"))],
-        [_run(_nested("o-14d", "paid"), harmless=True), _run(_nested("o-15e", "refunded"))],
+        [
+            flow_run(_nested("o-11a", "paid")),
+            flow_run(_nested("o-12b", "paid")),
+            flow_run(_nested("o-13c", "paid")),
+        ],
+        [flow_run(_nested("o-14d", "paid"), harmless=True), flow_run(_nested("o-15e", "refunded"))],
         "act(order_id) out of a JSON text inside a JSON text when its status is paid; probe refunded",
         cls="output_shapes",
     )
@@ -183,11 +151,11 @@ S.append(
         "rt9e_json_cheapest_decimals_core",
         _cheapest,
         [
-            _run(_offers_text([10.5, 20.1])),
-            _run(_offers_text([5.5, 30.2, 40.0])),
-            _run(_offers_text([7.0, 9.9])),
+            flow_run(_offers_text([10.5, 20.1])),
+            flow_run(_offers_text([5.5, 30.2, 40.0])),
+            flow_run(_offers_text([7.0, 9.9])),
         ],
-        [_run(_offers_text([8.5, 22.0]), harmless=True), _run(_offers_text([20.0, 10.5]))],
+        [flow_run(_offers_text([8.5, 22.0]), harmless=True), flow_run(_offers_text([20.0, 10.5]))],
         "act(id of the cheapest) out of a JSON text whose prices are written 10.50: every run's cheapest first",
         cls="choices",
     )
@@ -199,12 +167,14 @@ S.append(
         "rt9e_json_cheapest_plain_core",
         _cheapest,
         [
-            _run(json.dumps([{"id": _id("of"), "price": 10}, {"id": _id("of"), "price": 20}])),
-            _run(json.dumps([{"id": _id("of"), "price": 5}, {"id": _id("of"), "price": 30}])),
+            flow_run(json.dumps([{"id": _id("of"), "price": 10}, {"id": _id("of"), "price": 20}])),
+            flow_run(json.dumps([{"id": _id("of"), "price": 5}, {"id": _id("of"), "price": 30}])),
         ],
         [
-            _run(json.dumps([{"id": _id("of"), "price": 7}, {"id": _id("of"), "price": 25}]), harmless=True),
-            _run(json.dumps([{"id": _id("of"), "price": 25}, {"id": _id("of"), "price": 7}])),
+            flow_run(
+                json.dumps([{"id": _id("of"), "price": 7}, {"id": _id("of"), "price": 25}]), harmless=True
+            ),
+            flow_run(json.dumps([{"id": _id("of"), "price": 25}, {"id": _id("of"), "price": 7}])),
         ],
         "act(id of the cheapest) out of a JSON text list; probe cheapest second",
         cls="choices",
@@ -230,8 +200,8 @@ S.append(
     _flow_sc(
         "rt9e_json_key_twice_core",
         _first_id,
-        [_run(_dup("o-21a")), _run(_dup("o-22b")), _run(_dup("o-23c"))],
-        [_run(_dup("o-24d"), harmless=True), _run(_dup("o-25e", "o-26f"))],
+        [flow_run(_dup("o-21a")), flow_run(_dup("o-22b")), flow_run(_dup("o-23c"))],
+        [flow_run(_dup("o-24d"), harmless=True), flow_run(_dup("o-25e", "o-26f"))],
         "act(the first order_id written in the text); probe writes order_id twice (json.loads keeps the last)",
         cls="output_shapes",
     )
@@ -248,8 +218,8 @@ S.append(
     _flow_sc(
         "rt9e_json_copied_equals_other_field_core",
         lambda o: json.loads(o)["parent_id"],
-        [_run(_two("o-31a", "o-31a")), _run(_two("o-32b", "o-32b"))],
-        [_run(_two("o-33c", "o-33c"), harmless=True), _run(_two("o-34d", "o-35e"))],
+        [flow_run(_two("o-31a", "o-31a")), flow_run(_two("o-32b", "o-32b"))],
+        [flow_run(_two("o-33c", "o-33c"), harmless=True), flow_run(_two("o-34d", "o-35e"))],
         "act(parent_id) out of a JSON text; order_id equalled it in every run; probe they differ",
         cls="identities",
     )
@@ -393,7 +363,7 @@ S.append(
         "rt9e_retry_other_error_core",
         "tool_errors",
         "core",
-        [Tool("read", _flaky_read, check=lambda w, key: True), Tool("act", _act, check=T)],
+        [Tool("read", _flaky_read, check=lambda w, key: True), Tool("act", act_tool_body, check=T)],
         _flaky_policy,
         [_fl_run(["busy"], 10), _fl_run(["busy"], 12), _fl_run([], 11)],
         [_fl_run(["busy"], 11, harmless=True), _fl_run(["denied"], 11), _fl_run(["denied", "busy"], 11)],
@@ -510,12 +480,12 @@ S.append(
         "rt9e_list_cheapest_plain_core",
         lambda o: min(o, key=lambda x: x["price"])["id"],
         [
-            _run([{"id": _id("of"), "price": 10}, {"id": _id("of"), "price": 20}]),
-            _run([{"id": _id("of"), "price": 5}, {"id": _id("of"), "price": 30}]),
+            flow_run([{"id": _id("of"), "price": 10}, {"id": _id("of"), "price": 20}]),
+            flow_run([{"id": _id("of"), "price": 5}, {"id": _id("of"), "price": 30}]),
         ],
         [
-            _run([{"id": _id("of"), "price": 7}, {"id": _id("of"), "price": 25}], harmless=True),
-            _run([{"id": _id("of"), "price": 25}, {"id": _id("of"), "price": 7}]),
+            flow_run([{"id": _id("of"), "price": 7}, {"id": _id("of"), "price": 25}], harmless=True),
+            flow_run([{"id": _id("of"), "price": 25}, {"id": _id("of"), "price": 7}]),
         ],
         "act(id of the cheapest) out of a list; probe cheapest second (the control of the JSON text)",
         cls="choices",
@@ -577,8 +547,8 @@ S.append(
     _flow_sc(
         "rt9e_name_copied_mixed_case_core",
         lambda o: o["name"],
-        [_run({"name": "Maria"}), _run({"name": "Jose"}), _run({"name": "Lucia"})],
-        [_run({"name": "Pedro"}, harmless=True), _run({"name": "McDonald"}, harmless=True)],
+        [flow_run({"name": "Maria"}), flow_run({"name": "Jose"}), flow_run({"name": "Lucia"})],
+        [flow_run({"name": "Pedro"}, harmless=True), flow_run({"name": "McDonald"}, harmless=True)],
         "act(value=name) copied whole; a mixed-case name where runs saw title case is harmless",
         cls="identities",
     )
@@ -620,8 +590,8 @@ S.append(
     _flow_sc(
         "rt9e_round_to_half_core",
         lambda o: round(o["kg"] * 2) / 2,
-        [_run({"kg": 2.5}), _run({"kg": 3.5}), _run({"kg": 4.0}), _run({"kg": 1.5})],
-        [_run({"kg": 3.0}, harmless=True), _run({"kg": 3.2})],
+        [flow_run({"kg": 2.5}), flow_run({"kg": 3.5}), flow_run({"kg": 4.0}), flow_run({"kg": 1.5})],
+        [flow_run({"kg": 3.0}, harmless=True), flow_run({"kg": 3.2})],
         "act(value=kg rounded to the nearest half); every run's kg was a half already; probe 3.2 (one "
         "decimal, as the runs had) -> agent 3.0",
         cls="value_kinds",

@@ -32,19 +32,19 @@ def _read(w, key: str):
     return copy.deepcopy(v)
 
 
-def _act(w, key: str, value=None):
+def act_tool_body(w, key: str, value=None):
     w["acts"].append(value)
     return "ok"
 
 
-def _tools():
+def flow_tools():
     return [
         Tool("read", _read, check=lambda w, key: True),
-        Tool("act", _act, check=lambda w, key, value=None: True),
+        Tool("act", act_tool_body, check=lambda w, key, value=None: True),
     ]
 
 
-def _flow(compute):
+def flow(compute):
     """read(key) then act(key, value=compute(output)); compute may return None to answer without acting."""
 
     def policy(text: str, ctx: str, h: list[Step]):
@@ -59,13 +59,13 @@ def _flow(compute):
     return policy
 
 
-def _run(v, harmless=False, text="handle key {k}"):
+def flow_run(v, harmless=False, text="handle key {k}"):
     k = _id("k")
     return Run(text.format(k=k), {"v": v, "acts": []}, {"key": k}, harmless=harmless)
 
 
 def _flow_sc(name, compute, recs, probes, doc, front="core", cls="computed"):
-    return Scenario(name, cls, front, _tools(), _flow(compute), recs, probes, doc=doc)
+    return Scenario(name, cls, front, flow_tools(), flow(compute), recs, probes, doc=doc)
 
 
 # 1. capitalize() taken for title(): the engine picks the title form for "maria" -> "Maria" -------------------
@@ -74,8 +74,12 @@ for front in ("core", "langchain"):
         _flow_sc(
             f"rt7b_capitalize_vs_title_{front}",
             lambda o: o["name"].capitalize(),
-            [_run({"name": "maria"}), _run({"name": "jose"})],
-            [_run({"name": "lucia"}, harmless=True), _run({"name": "mary ann"}), _run({"name": "o'neil"})],
+            [flow_run({"name": "maria"}), flow_run({"name": "jose"})],
+            [
+                flow_run({"name": "lucia"}, harmless=True),
+                flow_run({"name": "mary ann"}),
+                flow_run({"name": "o'neil"}),
+            ],
             "act(value=name.capitalize()); one-word names make capitalize() and title() agree; "
             "'mary ann' -> 'Mary ann' (agent) vs 'Mary Ann' (title form)",
             front=front,
@@ -87,8 +91,8 @@ S.append(
     _flow_sc(
         "rt7b_first_name_split_core",
         lambda o: o["name"].split()[0],
-        [_run({"name": "Maria"}), _run({"name": "Jose"})],
-        [_run({"name": "Lucia"}, harmless=True), _run({"name": "Mary Ann"})],
+        [flow_run({"name": "Maria"}), flow_run({"name": "Jose"})],
+        [flow_run({"name": "Lucia"}, harmless=True), flow_run({"name": "Mary Ann"})],
         "act(value=name.split()[0]); the runs' names are one word, so the value is the whole name",
     )
 )
@@ -98,8 +102,8 @@ S.append(
     _flow_sc(
         "rt7b_sku_truncated_core",
         lambda o: o["sku"][:8],
-        [_run({"sku": "AB1234"}), _run({"sku": "CX9911"})],
-        [_run({"sku": "QZ5566"}, harmless=True), _run({"sku": "AB12345678X"})],
+        [flow_run({"sku": "AB1234"}), flow_run({"sku": "CX9911"})],
+        [flow_run({"sku": "QZ5566"}, harmless=True), flow_run({"sku": "AB12345678X"})],
         "act(value=sku[:8]); the runs' skus are 6 characters, the value is the whole sku",
     )
 )
@@ -109,8 +113,8 @@ S.append(
     _flow_sc(
         "rt7b_id_stripped_core",
         lambda o: o["account"].strip(),
-        [_run({"account": "acc-1001"}), _run({"account": "acc-2002"})],
-        [_run({"account": "acc-3003"}, harmless=True), _run({"account": " acc-4004 "})],
+        [flow_run({"account": "acc-1001"}), flow_run({"account": "acc-2002"})],
+        [flow_run({"account": "acc-3003"}, harmless=True), flow_run({"account": " acc-4004 "})],
         "act(value=account.strip()); the runs' accounts had no blanks around them",
     )
 )
@@ -121,8 +125,8 @@ for front in ("core", "pydantic_ai"):
         _flow_sc(
             f"rt7b_round_one_decimal_{front}",
             lambda o: round(o["kg"], 1),
-            [_run({"kg": 2.5}), _run({"kg": 3.0}), _run({"kg": 4.2})],
-            [_run({"kg": 3.5}, harmless=True), _run({"kg": 2.75}), _run({"kg": 3.14159})],
+            [flow_run({"kg": 2.5}), flow_run({"kg": 3.0}), flow_run({"kg": 4.2})],
+            [flow_run({"kg": 3.5}, harmless=True), flow_run({"kg": 2.75}), flow_run({"kg": 3.14159})],
             "act(value=round(kg, 1)); every recorded kg had at most one decimal, so the value is kg itself",
             front=front,
         )
@@ -133,11 +137,15 @@ S.append(
     _flow_sc(
         "rt7b_fee_zero_some_runs_core",
         lambda o: o["amount"] + o["fee"],
-        [_run({"amount": 100, "fee": 0}), _run({"amount": 80, "fee": 0}), _run({"amount": 70, "fee": 5})],
         [
-            _run({"amount": 90, "fee": 0}, harmless=True),
-            _run({"amount": 90, "fee": 5}),
-            _run({"amount": 70, "fee": 3}),
+            flow_run({"amount": 100, "fee": 0}),
+            flow_run({"amount": 80, "fee": 0}),
+            flow_run({"amount": 70, "fee": 5}),
+        ],
+        [
+            flow_run({"amount": 90, "fee": 0}, harmless=True),
+            flow_run({"amount": 90, "fee": 5}),
+            flow_run({"amount": 70, "fee": 3}),
         ],
         "act(value=amount+fee): with fee 0 the value is bound to amount; a third run with fee 5 shows fee varies",
     )
@@ -148,8 +156,11 @@ S.append(
     _flow_sc(
         "rt7b_sum_in_message_core",
         lambda o: f"Charged {o['a'] + o['b']} in total for {o['who']}",
-        [_run({"a": 10, "b": 20, "who": "u-17a"}), _run({"a": 12, "b": 18, "who": "u-29b"})],
-        [_run({"a": 11, "b": 19, "who": "u-33c"}, harmless=True), _run({"a": 11, "b": 20, "who": "u-41d"})],
+        [flow_run({"a": 10, "b": 20, "who": "u-17a"}), flow_run({"a": 12, "b": 18, "who": "u-29b"})],
+        [
+            flow_run({"a": 11, "b": 19, "who": "u-33c"}, harmless=True),
+            flow_run({"a": 11, "b": 20, "who": "u-41d"}),
+        ],
         "act(value=f'Charged {a+b} ... {who}'): a+b is 30 in both runs, a literal piece of a template",
     )
 )
@@ -159,8 +170,8 @@ S.append(
     _flow_sc(
         "rt7b_sum_beside_operand_core",
         lambda o: f"net {o['net']} gross {o['net'] + o['tax']}",
-        [_run({"net": 100, "tax": 0}), _run({"net": 80, "tax": 0})],
-        [_run({"net": 90, "tax": 0}, harmless=True), _run({"net": 90, "tax": 9})],
+        [flow_run({"net": 100, "tax": 0}), flow_run({"net": 80, "tax": 0})],
+        [flow_run({"net": 90, "tax": 0}, harmless=True), flow_run({"net": 90, "tax": 9})],
         "act(value=f'net {net} gross {net+tax}'): tax 0 in the runs, so gross is bound to net too",
     )
 )
@@ -194,7 +205,7 @@ S.append(
         "rt7b_prose_number_equals_param_core",
         "computed",
         "core",
-        _tools(),
+        flow_tools(),
         _refund_policy,
         [_refund_run("please refund 50 thanks", 50), _refund_run("please refund 70 thanks", 70)],
         [
@@ -212,8 +223,8 @@ S.append(
     _flow_sc(
         "rt7b_id_suffix_equals_field_core",
         lambda o: int(o["ref"].split("-")[1]),
-        [_run({"ref": "A-17", "qty": 17}), _run({"ref": "B-23", "qty": 23})],
-        [_run({"ref": "C-19", "qty": 19}, harmless=True), _run({"ref": "C-19", "qty": 21})],
+        [flow_run({"ref": "A-17", "qty": 17}), flow_run({"ref": "B-23", "qty": 23})],
+        [flow_run({"ref": "C-19", "qty": 19}, harmless=True), flow_run({"ref": "C-19", "qty": 21})],
         "act(value=int(ref's suffix)); qty equals it in every run, so the value is bound to qty",
     )
 )
@@ -223,8 +234,8 @@ S.append(
     _flow_sc(
         "rt7b_bool_vs_one_core",
         lambda o: "go" if o["active"] is True else "skip",
-        [_run({"active": True, "n": 1}), _run({"active": False, "n": 2})],
-        [_run({"active": True, "n": 2}, harmless=True), _run({"active": 1, "n": 1})],
+        [flow_run({"active": True, "n": 1}), flow_run({"active": False, "n": 2})],
+        [flow_run({"active": True, "n": 2}, harmless=True), flow_run({"active": 1, "n": 1})],
         "act('go' if active is True); the probe's active is 1, equal to True in Python",
         cls="value_kinds",
     )
@@ -235,8 +246,8 @@ S.append(
     _flow_sc(
         "rt7b_numeric_string_converted_core",
         lambda o: int(o["qty"]) * 2 if isinstance(o["qty"], int | str) else None,
-        [_run({"qty": 3}), _run({"qty": 5})],
-        [_run({"qty": 4}, harmless=True), _run({"qty": "4"}, harmless=True), _run({"qty": "4 "})],
+        [flow_run({"qty": 3}), flow_run({"qty": 5})],
+        [flow_run({"qty": 4}, harmless=True), flow_run({"qty": "4"}, harmless=True), flow_run({"qty": "4 "})],
         "act(value=int(qty)*2): a computed value (a constant per run); qty '4' as a string gives the same",
         cls="value_kinds",
     )
@@ -247,11 +258,14 @@ S.append(
     _flow_sc(
         "rt7b_null_fallback_core",
         lambda o: o["email"] or o["backup"],
-        [_run({"email": "a@x.io", "backup": "b@x.io"}), _run({"email": "c@y.io", "backup": "d@y.io"})],
         [
-            _run({"email": "e@z.io", "backup": "f@z.io"}, harmless=True),
-            _run({"email": None, "backup": "f@z.io"}),
-            _run({"email": "", "backup": "g@z.io"}),
+            flow_run({"email": "a@x.io", "backup": "b@x.io"}),
+            flow_run({"email": "c@y.io", "backup": "d@y.io"}),
+        ],
+        [
+            flow_run({"email": "e@z.io", "backup": "f@z.io"}, harmless=True),
+            flow_run({"email": None, "backup": "f@z.io"}),
+            flow_run({"email": "", "backup": "g@z.io"}),
         ],
         "act(value=email or backup); the email is null or empty now",
         cls="output_shapes",
@@ -272,8 +286,8 @@ S.append(
     _flow_sc(
         "rt7b_list_becomes_dict_core",
         _first_of,
-        [_run({"items": ["i-3", "i-5"]}), _run({"items": ["i-7", "i-2"]})],
-        [_run({"items": ["i-8", "i-9"]}, harmless=True), _run({"items": {"i-9": 1, "i-4": 2}})],
+        [flow_run({"items": ["i-3", "i-5"]}), flow_run({"items": ["i-7", "i-2"]})],
+        [flow_run({"items": ["i-8", "i-9"]}, harmless=True), flow_run({"items": {"i-9": 1, "i-4": 2}})],
         "act(value=items[0]); the list is a dict now, whose smallest key the agent takes",
         cls="output_shapes",
     )
@@ -298,12 +312,15 @@ S.append(
         "rt7b_distinct_in_list_of_lists_core",
         "loops",
         "core",
-        _tools(),
+        flow_tools(),
         lambda t, c, h: _distinct_policy(
             t, c, [(n, a, {"ids": [r[0] for r in o["rows"]]} if n == "read" else o) for n, a, o in h]
         ),
-        [_run({"rows": [["u-1", 5], ["u-2", 7]]}), _run({"rows": [["u-3", 1], ["u-4", 2]]})],
-        [_run({"rows": [["u-5", 3], ["u-6", 4]]}, harmless=True), _run({"rows": [["u-7", 3], ["u-7", 4]]})],
+        [flow_run({"rows": [["u-1", 5], ["u-2", 7]]}), flow_run({"rows": [["u-3", 1], ["u-4", 2]]})],
+        [
+            flow_run({"rows": [["u-5", 3], ["u-6", 4]]}, harmless=True),
+            flow_run({"rows": [["u-7", 3], ["u-7", 4]]}),
+        ],
         doc="act on each distinct first column of rows (a list of lists); the probe repeats one id in two rows",
     )
 )
@@ -417,7 +434,7 @@ S.append(
         [
             Tool("invoice", _invoice, check=lambda w, key: True),
             Tool("lines", _lines, check=lambda w, key: True),
-            Tool("act", _act, check=lambda w, key, value=None: True),
+            Tool("act", act_tool_body, check=lambda w, key, value=None: True),
         ],
         _total_policy,
         [_inv(50, [20, 30]), _inv(90, [60, 30]), _inv(70, [25, 45])],
@@ -468,7 +485,7 @@ S.append(
         "core",
         [
             Tool("read", _flaky_read, check=lambda w, key: True),
-            Tool("act", _act, check=lambda w, key, value=None: True),
+            Tool("act", act_tool_body, check=lambda w, key, value=None: True),
         ],
         _flaky_policy,
         [_flaky(1, 10), _flaky(1, 12), _flaky(0, 11)],
@@ -503,11 +520,11 @@ S.append(
         "core",
         [
             Tool("read", _json_read, check=lambda w, key: True),
-            Tool("act", _act, check=lambda w, key, value=None: True),
+            Tool("act", act_tool_body, check=lambda w, key, value=None: True),
         ],
         _json_policy,
-        [_run({"limit": 50, "user": "u-1a"}), _run({"limit": 70, "user": "u-2b"})],
-        [_run({"limit": 60, "user": "u-3c"}, harmless=True), _run({"limit": "60", "user": "u-4d"})],
+        [flow_run({"limit": 50, "user": "u-1a"}), flow_run({"limit": 70, "user": "u-2b"})],
+        [flow_run({"limit": 60, "user": "u-3c"}, harmless=True), flow_run({"limit": "60", "user": "u-4d"})],
         doc="act(value=limit) read out of a JSON text; the limit is a numeric string now (the agent uses 0)",
     )
 )
@@ -517,8 +534,8 @@ S.append(
     _flow_sc(
         "rt7b_unit_conversion_text_core",
         lambda o: f"{o['w_cm'] / 100} m for {o['who']}",
-        [_run({"w_cm": 200, "who": "u-1a"}), _run({"w_cm": 300, "who": "u-2b"})],
-        [_run({"w_cm": 200, "who": "u-3c"}, harmless=True), _run({"w_cm": 250, "who": "u-4d"})],
+        [flow_run({"w_cm": 200, "who": "u-1a"}), flow_run({"w_cm": 300, "who": "u-2b"})],
+        [flow_run({"w_cm": 200, "who": "u-3c"}, harmless=True), flow_run({"w_cm": 250, "who": "u-4d"})],
         "act(value=f'{w_cm/100} m for {who}'); 2.0 and 3.0 have no origin in the runs",
     )
 )
@@ -528,11 +545,14 @@ S.append(
     _flow_sc(
         "rt7b_item_moved_between_lists_core",
         lambda o: o["approved"][0] if o["approved"] else None,
-        [_run({"pending": ["r-1"], "approved": ["r-2"]}), _run({"pending": ["r-3"], "approved": ["r-4"]})],
         [
-            _run({"pending": ["r-5"], "approved": ["r-6"]}, harmless=True),
-            _run({"pending": ["r-8"], "approved": ["r-7"]}, harmless=True),
-            _run({"pending": [], "approved": ["r-9"], "flag": 1}),
+            flow_run({"pending": ["r-1"], "approved": ["r-2"]}),
+            flow_run({"pending": ["r-3"], "approved": ["r-4"]}),
+        ],
+        [
+            flow_run({"pending": ["r-5"], "approved": ["r-6"]}, harmless=True),
+            flow_run({"pending": ["r-8"], "approved": ["r-7"]}, harmless=True),
+            flow_run({"pending": [], "approved": ["r-9"], "flag": 1}),
         ],
         "act on approved[0]; probes swap which id sits where",
         cls="output_shapes",
