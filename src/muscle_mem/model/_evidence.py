@@ -12,24 +12,28 @@ saw, that the leaf did not steer the agent there. So a live observation is cover
   free;
 * no path is new, and none that every run had is gone;
 
-and every relation that held in every run still holds: the order of any two numbers or dates, and
-whether any two texts are equal. A set of one run covers only what that run saw, up to identities.
+and every relation that held in every run still holds: the order of any two numbers or dates,
+whether any two texts are equal, and how a constant of the next call was computed from them. A set of one run covers only what that run saw, up to identities.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from muscle_mem.model._evidence_computed import Constant
 from muscle_mem.model._evidence_leaves import leaves_uncovered, numbers_uncovered
 from muscle_mem.model._evidence_places import History, Live
 from muscle_mem.model._evidence_relations import relations_broken
 from muscle_mem.model._evidence_wholes import seen_together, with_item_places
 
 
-def uncovered(live: Live, histories: Sequence[History], names: Sequence[str]) -> str | None:
+def uncovered(
+    live: Live, histories: Sequence[History], names: Sequence[str], constants: Sequence[Constant] = ()
+) -> str | None:
     """Why the runs' ``histories`` do not cover the ``live`` observations, or None if they do.
 
-    ``names``: what to call each observation in a message (``param``, ``step 0 lookup``).
+    ``names``: what to call each observation in a message (``param``, ``step 0 lookup``);
+    ``constants``: the numbers and dates the call the runs made next (or their answer) holds.
     """
     if not histories:
         return "no recorded run went on from here"
@@ -52,4 +56,4 @@ def uncovered(live: Live, histories: Sequence[History], names: Sequence[str]) ->
         if why is not None:
             return why
     runs_saw = [[o.leaves if o is not None else () for o in h] for h in alike]
-    return relations_broken(*with_item_places(live, runs_saw), names)
+    return relations_broken(*with_item_places(live, runs_saw), names, constants)

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import numpy
 
+from muscle_mem.model._evidence_computed import Constant, computed_broken
 from muscle_mem.model._evidence_leaves import NUMERIC_KINDS, TEXTUAL, TOLERANCE, order, same, within
 from muscle_mem.model._evidence_places import (
     BY_WHOLE,
@@ -33,8 +34,14 @@ MAX_RELATED = 48
 past it, a replay stops (a bound reached may only make it stop)."""
 
 
-def relations_broken(live: Leaves, seen: Sequence[Leaves], names: Sequence[str]) -> str | None:
-    """Why a relation between numbers, or texts, that held in every run no longer holds."""
+def relations_broken(
+    live: Leaves, seen: Sequence[Leaves], names: Sequence[str], constants: Sequence[Constant] = ()
+) -> str | None:
+    """Why a relation between numbers, or texts, that held in every run no longer holds.
+
+    ``constants``: the numbers and dates the next call (or the answer) holds as constants, which
+    the runs may have computed from their numbers (:func:`computed_broken`).
+    """
     now = _related(live)
     runs = [_related(leaves) for leaves in seen]
     run_numbers = [run.numbers for run in runs]
@@ -47,6 +54,8 @@ def relations_broken(live: Leaves, seen: Sequence[Leaves], names: Sequence[str])
         why = _combined_orders_broken(now, run_numbers, names)
     if why is None:
         why = _equalities_broken(now.texts, [run.texts for run in runs], names)
+    if why is None:
+        why = computed_broken(now.numbers, run_numbers, now.dates, now.free_times, constants, names)
     return why
 
 

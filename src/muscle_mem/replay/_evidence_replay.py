@@ -6,11 +6,13 @@ from collections.abc import Iterator
 
 from muscle_mem.model import codec
 from muscle_mem.model._evidence import uncovered
+from muscle_mem.model._evidence_computed import constants_of
 from muscle_mem.model._evidence_places import History
 from muscle_mem.model._leaf_kinds import Leaf
 from muscle_mem.model._observations import Observer, kept_leaves, params_leaves
 from muscle_mem.model._run_observations import bound_names, bound_numbers
-from muscle_mem.model.trajectory import Trajectory, arg_record
+from muscle_mem.model.provenance import Arg
+from muscle_mem.model.trajectory import Step, Trajectory, arg_record
 from muscle_mem.reasons import MissReason
 from muscle_mem.record._run import NOT_CAPTURED
 from muscle_mem.replay._drivers import Ending, Raised, Replay
@@ -43,8 +45,9 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
         reasons: list[tuple[MissReason, str]] = []
         taken = False
         for pairs in sorted(options.values(), key=lambda p: -max(g.latest_stamp() for _, g in p)):
+            constants = constants_of(_arguments(pairs[0][1].step))
             if step_no > 0:
-                why = uncovered(live, [h for h, _ in pairs], names)
+                why = uncovered(live, [h for h, _ in pairs], names, constants)
                 if why is not None:
                     reasons.append((MissReason.OBSERVATION_CHANGED, why))
                     continue
@@ -77,7 +80,7 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
             edges = [(history, e) for history, group in pairs for e in group.ordered()][: 4 * MAX_MEMBERS]
             if step_no == 0:
                 edges = [((e.step.given,), e) for _, e in edges]
-                why = uncovered(live, [h for h, _ in edges], names)
+                why = uncovered(live, [h for h, _ in edges], names, constants)
                 if why is not None:
                     reasons.append((MissReason.OBSERVATION_CHANGED, why))
                     continue
@@ -106,7 +109,8 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
         if taken:
             continue
         for finishing in ends.values():
-            why = uncovered(live, [h for h, _ in finishing], names) if step_no > 0 else None
+            constants = constants_of((finishing[0][1].result,))
+            why = uncovered(live, [h for h, _ in finishing], names, constants) if step_no > 0 else None
             if why is not None:
                 reasons.append((MissReason.OBSERVATION_CHANGED, why))
                 continue
@@ -124,6 +128,10 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
             tool=blame,
             kind=kind,
         )
+
+
+def _arguments(step: Step) -> list[Arg]:
+    return [*step.args, *(arg for _, arg in step.kwargs)]
 
 
 def observed(
