@@ -24,11 +24,29 @@ class StepView:
     kwargs: Mapping[str, Any]
     output: Any
     replayed: bool
+    decided_at: int | None = None
+    """How many of the run's calls came before the model turn that made this one: calls with the same
+    value were made in one turn, together. None where the front end does not tell the model's turns
+    apart (and, in a :class:`Result`, for the calls the agent made)."""
 
 
-def step_views(calls: Sequence[Any]) -> tuple[StepView, ...]:
-    """The views of a run's calls (:class:`muscle_mem.record._run.Call`), read-only."""
-    return tuple(StepView(c.tool, c.args, MappingProxyType(c.kwargs), c.returned, c.replayed) for c in calls)
+def step_views(calls: Sequence[Any], decided: Mapping[int, int] | None = None) -> tuple[StepView, ...]:
+    """The views of a run's calls (:class:`muscle_mem.record._run.Call`), read-only.
+
+    ``decided``: the turn marks of the agent's own calls, by their order (a replayed call's are on
+    its stored step).
+    """
+    return tuple(
+        StepView(
+            c.tool,
+            c.args,
+            MappingProxyType(c.kwargs),
+            c.returned,
+            c.replayed,
+            c.step.decided_at if c.step is not None else decided.get(c.order) if decided else None,
+        )
+        for c in calls
+    )
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,12 @@ class Session:
             return await context.run(asyncio.ensure_future, tool(*args, **kwargs))
         return context.run(tool, *args, **kwargs)
 
+    def begin_turn(self) -> None:
+        """Say that the agent's model begins a turn (see :meth:`RunView.begin_turn`); nothing outside a run."""
+        run = self._context.get(CURRENT_RUN) if self._context is not None else None
+        if run is not None:
+            RunView(run).begin_turn()
+
     def add_usage(
         self, input_tokens: int, output_tokens: int, *, requests: int = 1, model: str | None = None
     ) -> None:

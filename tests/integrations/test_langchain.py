@@ -216,15 +216,15 @@ def test_parallel_tool_calls_of_one_model_turn_are_recorded_and_replayed(desk: D
     second = agent.last_result
     assert second is not None and second.hit and second.steps_replayed == 2
     assert state["messages"][-1].text == "usr_cy and usr_ada"
-    # one AIMessage per replayed call: the engine keeps the order of the calls, not their turns
+    # the model's turn as it was: one AIMessage asking for both, then a ToolMessage each
     assert kinds(state["messages"]) == [
         "HumanMessage",
         "AIMessage",
         "ToolMessage",
-        "AIMessage",
         "ToolMessage",
         "AIMessage",
     ]
+    assert [len(m.tool_calls) for m in state["messages"] if isinstance(m, AIMessage)] == [2, 0]
     assert len(model.seen) == 2
 
 

@@ -109,10 +109,6 @@ def _judge(
     assert (got, world) == (alone, alone_world)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a replay of calls made in one model turn: langchain/messages.py replayed_messages + agent._run_graph: the resumed model sees a turn cut short",
-)
 def test_lc_partial_replay_mid_turn_of_parallel_calls() -> None:
     world: dict[str, Any] = {"free": {"r1": True, "r2": False}, "held": []}
     agent = CachedAgent(Engine(), create_agent(chat(rooms_policy), rooms(world)))
@@ -138,10 +134,6 @@ def poll_policy(done: list[Any]) -> Any:
     return f"done after {len(done)}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a replay of calls made in one model turn: langchain/agent.py _run_graph resumes the graph with the full recursion_limit after replayed calls",
-)
 def test_lc_partial_replay_then_resume_under_the_same_recursion_limit() -> None:
     """Recorded: two polls under recursion_limit 6. Probe: three polls, which the graph alone cannot make
     under 6; a replay of two polls then a resumed graph with a full budget would."""

@@ -153,8 +153,12 @@ async def test_a_hit_returns_a_run_result_whose_items_and_input_list_work() -> N
     desk, _, runner = await recorded()
     result = await runner.run(task("bob@x.io"), params={"email": "bob@x.io"})
     assert isinstance(result, RunResult) and result.last_agent is desk.agent
-    assert [type(item) for item in result.new_items] == [ToolCallItem, ToolCallOutputItem] * 4 + [
-        MessageOutputItem
+    assert [
+        type(item) for item in result.new_items
+    ] == [  # as the SDK makes them: a turn's calls, then their outputs
+        *[ToolCallItem, ToolCallItem, ToolCallOutputItem, ToolCallOutputItem],
+        *[ToolCallItem, ToolCallOutputItem] * 2,
+        MessageOutputItem,
     ]
     calls = [item for item in result.new_items if isinstance(item, ToolCallItem)]
     outputs = [item for item in result.new_items if isinstance(item, ToolCallOutputItem)]
@@ -167,7 +171,10 @@ async def test_a_hit_returns_a_run_result_whose_items_and_input_list_work() -> N
     assert desk.call_ids[-1] == ids[3]  # the tool's ToolContext had the call id of its item
     items = result.to_input_list()
     assert items[0] == {"content": task("bob@x.io"), "role": "user"}
-    assert [i.get("type") for i in items[1:-1]] == ["function_call", "function_call_output"] * 4
+    assert [i.get("type") for i in items[1:-1]] == [
+        *["function_call", "function_call", "function_call_output", "function_call_output"],
+        *["function_call", "function_call_output"] * 2,
+    ]
     assert items[-1]["role"] == "assistant" and "Opened T-2 for usr_bob" in json.dumps(items[-1])
     again = await runner.run(task("eve@x.io"), params={"email": "eve@x.io"})
     again_ids = {item.call_id for item in again.new_items if isinstance(item, ToolCallItem)}
@@ -190,13 +197,13 @@ async def test_a_failed_check_hands_over_to_the_agent_which_resumes_from_the_rep
     assert mm.miss_reason is MissReason.PRE_CHECK_FAILED
     seen = model.calls[4].input  # the resumed agent's first model call
     assert seen[0] == {"content": task("bob@x.io"), "role": "user"}
-    assert [(i["type"], i.get("name")) for i in seen[1:5]] == [
+    assert [(i["type"], i.get("name")) for i in seen[1:5]] == [  # the turn of two look-ups, whole
         ("function_call", "lookup_user"),
-        ("function_call_output", None),
         ("function_call", "get_plan"),
         ("function_call_output", None),
+        ("function_call_output", None),
     ]
-    assert seen[1]["call_id"].startswith("mm_") and "usr_bob" in seen[2]["output"]
+    assert seen[1]["call_id"].startswith("mm_") and "usr_bob" in seen[3]["output"]
     assert result.final_output == "Opened T-2 for usr_bob" and desk.tickets[-1] == ("T-2", "usr_bob")
     assert len(result.to_input_list()) == 5 + 4 + 1  # replayed history, the agent's calls, the answer
 
@@ -344,8 +351,10 @@ async def test_run_streamed_records_a_miss_and_streams_a_hit_from_the_cache() ->
     assert isinstance(hit, CachedStreamingResult) and hit.is_complete and len(model.calls) == 4
     events = [e async for e in hit.stream_events()]
     assert events[0].type == "agent_updated_stream_event"
-    assert [getattr(e, "name", None) for e in events[1:]] == ["tool_called", "tool_output"] * 4 + [
-        "message_output_created"
+    assert [getattr(e, "name", None) for e in events[1:]] == [
+        *["tool_called", "tool_called", "tool_output", "tool_output"],
+        *["tool_called", "tool_output"] * 2,
+        "message_output_created",
     ]
     assert [getattr(e, "item", None) for e in events[1:]] == hit.new_items
     assert hit.final_output == "Opened T-2 for usr_bob" and desk.notified == ["T-1", "T-2"]

@@ -63,10 +63,6 @@ def make_tools(world: dict[str, Any]) -> list[Any]:
     return [stock, order]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a replay of calls made in one model turn: openai_agents/_runner.py CachedRunner._begin and _tools.py count each replayed call as a model turn against max_turns",
-)
 async def test_parallel_calls_of_one_turn_under_max_turns_end_as_the_agent_alone() -> None:
     """Two calls made in one model turn are one turn: a replay under max_turns must not count them as two."""
     world = {"stock": {"a": 1, "b": 1}, "ordered": []}
@@ -88,10 +84,6 @@ async def test_parallel_calls_of_one_turn_under_max_turns_end_as_the_agent_alone
     assert out == alone.final_output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a replay of calls made in one model turn: openai_agents/_runner.py CachedRunner._begin: max_turns - len(steps) counts parallel calls as turns",
-)
 async def test_parallel_calls_then_a_branch_under_max_turns() -> None:
     """A partial replay of two parallel calls leaves the resumed run the turns the agent alone had left."""
     world = {"stock": {"a": 1, "b": 1}, "ordered": []}
@@ -235,10 +227,6 @@ async def test_same_tool_twice_in_one_turn_with_swapped_order() -> None:
     assert (world["sent"], out) == (["y", "x"], "first sent y")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a replay of calls made in one model turn: a partial replay hands over mid-turn: the resumed model sees a turn cut short (openai_agents/_items.py history)",
-)
 async def test_partial_replay_mid_turn_of_parallel_calls() -> None:
     """The agent alone asks about both rooms in one turn; a replay that stops after the first must not
     leave the model a history in which it asked about one room only."""

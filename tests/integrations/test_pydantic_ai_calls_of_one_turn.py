@@ -80,10 +80,6 @@ def _run(agent: Agent[Any, Any], limit: int) -> Any:
         return f"raised {exc!r}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a replay of calls made in one model turn: pydantic_ai.py scripts a model turn per replayed call, which counts against request_limit",
-)
 @pytest.mark.parametrize("probe", [{"a": 1, "b": 1}, {"a": 0, "b": 1}], ids=["hit", "partial"])
 def test_parallel_calls_of_one_turn_under_request_limit(probe: dict[str, int]) -> None:
     """Two calls made in one model request are one request: the scripted replay must not spend two."""
@@ -184,10 +180,6 @@ def test_structured_output_from_a_dataclass_field() -> None:
     assert (out, world["paid"]) == (Verdict(approve=False, reason="frozen=True balance=90"), [])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a replay of calls made in one model turn: a partial replay hands over mid-turn: the resumed model sees a turn cut short",
-)
 def test_parallel_same_tool_twice_different_args() -> None:
     """One turn calls one tool twice with different args; the answer is built from which one says yes."""
     world: dict[str, Any] = {"free": {"r1": True, "r2": False}, "held": []}

@@ -20,6 +20,7 @@ from typing import Any
 
 from muscle_mem import MuscleMemError, StepView, current_run
 from muscle_mem.integrations._common import fresh_call_id, missing_extra
+from muscle_mem.integrations._turns import replaying_a_turn, turns_of
 
 try:
     from pydantic_ai import RunContext
@@ -92,9 +93,11 @@ class RunState:
     """What the model read at its latest turn in this run (its fingerprint)."""
     deps: Any = None
     """The run's graph dependencies (how pydantic-ai resolves its instructions), if found."""
-    allowed: int | None = None
-    """How many steps a replay may make: one model turn each, within the run's usage limits."""
-    replayed: int = 0
+    allowed: tuple[int | None, int | None] = (None, None)
+    """How many model turns and how many tool calls a replay may make, within the run's usage limits
+    (None: no limit)."""
+    replayed: tuple[int, int] = (0, 0)
+    """The model turns and the tool calls the replay made."""
     result: AgentRunResult[Any] | None = None
     """The framework's result of a run the engine's agent made."""
 
@@ -106,16 +109,23 @@ class RunState:
     async def replay(self, name: str, kwargs: dict[str, Any]) -> Any:
         """Run one recorded call for the engine's replay, as the framework would (arguments validated).
 
-        Each replayed step stands for a model turn and a tool call, as its scripted turn counts: a
-        step past what the run's usage limits allow is not made, and the framework raises as alone.
+        Each replayed step is a tool call, and the first of each recorded model turn a model turn, as
+        its scripted turn counts: a step past what the run's usage limits allow is not made, and the
+        framework raises as alone.
         """
         assert self.toolset is not None and self.ctx is not None
         tool = self.tools.get(name)
         if tool is None:
             raise LookupError(f"tool {name!r} is not offered to this run")
-        if self.allowed is not None and self.replayed >= self.allowed:
-            raise OverLimit(f"the run's usage limits allow {self.allowed} model turn(s) or tool call(s)")
-        self.replayed += 1
+        turns, calls = self.replayed
+        turns += replaying_a_turn()
+        calls += 1
+        for made, allowed, what in zip(
+            (turns, calls), self.allowed, ("model turn(s)", "tool call(s)"), strict=True
+        ):
+            if allowed is not None and made > allowed:
+                raise OverLimit(f"the run's usage limits allow {allowed} {what}")
+        self.replayed = (turns, calls)
         inner, ctx = self.toolset.wrapped, self.ctx
         if not self.entered:  # as the framework does before the run's first step
             await self.stack.enter_async_context(inner)
@@ -136,11 +146,14 @@ class RunState:
         await self.stack.aclose()
 
     def script_steps(self, steps: Sequence[StepView]) -> None:
-        """Script one model turn per replayed step, answered with the output the replay got."""
-        for step in steps:
-            call_id = fresh_call_id()
-            self.outputs[call_id] = step.output
-            self.script.append([ToolCallPart(step.tool, dict(step.kwargs), tool_call_id=call_id)])
+        """Script one model turn per recorded turn of the replayed steps, answered with the outputs the replay got."""
+        for turn in turns_of(steps):
+            parts: list[ModelResponsePart] = []
+            for step in turn:
+                call_id = fresh_call_id()
+                self.outputs[call_id] = step.output
+                parts.append(ToolCallPart(step.tool, dict(step.kwargs), tool_call_id=call_id))
+            self.script.append(parts)
 
     def script_answer(self, answer: Any) -> None:
         """Script the recorded last turn (left to the model if the stored answer is not one)."""

@@ -9,8 +9,8 @@ and ``tags=`` are values, or callables over the run's ``RunContext`` (``lambda c
   one of them). A call that raises (``ModelRetry``, ``ToolFailed`` included) is not a step. The
   model's last turn (its text, its output tool call) is the recorded answer.
 - A full hit: the engine replays the tools, then the run goes on with the model's turns scripted
-  from the replay (a turn per replayed step, with a fresh ``mm_`` call id and the output of this
-  replay, then the recorded last turn): the model is not called, and the run ends with pydantic-ai's
+  from the replay (a turn per recorded model turn, its calls together, each with a fresh ``mm_``
+  call id and the output of this replay, then the recorded last turn): the model is not called, and the run ends with pydantic-ai's
   own ``AgentRunResult``, its output validated by the run's own output type. A recorded answer that
   type refuses goes back to the model, as pydantic-ai retries any answer.
 - A failed check: the steps replayed before it are scripted the same way, then the model takes over
@@ -28,8 +28,10 @@ and ``tags=`` are values, or callables over the run's ``RunContext`` (``lambda c
 
 Scripted turns count in ``usage.requests`` (with no tokens) and against ``request_limit``, as
 pydantic-ai counts every turn a capability answers; a replay makes no more steps than the run's
-``request_limit`` and ``tool_calls_limit`` allow (one turn each), so the run raises where the agent
-alone would. On a miss, what the model's responses spent
+``request_limit`` and ``tool_calls_limit`` allow (a turn per recorded model turn, a call per step),
+so the run raises where the agent alone would. Each model request the run makes begins a turn for
+the engine (:meth:`muscle_mem.RunView.begin_turn`): the calls of one response are replayed
+together, and a replay that stops hands over between turns. On a miss, what the model's responses spent
 (tokens in and out, by model name) goes into the engine's run; the scripted turns spent nothing. Tools the provider runs (native tools) are not
 calls the engine sees.
 """
@@ -54,6 +56,7 @@ from muscle_mem.integrations._common import (
     with_context,
 )
 from muscle_mem.integrations._turn_checks import turn_checked
+from muscle_mem.integrations._turns import begin_turn
 from muscle_mem.secrecy.declared import redact, secret_values
 
 try:
@@ -196,7 +199,10 @@ class MuscleMem(AbstractCapability[Any]):
         if keyed is not None:
             self._check_instructions(keyed, request_context)
         turn = self._state.next_turn(request_reads(request_context))
-        return turn if turn is not None else await handler(request_context)
+        if turn is not None:
+            return turn
+        begin_turn(self.engine)  # the calls of the response are decided together
+        return await handler(request_context)
 
     def _check_instructions(self, keyed: list[str], request_context: ModelRequestContext) -> None:
         """Keep a run out of the store when its model reads instructions its task was not keyed on.
@@ -279,20 +285,16 @@ async def _turn() -> str:
     return await state.context() if state is not None else ""
 
 
-def _allowed(ctx: RunContext[Any]) -> int | None:
-    """How many more model turns (and tool calls) the run's usage limits allow, None if no limit."""
+def _allowed(ctx: RunContext[Any]) -> tuple[int | None, int | None]:
+    """How many more model turns and tool calls the run's usage limits allow (None: no limit)."""
     limits, usage = ctx.usage_limits, ctx.usage
     if limits is None:
-        return None
-    left = [
-        limit - used
-        for limit, used in (
-            (limits.request_limit, usage.requests),
-            (limits.tool_calls_limit, usage.tool_calls),
-        )
-        if limit is not None
-    ]
-    return max(min(left), 0) if left else None
+        return None, None
+    return _left(limits.request_limit, usage.requests), _left(limits.tool_calls_limit, usage.tool_calls)
+
+
+def _left(limit: int | None, used: int) -> int | None:
+    return None if limit is None else max(limit - used, 0)
 
 
 def _given(option: Any, ctx: RunContext[Any]) -> Any:

@@ -86,6 +86,10 @@ class Step:
     """What the step's output showed the recorded run (None in records of older formats)."""
     given: Observation | None = None
     """For a first step: the run's params as it saw them (None without params)."""
+    decided_at: int | None = None
+    """How many tool outputs the agent had seen when it decided this call: the steps before the model
+    turn that made it (several calls of one turn are decided together). None where the front end does
+    not tell turns apart: every output before the call."""
 
     @property
     def route(self) -> str:
@@ -347,6 +351,8 @@ def _observations_record(step: Step) -> dict[str, Any]:
         record["observed"] = observation_record(step.observed)
     if step.given is not None:
         record["given"] = observation_record(step.given)
+    if step.decided_at is not None:
+        record["decided_at"] = step.decided_at
     return record
 
 
@@ -547,6 +553,8 @@ def record_text(trajectory: Trajectory) -> tuple[str, list[str]]:
             observed = ',"observed":' + _observation_text(step.observed)
         if step.given is not None:
             observed += ',"given":' + _observation_text(step.given)
+        if step.decided_at is not None:
+            observed += ',"decided_at":' + int.__repr__(step.decided_at)
         steps.append(
             f'{{"tool":{tool},"version":{version},"args":[{stored}],"kwargs":[{stored_kwargs}],'
             f'"pre":{pre},"post":{post},"seconds":{seconds}{observed}}}'
@@ -594,6 +602,7 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
                 seconds=_finite(s["seconds"]),
                 observed=_observation_from(s["observed"]) if "observed" in s else None,
                 given=_observation_from(s["given"]) if "given" in s else None,
+                decided_at=_decided_at(s.get("decided_at"), i),
             )
             for i, s in enumerate(data["steps"])
         )
@@ -612,6 +621,15 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
         raise
     except Exception as exc:  # whatever a malformed record raises, it is this record that is refused
         raise RecordError(f"malformed trajectory record: {exc!r}"[:1000]) from None
+
+
+def _decided_at(value: Any, index: int) -> int | None:
+    """A step's :attr:`Step.decided_at` as stored: none, or a count of the steps before it."""
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value <= index:
+        raise RecordError(f"step {index}: decided_at is {value!r}, not a count of the steps before it")
+    return value
 
 
 def _finite(value: Any) -> float:

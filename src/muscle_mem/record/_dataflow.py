@@ -139,7 +139,14 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         tuple[str, str, tuple[Arg, ...], tuple[tuple[str, Arg], ...], Snapshot | None, Snapshot | None, float]
     ] = []
     recorded: list[Arg] = []  # every argument of every step, for what the run copied
-    for index, call in enumerate(run.calls):
+    calls = run.calls
+    decided = [run.decided_at(call) for call in calls]
+    known = 0  # the outputs data flow may rebuild a value from: those made before the call's turn
+    for index, call in enumerate(calls):
+        before = decided[index]
+        while known < (index if before is None else min(before, index)):
+            builder.outputs.add(known, calls[known].output)
+            known += 1
         tool = call.tool_ref
         if call.step is not None:
             args, kwargs = call.step.args, call.step.kwargs
@@ -168,7 +175,9 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         recorded += args
         if kwargs:
             recorded += [v for _, v in kwargs]
-        builder.outputs.add(index, call.output)
+    while known < len(calls):
+        builder.outputs.add(known, calls[known].output)
+        known += 1
     answer = builder.build(result, "the agent's return value")
     given, observed = observe_run(
         params,
@@ -183,7 +192,7 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         observed[index] = with_failed_attempts(observed[index], count)
     steps = tuple(
         [
-            Step(*parts, seen, given if index == 0 else None)
+            Step(*parts, seen, given if index == 0 else None, decided[index])
             for index, (parts, seen) in enumerate(zip(made, observed, strict=True))
         ]
     )

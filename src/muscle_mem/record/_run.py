@@ -89,6 +89,7 @@ class Run:
         "_lock",
         "_orders",
         "calls",
+        "decided",
         "ended",
         "held",
         "id",
@@ -102,6 +103,7 @@ class Run:
         "raised",
         "recording",
         "relevance",
+        "replaying",
         "sealed",
         "secret_outputs",
         "secrets",
@@ -113,6 +115,7 @@ class Run:
         "template",
         "text",
         "tokens",
+        "turn_seen",
         "usage",
     )
 
@@ -164,6 +167,23 @@ class Run:
         """The task as plain text, when it came as one with nothing else (a template may be learned from it)."""
         self.template: Template | None = None
         """The template this run follows, if a template served it."""
+        self.turn_seen: int | None = None
+        """How many calls the run had made when the agent's model turn in progress began (None: the
+        front end does not tell turns apart); see :meth:`begin_turn`."""
+        self.decided: dict[int, int] | None = None
+        """For each call the agent made in a model turn (by its order), the calls made before that turn."""
+        self.replaying: Step | None = None
+        """The stored step the replay is making now, or made last."""
+
+    def begin_turn(self) -> None:
+        """The agent's model begins a turn: the calls it makes next were decided on what the run saw so far.
+
+        A front end that reads the model's turns says so before each one; several calls of one turn
+        are decided together, so a replay judges them on what was seen before the turn, and none of
+        them is rebuilt from another's output.
+        """
+        with self._lock:
+            self.turn_seen = len(self.calls)
 
     def start(self, tool: str) -> Flight | None:
         """A call made in the run's context begins (None, the problem noted, if the agent returned)."""
@@ -171,8 +191,15 @@ class Run:
             if not self.sealed:
                 flight = Flight(next(self._orders), tool, False)
                 self.in_flight.add(flight)
+                if self.turn_seen is not None:
+                    self._note_turn(flight)
                 return flight
             return self._take_off(tool, adopted=False)
+
+    def _note_turn(self, flight: Flight) -> None:
+        if self.decided is None:
+            self.decided = {}
+        self.decided[flight.order] = self.turn_seen  # type: ignore[assignment]
 
     def adopt(self, tool: str) -> Flight | None:
         """A call from a thread without the run in its context begins, if it can only be the agent's.
@@ -207,6 +234,8 @@ class Run:
             return None
         flight = Flight(next(self._orders), tool, adopted)
         self.in_flight.add(flight)
+        if self.turn_seen is not None:
+            self._note_turn(flight)
         return flight
 
     def seal(self) -> int:
@@ -300,7 +329,18 @@ class Run:
 
     def step_views(self) -> tuple[StepView, ...]:
         """The steps done so far as the agent and the caller see them, in order."""
-        return step_views(self.calls)
+        return step_views(self.calls, self.decided)
+
+    def replays_a_turn(self) -> bool:
+        """Whether the call the replay is making now begins a model turn (or turns are not told apart)."""
+        step = self.replaying
+        return step is None or step.decided_at is None or step.decided_at >= len(self.calls)
+
+    def decided_at(self, call: Call) -> int | None:
+        """How many calls came before the model turn that made ``call`` (None: turns not told apart)."""
+        if call.step is not None:
+            return call.step.decided_at
+        return self.decided.get(call.order) if self.decided is not None else None
 
     def _not_captured(self, reason: NotStoredReason, why: str) -> Any:
         """Note why the run cannot be stored (redacted); returns NOT_CAPTURED for what was not kept."""

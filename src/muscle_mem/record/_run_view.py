@@ -79,6 +79,17 @@ class RunView:
         add_usage(run.usage, model, input_tokens, output_tokens, requests)
         run.tokens += input_tokens + output_tokens
 
+    def begin_turn(self) -> None:
+        """Say that the agent's model begins a turn: the tool calls it makes next were decided together.
+
+        An agent whose model asks for several tools at once (parallel tool calls) says so before
+        running them (the framework integrations do it for their agents). A replay then judges each
+        of those calls on what the run had seen before the turn, makes the turn's calls together,
+        and hands over to the agent only between turns, as its model would have met them.
+        """
+        if self._run.recording and not self._run.ended:
+            self._run.begin_turn()
+
     def refuse(self, why: str) -> None:
         """Keep this run out of the store, saying why (a step it made cannot be replayed, say).
 

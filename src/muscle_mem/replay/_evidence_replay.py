@@ -47,7 +47,8 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
         for pairs in sorted(options.values(), key=lambda p: -max(g.latest_stamp() for _, g in p)):
             constants = constants_of(_arguments(pairs[0][1].step))
             if step_no > 0:
-                why = uncovered(live, [h for h, _ in pairs], names, constants)
+                seen = _seen_when_decided(pairs, step_no) + 1  # the params, then the outputs seen
+                why = uncovered(live[:seen], [h[:seen] for h, _ in pairs], names, constants)
                 if why is not None:
                     reasons.append((MissReason.OBSERVATION_CHANGED, why))
                     continue
@@ -85,6 +86,7 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
                     reasons.append((MissReason.OBSERVATION_CHANGED, why))
                     continue
             state.edge = edges[0][1]
+            state.run.replaying = state.edge.step
             value = yield tool.fn, call_args, kwargs
             if type(value) is Raised:
                 return tool_raised(value, tool, step_no, state.run, call_args, kwargs)
@@ -128,6 +130,22 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
             tool=blame,
             kind=kind,
         )
+
+
+def _seen_when_decided(pairs: list[tuple[History, StepGroup]], step_no: int) -> int:
+    """How many outputs the agent had seen when it decided the next call, by the runs that made it.
+
+    Calls of one model turn are decided together, on what the run saw before the turn: the latest
+    point any of the runs decided it at (every output before the call where a run does not say).
+    """
+    seen = 0
+    for _, group in pairs:
+        for edge in group.ordered():
+            decided = edge.step.decided_at
+            if decided is None or decided >= step_no:
+                return step_no
+            seen = max(seen, decided)
+    return seen
 
 
 def _arguments(step: Step) -> list[Arg]:

@@ -184,6 +184,7 @@ class Replayer(ReplayState):
                     )
                 first, _, pre, tool, step, call_args, kwargs, _ = attempt
                 self.edge = first  # in use from now on: eviction leaves its trajectories alone
+                run.replaying = first.step
                 value = yield tool.fn, call_args, kwargs
                 if type(value) is Raised:
                     return tool_raised(value, tool, step_no, run, call_args, kwargs)

@@ -36,6 +36,7 @@ from muscle_mem.integrations._common import (
     unknown_checks,
     with_context,
 )
+from muscle_mem.integrations._turns import turns_of
 from muscle_mem.integrations.langchain.messages import (
     CallIds,
     Task,
@@ -55,7 +56,7 @@ from muscle_mem.integrations.langchain.tools import (
     wrap_tool,
     wrapping_of,
 )
-from muscle_mem.integrations.langchain.usage import UsageCounter
+from muscle_mem.integrations.langchain.usage import TurnMarks, UsageCounter
 
 logger = logging.getLogger(__name__)
 
@@ -312,19 +313,20 @@ def _run_graph(*_args: Any, **_kwargs: Any) -> Any:
     done = run.steps if run is not None else ()
     history = replayed_messages(done, CallIds(call.replayed)) if done else []
     graph_in = graph_input(call.task, history)
-    watch = _Watch(call.agent.engine, call.raised)
+    watch = _Watch(call.agent.engine, call.raised, TurnMarks(run))
+    config = _resumed_limit(call.agent.graph, call.config, len(turns_of(done)))
     if call.is_async:
-        return _finish_async(call, watch, graph_in)
+        return _finish_async(call, watch, graph_in, config)
     try:
-        call.state = call.agent.graph.invoke(graph_in, watch.config(call.config), **call.kwargs)
+        call.state = call.agent.graph.invoke(graph_in, watch.config(config), **call.kwargs)
     finally:
         watch.usage.report()
     return watch.answer(call.state)
 
 
-async def _finish_async(call: _Call, watch: _Watch, graph_in: dict[str, Any]) -> Any:
+async def _finish_async(call: _Call, watch: _Watch, graph_in: dict[str, Any], config: Any) -> Any:
     try:
-        call.state = await call.agent.graph.ainvoke(graph_in, watch.config(call.config), **call.kwargs)
+        call.state = await call.agent.graph.ainvoke(graph_in, watch.config(config), **call.kwargs)
     finally:
         watch.usage.report()
     return watch.answer(call.state)
@@ -336,12 +338,13 @@ class _Watch:
 
     engine: Engine
     raised: list[tuple[str, dict[str, Any]]]
+    turns: TurnMarks
     usage: UsageCounter = field(default_factory=UsageCounter)
     errors: ToolErrors = field(default_factory=ToolErrors)
 
     def config(self, config: Any) -> Any:
         """The run's config with the watching callbacks among its callbacks."""
-        return merge_configs(config, {"callbacks": [self.usage, self.errors]})
+        return merge_configs(config, {"callbacks": [self.usage, self.errors, self.turns]})
 
     def answer(self, state: Any) -> Any:
         """The storable answer of a finished run; a run without one, or resting on an unrecorded error, is kept out."""
@@ -445,6 +448,41 @@ def _schema_of(tool: BaseTool) -> tuple[str, str, Any]:
     """What a model is shown of a tool: its name, description and argument schema."""
     shown = convert_to_openai_tool(tool)["function"]
     return tool.name, tool.description, shown.get("parameters")
+
+
+def _resumed_limit(graph: Graph, config: Any, turns: int) -> Any:
+    """The config a graph resumes with after ``turns`` replayed model turns: its step limit less the steps they took.
+
+    The graph alone spent the steps of each turn's loop (the model node, the tool node, the nodes
+    between them) before reaching where the replay hands over; resumed with its whole limit, it
+    could go on where it alone would have stopped.
+    """
+    limit = _recursion_limit(graph, config)
+    if not turns or not isinstance(limit, int):
+        return config
+    spent = turns * _steps_per_turn(graph)
+    return merge_configs(config, {"recursion_limit": max(limit - spent, 1)})
+
+
+def _steps_per_turn(graph: Graph) -> int:
+    """The steps one model turn takes in the graph: the nodes on the shortest loop through a tool node (2 if none)."""
+    drawn = graph.get_graph()
+    tool_nodes = {name for name, node in graph.nodes.items() if isinstance(node.bound, ToolNode)}
+    following: dict[str, list[str]] = {}
+    for edge in drawn.edges:
+        following.setdefault(edge.source, []).append(edge.target)
+    best: int | None = None
+    for start in tool_nodes:
+        frontier, reached, steps = [start], {start}, 0
+        while frontier:
+            steps += 1
+            ahead = {n for node in frontier for n in following.get(node, ())}
+            if start in ahead:
+                best = steps if best is None else min(best, steps)
+                break
+            frontier = [n for n in ahead if n not in reached]
+            reached.update(frontier)
+    return best if best is not None else 2
 
 
 def _recursion_limit(graph: Graph, config: Any) -> Any:

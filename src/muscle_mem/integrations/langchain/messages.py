@@ -21,6 +21,7 @@ from pydantic_core import to_jsonable_python
 
 from muscle_mem import StepView
 from muscle_mem.integrations._common import fresh_call_id
+from muscle_mem.integrations._turns import turns_of
 from muscle_mem.integrations.langchain.tools import Replayed
 
 
@@ -83,18 +84,18 @@ class CallIds:
 
 
 def replayed_messages(calls: Sequence[StepView], ids: CallIds) -> list[BaseMessage]:
-    """The replayed calls as a model turn each (an AIMessage with one tool call) and its ToolMessage.
-
-    Parallel calls of one model turn come back one turn per call: the engine keeps their order, not
-    which turn they came from.
-    """
+    """The replayed calls as the model turns they were recorded in: an AIMessage with the turn's tool calls, then a ToolMessage each."""
     out: list[BaseMessage] = []
-    for call in calls:
-        note = ids.take(call.tool)
-        named = {f"__arg{i}": value for i, value in enumerate(call.args, 1)}  # a single-input Tool's
-        args = to_jsonable_python({**named, **call.kwargs}, fallback=str)
-        out.append(AIMessage("", tool_calls=[ToolCall(name=call.tool, args=args, id=note.call_id)]))
-        out.append(_tool_message(call, note))
+    for turn in turns_of(calls):
+        asked: list[ToolCall] = []
+        answered: list[BaseMessage] = []
+        for call in turn:
+            note = ids.take(call.tool)
+            named = {f"__arg{i}": value for i, value in enumerate(call.args, 1)}  # a single-input Tool's
+            args = to_jsonable_python({**named, **call.kwargs}, fallback=str)
+            asked.append(ToolCall(name=call.tool, args=args, id=note.call_id))
+            answered.append(_tool_message(call, note))
+        out += [AIMessage("", tool_calls=asked), *answered]
     return out
 
 

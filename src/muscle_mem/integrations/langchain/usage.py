@@ -1,4 +1,4 @@
-"""What the chat models of a LangGraph run spent: the ``usage_metadata`` of each response, by model."""
+"""What the chat models of a LangGraph run spent (the ``usage_metadata`` of each response, by model), and when each began a turn."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from muscle_mem import current_run
+from muscle_mem import RunView, current_run
 
 
 class UsageCounter(BaseCallbackHandler):
@@ -53,3 +53,21 @@ def _message(response: LLMResult) -> AIMessage | None:
             if isinstance(generation, ChatGeneration) and isinstance(generation.message, AIMessage):
                 return generation.message
     return None
+
+
+class TurnMarks(BaseCallbackHandler):
+    """A LangChain callback that tells the engine's run when one of its chat models begins a turn."""
+
+    def __init__(self, run: RunView | None) -> None:
+        super().__init__()
+        self.run = run
+
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: Any, **kwargs: Any) -> None:
+        """The calls of the model's response are decided together."""
+        if self.run is not None:
+            self.run.begin_turn()
+
+    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], **kwargs: Any) -> None:
+        """A completion model begins a turn too."""
+        if self.run is not None:
+            self.run.begin_turn()

@@ -30,31 +30,35 @@ from pydantic import TypeAdapter
 
 from muscle_mem import StepView
 from muscle_mem.integrations._common import fresh_call_id
+from muscle_mem.integrations._turns import turns_of
 from muscle_mem.integrations.openai_agents._tools import AgentGraph
 
 logger = logging.getLogger(__name__)
 
 
 def tool_items(graph: AgentGraph, steps: Sequence[StepView], call_ids: Sequence[str]) -> list[RunItem]:
-    """A call item and an output item per replayed tool call, as the SDK makes them in a run."""
+    """The call items, then the output items, of each model turn of the replayed calls, as the SDK makes them in a run."""
     items: list[RunItem] = []
-    for step, call_id in zip(steps, call_ids, strict=True):
-        agent = graph.original(graph.owners.get(step.tool, graph.start))
-        tool = graph.tools.get(step.tool)
-        call = ResponseFunctionToolCall(
-            arguments=json.dumps(dict(step.kwargs), ensure_ascii=False, separators=(",", ":")),
-            call_id=call_id,
-            name=step.tool,
-            type="function_call",
-            id=call_id,
-        )
-        raw = ItemHelpers.tool_call_output_item(
-            call, step.output, output_json_schema=tool.output_json_schema if tool is not None else None
-        )
-        items += [
-            ToolCallItem(agent=agent, raw_item=call),
-            ToolCallOutputItem(agent=agent, raw_item=raw, output=step.output),
-        ]
+    ids = iter(call_ids)
+    for turn in turns_of(steps):
+        outputs: list[RunItem] = []
+        for step in turn:
+            call_id = next(ids)
+            agent = graph.original(graph.owners.get(step.tool, graph.start))
+            tool = graph.tools.get(step.tool)
+            call = ResponseFunctionToolCall(
+                arguments=json.dumps(dict(step.kwargs), ensure_ascii=False, separators=(",", ":")),
+                call_id=call_id,
+                name=step.tool,
+                type="function_call",
+                id=call_id,
+            )
+            raw = ItemHelpers.tool_call_output_item(
+                call, step.output, output_json_schema=tool.output_json_schema if tool is not None else None
+            )
+            items.append(ToolCallItem(agent=agent, raw_item=call))
+            outputs.append(ToolCallOutputItem(agent=agent, raw_item=raw, output=step.output))
+        items += outputs
     return items
 
 

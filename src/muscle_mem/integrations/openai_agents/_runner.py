@@ -24,7 +24,9 @@ from agents.run_config import DEFAULT_MAX_TURNS
 
 from muscle_mem import Engine, Result, StepView
 from muscle_mem.integrations._common import Checks, note_followup_bypass, with_context
+from muscle_mem.integrations._turns import turns_of
 from muscle_mem.integrations.openai_agents._context import agents_context, reachable, turn_context
+from muscle_mem.integrations.openai_agents._hooks import TurnHooks
 from muscle_mem.integrations.openai_agents._items import answer, as_users, history, hit_result, unrecordable
 from muscle_mem.integrations.openai_agents._tools import CALL, AgentGraph, CallState
 from muscle_mem.integrations.openai_agents._usage import report_usage
@@ -185,7 +187,8 @@ class CachedRunner:
     ) -> tuple[RunResult | None, str | list[TResponseInputItem], dict[str, Any]]:
         """Replay what is safe: the RunResult of a hit, or the input and runner kwargs the agent resumes with.
 
-        Each replayed step stands for a model turn: the resumed run has the turns ``max_turns`` leaves.
+        Each recorded model turn of the replayed steps stands for one: the resumed run has the turns
+        ``max_turns`` leaves.
         A replay that ran a tool an agent stops at (``tool_use_behavior``) ends there, as the run would.
         A full hit whose answer turn would read another context than the recorded one (or past
         ``max_turns``) is resumed by the agent, uncached (``state.session`` is then None). On a hit,
@@ -196,8 +199,9 @@ class CachedRunner:
         hit = await session.begin()
         steps = hit.calls if hit is not None else session.steps
         kwargs = dict(runner_kwargs)
+        kwargs["hooks"] = TurnHooks(runner_kwargs.get("hooks"), session)  # the model's turns, recorded
         if steps:
-            kwargs["max_turns"] = (state.max_turns or DEFAULT_MAX_TURNS) - len(steps)
+            kwargs["max_turns"] = (state.max_turns or DEFAULT_MAX_TURNS) - len(turns_of(steps))
         stop = self._stopped_at(steps)
         if hit is None and stop is None:
             return None, history(self._graph, given, steps, state.replay_ids), kwargs

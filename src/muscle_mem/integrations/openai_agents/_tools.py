@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from muscle_mem import MuscleMemError, current_run, source_version
 from muscle_mem.integrations._common import Checks, checks_for, fresh_call_id, schema_version, unknown_checks
 from muscle_mem.integrations._turn_checks import turn_checked
+from muscle_mem.integrations._turns import replaying_a_turn
 from muscle_mem.integrations.openai_agents._context import turn_context
 
 if TYPE_CHECKING:
@@ -49,7 +50,9 @@ class CallState:
     replay_ids: list[str] = field(default_factory=list)
     """The call ids of the tool calls replayed so far, in order."""
     max_turns: int | None = None
-    """The run's ``max_turns``: a replay makes no more steps (each stands for a model turn)."""
+    """The run's ``max_turns``: a replay stands for no more model turns."""
+    replayed_turns: int = 0
+    """The model turns the calls replayed so far stand for."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,7 +228,8 @@ async def _replay_context(
     """The ``ToolContext`` of a replayed call, or NotReplayable if the call cannot be made as in a run.
 
     Not replayed: a call that needs approval, a disabled tool, a tool with guardrails (a replay does
-    not run them), an agent whose ``tool_use_behavior`` is a function, and a step past ``max_turns``.
+    not run them), an agent whose ``tool_use_behavior`` is a function, and a model turn past
+    ``max_turns`` (the calls of one recorded turn are one).
     """
     if tool.tool_input_guardrails or tool.tool_output_guardrails:
         raise NotReplayable(
@@ -235,8 +239,10 @@ async def _replay_context(
         raise NotReplayable(
             f"agent {owner.name!r} decides by a function when its tools end the run: not replayed"
         )
-    if call is not None and call.max_turns is not None and len(call.replay_ids) >= call.max_turns:
-        raise NotReplayable(f"the run's max_turns ({call.max_turns}) allows no more replayed steps")
+    if call is not None and replaying_a_turn():
+        if call.max_turns is not None and call.replayed_turns >= call.max_turns:
+            raise NotReplayable(f"the run's max_turns ({call.max_turns}) allows no more replayed turns")
+        call.replayed_turns += 1
     call_id = fresh_call_id()
     text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
     context: ToolContext[Any] = ToolContext(
