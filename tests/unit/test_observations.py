@@ -444,6 +444,28 @@ def test_a_scalar_output_is_observed_as_a_walk_of_it_observes_it(
     assert quick == walked
 
 
+@given(
+    st.lists(st.sampled_from([0, 1, -1, 7, 8, 10**10, 1_700_000_000]), min_size=1, max_size=6),
+    st.data(),
+)
+@settings(max_examples=300)
+def test_a_run_of_int_outputs_is_observed_as_a_walk_of_it_observes_it(
+    outputs: list[int], data: st.DataObject
+) -> None:
+    """The observations of a run without params whose outputs are all ints, remembered, are those the walk makes."""
+    args: list[Any] = [
+        data.draw(st.sampled_from([Const(7), Const(1_700_000_000), Output(0), Output(step // 2)]))
+        for step in range(len(outputs))
+    ]
+    answer = data.draw(st.sampled_from([Const(None), Output(0)]))
+    literal = data.draw(st.sampled_from(["", "due monday"]))
+    for _ in range(2):  # the second time from what the first remembered
+        quick = observe_run({}, outputs, args, answer, [], [], literal)
+        with mock.patch.object(run_observations, "_ONE_LEAF", frozenset()):
+            walked = observe_run({}, outputs, args, answer, [], [], literal)
+        assert quick == walked
+
+
 def test_a_numpy_scalar_is_observed_as_the_python_value_it_holds() -> None:
     """A weight of ``np.float64(2.5)`` is the number 2.5 (a range covers it), not a digest of an object."""
     numpy = pytest.importorskip("numpy")

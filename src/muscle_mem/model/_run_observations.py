@@ -6,7 +6,7 @@ import datetime
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,7 +99,7 @@ def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
 def observe_run(
     params: Mapping[str, Any],
     outputs: list[Any],
-    args: Iterable[Arg],
+    args: Sequence[Arg],
     answer: Arg,
     hidden: Iterable[Any],
     secret_params: Iterable[str],
@@ -115,6 +115,10 @@ def observe_run(
     no number of its own: ``book(nights, 2)`` with nights 2, or ``pay(120)`` for 3 at 40, could as
     well be computed from it, so the runs must show it first.
     """
+    if not params and not hidden and int in _ONE_LEAF and _INTS.issuperset(map(type, outputs)):
+        copied_whole = _whole_outputs_into_calls(args)
+        if copied_whole is not None:
+            return None, _int_observations(outputs, copied_whole)
     copies = copies_in(args, answer)
     copied = copies.outputs
     observer = Observer(params, hidden)
@@ -167,6 +171,48 @@ def observe_run(
         observed = [_times_computed_on(o) for o in observed]
         given = _times_computed_on(given) if given is not None else None
     return given, observed
+
+
+def _whole_outputs_into_calls(args: Sequence[Arg]) -> frozenset[int] | None:
+    """The steps whose whole output a call copies, if every argument is a constant or a whole output (else None).
+
+    What :func:`copies_in` finds of such arguments, without its walk.
+    """
+    steps = set()
+    for arg in args:
+        kind = type(arg)
+        if kind is Output and not arg.path:  # type: ignore[union-attr]
+            if arg.form.kind != "secret":  # type: ignore[union-attr]
+                steps.add(arg.step)  # type: ignore[union-attr]
+        elif kind is not Const:
+            return None
+    return frozenset(steps)
+
+
+def _int_observations(outputs: list[int], copied: frozenset[int]) -> list[Observation]:
+    """What :func:`observe_run` makes of the outputs of a run without params or secrets, each an int.
+
+    ``copied``: the steps whose whole output a later call copies. The observations of the same outputs
+    so copied are the same objects, remembered (the outputs of a task's runs repeat).
+    """
+    key = (tuple(outputs), copied)
+    found = _INT_RUNS.get(key)
+    if found is None:
+        observer = Observer({})
+        found = tuple(
+            [observer.int_observation(step, output, step in copied) for step, output in enumerate(outputs)]
+        )
+        if len(_INT_RUNS) >= _INT_RUNS_KEPT:
+            _INT_RUNS.clear()
+        _INT_RUNS[key] = found
+    return list(found)
+
+
+_INT_RUNS: dict[tuple[tuple[int, ...], frozenset[int]], tuple[Observation, ...]] = {}
+"""The observations of the int outputs of runs seen lately (see :func:`_int_observations`)."""
+_INT_RUNS_KEPT = 4096
+_INTS = frozenset({int})
+"""The type of every output of a run :func:`_int_observations` observes."""
 
 
 FAILED_ATTEMPTS = "!raised"

@@ -188,8 +188,9 @@ def build_trajectory(run: Run, result: Any, agent_seconds: float) -> Trajectory:
         run.secrets,
         literal,
     )
-    for index, count in _failed_attempts(run).items():
-        observed[index] = with_failed_attempts(observed[index], count)
+    if run.raised:  # calls the agent made again
+        for index, count in _failed_attempts(run).items():
+            observed[index] = with_failed_attempts(observed[index], count)
     steps = tuple(
         [
             Step(*parts, seen, given if index == 0 else None, decided[index])
