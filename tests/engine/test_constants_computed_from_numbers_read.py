@@ -127,7 +127,11 @@ MARCH_END = dt.datetime(2026, 3, 31, tzinfo=dt.timezone.utc).timestamp()
     [
         ((Const(2),), {Constant(2.0, 0, False)}),
         ((Const(12.5),), {Constant(12.5, 1, False)}),
-        ((Const(0), Const(1), Const(True)), set()),  # too common to be evidence; a bool is no number
+        ((Const(0), Const(1), Const(True)), {Constant(0.0, 0, False), Constant(1.0, 0, False)}),  # a bool: no
+        (
+            (Const("Total $1,250 in 4x boxes, ref ord-7x"),),
+            {Constant(1250.0, 0, False), Constant(4.0, 0, False)},
+        ),
         ((Const("Ship in 3 boxes by 2026-03-31"),), {Constant(3.0, 0, False), Constant(MARCH_END, 0, True)}),
         ((Template((Text("Total: 19.99 for "), Output(0, ()))),), {Constant(19.99, 2, False)}),
         ((Const({"boxes": 4, "note": "2 pallets"}),), {Constant(4.0, 0, False), Constant(2.0, 0, False)}),

@@ -7,6 +7,7 @@ from . import (
     choices,
     coincidences,
     computed,
+    computed_constants,
     computed_more,
     context,
     context_mid_run,
@@ -136,6 +137,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *lists_and_choices.S,
     *forms_and_places.S,
     *computed_more.S,
+    *computed_constants.S,
     *fronts_branches.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""

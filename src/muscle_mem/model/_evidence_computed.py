@@ -1,14 +1,17 @@
 """The constants a call or answer holds that the runs may have computed, and whether they still would be.
 
 Every run shipped in 2 boxes while qty and per_box varied: the agent may have taken the ceiling of
-their ratio, and 20 of 6 makes 4. Where a simple computation of one or two numbers that varied
-between the runs gave the call's constant in every run, it must give it now too, else the agent
-would have written another value and the replay stops. The computations: a number alone; the sum,
-the differences, the product, the ratios, the max, the min and small weighted sums of two; each
-exact, plus or minus one, rounded (down, up) to the constant's decimal places, or as a percentage;
-a date, or a date plus or minus a number of days, exact, at the end of its month or moved past a
-weekend. A constant no such computation gave in every run (a fixed reorder of 50) is left to the
-ranges and relations of the numbers it may depend on.
+their ratio, and 20 of 6 makes 4. Where a simple computation of the numbers that varied between
+the runs gave the call's constant in every run, it must give it now too, else the agent would have
+written another value and the replay stops. The computations: a number alone; the sum, the
+differences, the product, the ratios, the max, the min, the mean, small weighted sums, a rate
+applied (``a * (1 + b)``) and a relative change of two; the sum of three and a product of two over
+a third; each exact, plus or minus one, rounded (down, up) to the constant's decimal places or to
+a coarser unit it is a multiple of (tens, 0.05), or as a percentage; a date, or a date plus or
+minus a number of days, exact, at the end of its month, the first of the next, the Monday after,
+or moved past a weekend. A constant no such computation gave in every run (a fixed reorder of 50)
+is left to the ranges and relations of the numbers it may depend on; one that a computation gave
+by chance in every run stops a replay the runs cannot tell from a computed one.
 """
 
 from __future__ import annotations
@@ -24,13 +27,24 @@ import numpy
 from muscle_mem.model._evidence_leaves import TOLERANCE
 from muscle_mem.model._evidence_places import Place, Places, place_text
 from muscle_mem.model._leaf_kinds import seconds_of
-from muscle_mem.model.provenance import Arg, Const, Guarded, Template, Text, nested
+from muscle_mem.model.provenance import (
+    Arg,
+    Const,
+    Guarded,
+    Param,
+    Template,
+    Text,
+    Unresolved,
+    evaluate,
+    nested,
+)
 
-MAX_CONSTANTS = 8
+MAX_CONSTANTS = 32
 """The most constants of one call (or answer) weighed; the first ones found."""
 
 MAX_VARIED = 32
-"""The most numbers that differ between the runs whose computations are weighed."""
+"""The most numbers that differ between the runs whose computations are weighed; past it, a replay
+whose next call or answer holds a constant stops (a bound reached may only make it stop)."""
 
 
 class Constant(NamedTuple):
@@ -42,10 +56,12 @@ class Constant(NamedTuple):
     date: bool
 
 
-def constants_of(args: Iterable[Arg]) -> tuple[Constant, ...]:
-    """The numbers (other than 0 and 1) and dates the recorded values hold as constants, written or inside texts.
+def constants_of(args: Iterable[Arg], params: Any = None) -> tuple[Constant, ...]:
+    """The numbers and dates the recorded values hold as constants, written or inside texts (``1,250``, ``4x``).
 
-    A guarded value is left out: it replays only while what it was read from is unchanged.
+    A number bound to a declared param counts by the param's value (the agent may have computed
+    what the param happened to equal); a guarded value is left out: it replays only while what it
+    was read from is unchanged.
     """
     found: dict[Constant, None] = {}
     stack = list(args)
@@ -60,6 +76,14 @@ def constants_of(args: Iterable[Arg]) -> tuple[Constant, ...]:
                     _in_text(part.text, found)
                 else:
                     stack.append(part)  # type: ignore[arg-type]
+        elif kind is Param and params is not None:
+            # a value bound to a param the runs all gave alike may be a computed value it coincided with
+            try:
+                value = evaluate(arg, params, ())
+            except Unresolved:
+                value = None
+            if type(value) in (int, float):
+                _plain(value, found)
         elif kind is not Guarded:
             stack += nested(arg)
     return tuple(found)[:MAX_CONSTANTS]
@@ -68,7 +92,7 @@ def constants_of(args: Iterable[Arg]) -> tuple[Constant, ...]:
 def _plain(value: Any, found: dict[Constant, None]) -> None:
     kind = type(value)
     if kind is int or kind is float:
-        if math.isfinite(value) and value not in (0, 1):
+        if math.isfinite(value):
             found[Constant(float(value), _places(repr(value)), False)] = None
     elif kind is str:
         _in_text(value, found)
@@ -80,8 +104,10 @@ def _plain(value: Any, found: dict[Constant, None]) -> None:
             _plain(item, found)
 
 
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_NUMBER = re.compile(rf"(?<![\w.]){_DIGITS}(?![\w])|(?<![\w.\-/#]){_DIGITS}(?=[A-Za-z]{{1,3}}\b)")
+"""A number as written: with thousands separators (1,250) or a short unit after it (4x, 5kg; not ord-7x)."""
 
 
 def _in_text(text: str, found: dict[Constant, None]) -> None:
@@ -90,9 +116,8 @@ def _in_text(text: str, found: dict[Constant, None]) -> None:
         if seconds is not None:
             found[Constant(seconds, 0, True)] = None
     for match in _NUMBER.finditer(_DATE.sub(" ", text)):
-        number = float(match.group(0))
-        if number not in (0, 1):
-            found[Constant(number, _places(match.group(0)), False)] = None
+        written = match.group(0).replace(",", "")
+        found[Constant(float(written), _places(written), False)] = None
 
 
 def _places(written: str) -> int:
@@ -124,6 +149,23 @@ _NUMBER_WAYS: tuple[tuple[str, Make], ...] = (
     ("weighted sum", lambda a, b: a + 2 * b),
     ("weighted sum", lambda a, b: 3 * a + b),
     ("weighted sum", lambda a, b: a + 3 * b),
+    ("mean", lambda a, b: (a + b) / 2),
+    ("first times one plus the second", lambda a, b: a * (1 + b)),
+    ("second times one plus the first", lambda a, b: b * (1 + a)),
+    ("first times one minus the second", lambda a, b: a * (1 - b)),
+    ("second times one minus the first", lambda a, b: b * (1 - a)),
+    ("relative change", lambda a, b: _ratio(a, b) - 1),
+    ("relative change", lambda a, b: _ratio(b, a) - 1),
+)
+
+MAX_TRIPLES_OF = 12
+"""Of the numbers that varied, the first ones whose sums and products over ratios of three are weighed."""
+
+_TRIPLE_WAYS: tuple[tuple[str, Callable[[Any, Any, Any], Any]], ...] = (
+    ("sum", lambda a, b, c: a + b + c),
+    ("product over", lambda a, b, c: _ratio(a * b, c)),
+    ("product over", lambda a, b, c: _ratio(a * c, b)),
+    ("product over", lambda a, b, c: _ratio(b * c, a)),
 )
 
 _DAY = 86_400.0
@@ -161,9 +203,14 @@ def computed_broken(
         p
         for p in live
         if p not in free_times and all(p in run for run in runs) and len({run[p] for run in runs}) > 1
-    ][:MAX_VARIED]
+    ]
     if not varied:
         return None
+    if len(varied) > MAX_VARIED:
+        return (
+            f"{len(varied)} numbers differ between the recorded runs: more than the {MAX_VARIED} whose "
+            "computations are weighed against the constants of the next call or the answer"
+        )
     then_all = numpy.array([[run[p] for p in varied] for run in runs], dtype=float)
     now_all = numpy.array([live[p] for p in varied], dtype=float)
     numbers = [k for k, p in enumerate(varied) if p not in dates]
@@ -177,12 +224,23 @@ def computed_broken(
         if not ways.names:
             continue
         shows = _DATE_SHOWS if constant.date else _NUMBER_SHOWS
+        if not constant.date:
+            shows = shows + tuple(
+                (f", {how} to a unit of {unit:g}", _to_unit(cut, unit))
+                for unit in _units(constant)
+                for how, cut in (
+                    ("rounded", _rounded),
+                    ("rounded down", numpy.floor),
+                    ("rounded up", numpy.ceil),
+                )
+            )
         for show_name, show in shows:
             with numpy.errstate(all="ignore"):
-                held = _gives(show(ways.then, constant.places), constant)
-                if not held.any():
+                rows = numpy.flatnonzero(_gives(show(ways.then[:, :1], constant.places), constant))
+                if rows.size:  # those that gave it in the first run: did they in every run?
+                    rows = rows[_gives(show(ways.then[rows], constant.places), constant)]
+                if not rows.size:
                     continue
-                rows = numpy.flatnonzero(held)
                 still = _gives(show(ways.now[rows], constant.places), constant)
             if still.all():
                 continue
@@ -219,6 +277,17 @@ def _number_ways(
                 names += [(name, (varied[a], varied[b])) for a, b in pairs]
                 then.append(make(then_all[:, xs].T, then_all[:, ys].T))
                 now.append(make(now_all[xs], now_all[ys]))
+    few = numbers[:MAX_TRIPLES_OF]
+    triples = [
+        (a, b, c) for i, a in enumerate(few) for j, b in enumerate(few[i + 1 :], i + 1) for c in few[j + 1 :]
+    ]
+    if triples:
+        xs, ys, zs = ([t[k] for t in triples] for k in range(3))
+        with numpy.errstate(all="ignore"):
+            for name, make3 in _TRIPLE_WAYS:
+                names += [(name, (varied[a], varied[b], varied[c])) for a, b, c in triples]
+                then.append(make3(then_all[:, xs].T, then_all[:, ys].T, then_all[:, zs].T))
+                now.append(make3(now_all[xs], now_all[ys], now_all[zs]))
     return _Ways(names, numpy.concatenate(then), numpy.concatenate(now))
 
 
@@ -275,6 +344,27 @@ def _to_places(cut: Callable[[Any], Any], scale: float = 1.0) -> Show:
     return show
 
 
+def _units(constant: Constant) -> list[float]:
+    """Coarser units the constant is a multiple of, that it holds at least ten of (120: 10 and 5; 4.95: 0.05)."""
+    found: list[float] = []
+    for exponent in range(-constant.places, 7):
+        for step in (1.0, 5.0, 2.5):
+            unit = step * 10.0**exponent
+            if unit <= 10.0**-constant.places or abs(constant.value) < 10 * unit:
+                continue
+            count = constant.value / unit
+            if abs(count - round(count)) <= 1e-9 * max(1.0, abs(count)):
+                found.append(unit)
+    return found
+
+
+def _to_unit(cut: Callable[[Any], Any], unit: float) -> Show:
+    def show(values: numpy.ndarray[Any, Any], _places: int) -> numpy.ndarray[Any, Any]:
+        return numpy.asarray(cut(_nudged(values / unit)) * unit)
+
+    return show
+
+
 def _rounded(values: numpy.ndarray[Any, Any]) -> numpy.ndarray[Any, Any]:
     """Each value rounded to a whole number, none at a half that rounding to even and rounding up tell apart."""
     even, up = numpy.rint(values), numpy.floor(values + 0.5)
@@ -326,8 +416,18 @@ def _past_weekend(day: datetime.date) -> datetime.date:
     return day + datetime.timedelta(days=7 - day.weekday() if day.weekday() >= 5 else 0)
 
 
+def _next_month(day: datetime.date) -> datetime.date:
+    return _month_end(day) + datetime.timedelta(days=1)
+
+
+def _next_monday(day: datetime.date) -> datetime.date:
+    return day + datetime.timedelta(days=7 - day.weekday())
+
+
 _DATE_SHOWS: tuple[tuple[str, Show], ...] = (
     ("", _by_day(lambda day: day)),
+    (", at the first of the next month", _by_day(_next_month)),
+    (", at the Monday after", _by_day(_next_monday)),
     (", at the end of its month", _by_day(_month_end)),
     (", moved past a weekend", _by_day(_past_weekend)),
 )

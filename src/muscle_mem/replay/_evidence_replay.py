@@ -45,7 +45,7 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
         reasons: list[tuple[MissReason, str]] = []
         taken = False
         for pairs in sorted(options.values(), key=lambda p: -max(g.latest_stamp() for _, g in p)):
-            constants = constants_of(_arguments(pairs[0][1].step))
+            constants = constants_of(_arguments(pairs[0][1].step), state.params)
             if step_no > 0:
                 seen = _seen_when_decided(pairs, step_no) + 1  # the params, then the outputs seen
                 why = uncovered(live[:seen], [h[:seen] for h, _ in pairs], names, constants)
@@ -111,7 +111,7 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
         if taken:
             continue
         for finishing in ends.values():
-            constants = constants_of((finishing[0][1].result,))
+            constants = constants_of((finishing[0][1].result,), state.params)
             why = uncovered(live, [h for h, _ in finishing], names, constants) if step_no > 0 else None
             if why is not None:
                 reasons.append((MissReason.OBSERVATION_CHANGED, why))
