@@ -41,5 +41,5 @@ __all__ = [
 ]
 
 logging.getLogger("muscle_mem").addHandler(logging.NullHandler())  # the library never prints
-__version__ = "0.7.0"
+__version__ = "0.8.0"
 """The version of muscle-mem: the one place it is written (pyproject.toml and the CLI read it)."""
