@@ -11,14 +11,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from test_signed_records import url_of
+
+from conftest import StoreSpec
 from muscle_mem import Engine, current_run
+from muscle_mem.model.trajectory import RecordError, from_record, to_record
 
 
-def rooms_desk(turns: bool = True) -> tuple[Engine, dict[str, Any], list[list[str]]]:
+def rooms_desk(
+    turns: bool = True, store: str | None = None, world: dict[str, Any] | None = None
+) -> tuple[Engine, dict[str, Any], list[list[str]]]:
     """An agent that asks whether two rooms are free in one turn, then holds the first free one."""
-    world: dict[str, Any] = {"free": {}, "held": []}
+    world = world if world is not None else {"free": {}, "held": []}
     seen_at_turns: list[list[str]] = []
-    engine = Engine()
+    engine = Engine(store)
 
     @engine.tool()
     def is_free(room: str) -> bool:
@@ -115,3 +122,33 @@ def test_no_call_is_rebuilt_from_an_output_of_its_own_turn() -> None:
     trajectory = engine.store.get(stored.trajectory_id)
     assert trajectory is not None
     assert repr(trajectory.steps[1].args[0]) == "Const(value='A7')"
+
+
+def test_a_turn_is_replayed_together_by_another_worker_on_a_durable_store(durable: StoreSpec) -> None:
+    """Recorded by one engine on SQLite or PostgreSQL, replayed by a new one: the turns come with the steps."""
+    world: dict[str, Any] = {"free": {"r1": True, "r2": False}, "held": []}
+    recorder, _, _ = rooms_desk(store=url_of(durable), world=world)
+    assert recorder("hold a room").stored
+    recorder.close()
+    world.update(free={"r1": False, "r2": True}, held=[])
+    worker, _, seen = rooms_desk(store=url_of(durable), world=world)
+    try:
+        result = worker("hold a room")
+        assert (result.steps_replayed, seen[-1]) == (2, ["is_free(r1)", "is_free(r2)"])
+        assert world["held"] == ["r2"]
+    finally:
+        worker.close()
+
+
+@pytest.mark.parametrize("decided_at", [3, -1, "0", 1.0])
+def test_a_record_whose_step_claims_to_be_decided_after_itself_is_refused(decided_at: Any) -> None:
+    """``decided_at`` counts steps before the step: anything else is a damaged record, never replayed."""
+    engine, world, _ = rooms_desk()
+    world["free"] = {"r1": True, "r2": True}
+    trajectory = engine.store.get(engine("hold a room").trajectory_id or "")
+    assert trajectory is not None
+    record = to_record(trajectory)
+    assert from_record(record) == trajectory
+    record["steps"][1]["decided_at"] = decided_at
+    with pytest.raises(RecordError, match="decided_at"):
+        from_record(record)
