@@ -13,34 +13,17 @@ import math
 
 from pydantic import BaseModel
 
-from .harness import Answer, Call, Run, Scenario, Step, Tool
+from .computed_more import _tools
+from .harness import Answer, Call, Run, Scenario, Step
 from .kit import done, out, word
 
 S: list[Scenario] = []
 _N = [0]
-T = lambda *a, **k: True  # noqa: E731
 
 
 def _id() -> str:
     _N[0] += 1
     return f"r{_N[0]}q"
-
-
-def _read_a(w, key: str):
-    return dict(w["a"])
-
-
-def _read_b(w, key: str):
-    return dict(w["b"])
-
-
-def _act(w, key: str, value=None):
-    w["acts"].append(value)
-    return "ok"
-
-
-def _tools():
-    return [Tool("read_a", _read_a, check=T), Tool("read_b", _read_b, check=T), Tool("act", _act, check=T)]
 
 
 def _two(compute, answer=None):

@@ -161,7 +161,7 @@ _NUMBER_WAYS: tuple[tuple[str, Make], ...] = (
 MAX_TRIPLES_OF = 12
 """Of the numbers that varied, the first ones whose sums and products over ratios of three are weighed."""
 
-_TRIPLE_WAYS: tuple[tuple[str, Callable[[Any, Any, Any], Any]], ...] = (
+_TRIPLE_WAYS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("sum", lambda a, b, c: a + b + c),
     ("product over", lambda a, b, c: _ratio(a * b, c)),
     ("product over", lambda a, b, c: _ratio(a * c, b)),
@@ -269,25 +269,27 @@ def _number_ways(
     names: list[tuple[str, tuple[Place, ...]]] = [("value", (varied[k],)) for k in numbers]
     then = [then_all[:, numbers].T]
     now = [now_all[numbers]]
-    pairs = [(a, b) for i, a in enumerate(numbers) for b in numbers[i + 1 :]]
-    if pairs:
-        xs, ys = [a for a, _ in pairs], [b for _, b in pairs]
-        with numpy.errstate(all="ignore"):
-            for name, make in _NUMBER_WAYS:
-                names += [(name, (varied[a], varied[b])) for a, b in pairs]
-                then.append(make(then_all[:, xs].T, then_all[:, ys].T))
-                now.append(make(now_all[xs], now_all[ys]))
     few = numbers[:MAX_TRIPLES_OF]
-    triples = [
-        (a, b, c) for i, a in enumerate(few) for j, b in enumerate(few[i + 1 :], i + 1) for c in few[j + 1 :]
-    ]
-    if triples:
-        xs, ys, zs = ([t[k] for t in triples] for k in range(3))
+    for groups, ways in (
+        ([(a, b) for i, a in enumerate(numbers) for b in numbers[i + 1 :]], _NUMBER_WAYS),
+        (
+            [
+                (a, b, c)
+                for i, a in enumerate(few)
+                for j, b in enumerate(few[i + 1 :], i + 1)
+                for c in few[j + 1 :]
+            ],
+            _TRIPLE_WAYS,
+        ),
+    ):
+        if not groups:
+            continue
+        columns = [list(column) for column in zip(*groups, strict=True)]
         with numpy.errstate(all="ignore"):
-            for name, make3 in _TRIPLE_WAYS:
-                names += [(name, (varied[a], varied[b], varied[c])) for a, b, c in triples]
-                then.append(make3(then_all[:, xs].T, then_all[:, ys].T, then_all[:, zs].T))
-                now.append(make3(now_all[xs], now_all[ys], now_all[zs]))
+            for name, make in ways:
+                names += [(name, tuple(varied[k] for k in group)) for group in groups]
+                then.append(make(*(then_all[:, column].T for column in columns)))
+                now.append(make(*(now_all[column] for column in columns)))
     return _Ways(names, numpy.concatenate(then), numpy.concatenate(now))
 
 
