@@ -21,22 +21,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from muscle_mem.model._evidence_computed import Constant
-from muscle_mem.model._evidence_leaves import leaves_uncovered, numbers_uncovered
+from muscle_mem.model._evidence_leaves import leaves_uncovered, numbers_uncovered, taken_elsewhere
 from muscle_mem.model._evidence_places import History, Live
 from muscle_mem.model._evidence_relations import relations_broken
 from muscle_mem.model._evidence_wholes import seen_together, with_item_places
 
 
 def uncovered(
-    live: Live, histories: Sequence[History], names: Sequence[str], constants: Sequence[Constant] = ()
+    live: Live,
+    histories: Sequence[History],
+    names: Sequence[str],
+    constants: Sequence[Constant] = (),
+    elsewhere: Sequence[History] = (),
 ) -> str | None:
     """Why the runs' ``histories`` do not cover the ``live`` observations, or None if they do.
 
     ``names``: what to call each observation in a message (``param``, ``step 0 lookup``);
-    ``constants``: the numbers and dates the call the runs made next (or their answer) holds.
+    ``constants``: the numbers and dates the call the runs made next (or their answer) holds;
+    ``elsewhere``: what the runs that went on otherwise from here saw.
     """
     if not histories:
         return "no recorded run went on from here"
+    if elsewhere:
+        why = taken_elsewhere(live, histories, elsewhere, names)
+        if why is not None:
+            return why
     saw = [[o.leaves if o is not None else () for o in h] for h in histories]
     named_live, named_saw = with_item_places(live, saw, from_end=False)  # the eu host's load, wherever it is
     for at, leaves in enumerate(live):

@@ -49,6 +49,43 @@ def numbers_uncovered(live: Live, alike: Sequence[History], names: Sequence[str]
     return None
 
 
+def taken_elsewhere(
+    live: Live, histories: Sequence[History], elsewhere: Sequence[History], names: Sequence[str]
+) -> str | None:
+    """Why a value the runs took for an identity selects another way: runs that went otherwise saw it as it is.
+
+    An identity is free because data flow rebuilds what depends on it; but where runs that made
+    another call, or gave another answer, saw this very value at that place as a plain value (``ok``
+    then went on to ``b``; ``ok2``, passed on, ended), the value is what they went on by.
+    """
+    masked = {
+        (at, leaf[0])
+        for history in histories
+        for at, observation in enumerate(history)
+        if observation is not None
+        for leaf in observation.leaves
+        if leaf[1] == "#"
+    }
+    if not masked:
+        return None
+    plain = {
+        (at, leaf[0], leaf[2])
+        for history in elsewhere
+        for at, observation in enumerate(history)
+        if observation is not None
+        for leaf in observation.leaves
+        if leaf[1] != "#"
+    }
+    for at, leaves in enumerate(live):
+        for path, kind, value, _label in leaves:
+            if (at, path) in masked and (at, path, value) in plain:
+                return (
+                    f"{where(names[at], path)}: {shown_leaf(kind, value)}, seen by a recorded run that went "
+                    "on otherwise, where the runs that went on this way passed another value on"
+                )
+    return None
+
+
 def by_place(history: History) -> dict[Place, Leaf]:
     """What a run saw, leaf by leaf, by place."""
     return {

@@ -165,6 +165,9 @@ def route(
     passing: list[StepEdge] = []
     keys: dict[frozenset[str], str] = {}
     tried: set[int] = set()
+    masked: StepEdge | None = None
+    """An edge matched only with the identities its run masked: a run that saw this output as it is,
+    and went on otherwise, would make that value evidence of its own way."""
     for edge in itertools.chain((first,), others, group.ordered()):
         if id(edge) in tried:
             continue
@@ -177,12 +180,42 @@ def route(
             if key is None:
                 key = keys[seen.identities] = key_of(flat, seen.identities, observer.bound_numbers)
             if key == seen.key:
-                return edge, passing
+                if not seen.identities:
+                    return edge, passing  # seen as it is: before a run that saw it only masked
+                masked = masked or edge
         if len(passing) < MAX_MEMBERS:
             passing.append(edge)
         elif len(tried) > 4 * MAX_MEMBERS:
             break
-    return None, passing
+    return masked, passing
+
+
+def literal_match(group: StepGroup, edge: StepEdge, literal: Callable[[], str]) -> StepEdge:
+    """The edge to follow where ``edge`` matched this output only with the identities its run masked.
+
+    A run that made the call in the same checked state and saw the output as it is, nothing
+    masked (``literal()``: its key so), went on by that value: its edge is followed. Else ``edge``
+    (the identity is free). Only the edges of that state are read: no other node is loaded.
+    """
+    key: str | None = None
+    for other in _alike(group, edge):
+        seen = other.step.observed
+        if other is edge or seen is None or seen.identities or other.node is edge.node:
+            continue
+        key = key or literal()
+        if key == seen.key:
+            return other
+    return edge
+
+
+def _alike(group: StepGroup, edge: StepEdge) -> Iterator[StepEdge]:
+    """The edges in memory of the call made in the state ``edge``'s pre snapshot holds (none is read for it)."""
+    pre = edge.step.pre
+    key = pre.key if pre is not None else None
+    for other in group.loaded_edges():
+        other_pre = other.step.pre
+        if (other_pre.key if other_pre is not None else None) == key:
+            yield other
 
 
 def same_calls(

@@ -44,11 +44,16 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
                 )
         reasons: list[tuple[MissReason, str]] = []
         taken = False
+        ways = [[h for h, _ in pairs] for pairs in options.values()] + [
+            [h for h, _ in finishing] for finishing in ends.values()
+        ]
         for pairs in sorted(options.values(), key=lambda p: -max(g.latest_stamp() for _, g in p)):
             constants = constants_of(_arguments(pairs[0][1].step), state.params)
             if step_no > 0:
                 seen = _seen_when_decided(pairs, step_no) + 1  # the params, then the outputs seen
-                why = uncovered(live[:seen], [h[:seen] for h, _ in pairs], names, constants)
+                mine = [h[:seen] for h, _ in pairs]
+                otherwise = _otherwise(ways, pairs[0][0], seen)
+                why = uncovered(live[:seen], mine, names, constants, otherwise)
                 if why is not None:
                     reasons.append((MissReason.OBSERVATION_CHANGED, why))
                     continue
@@ -112,7 +117,10 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
             continue
         for finishing in ends.values():
             constants = constants_of((finishing[0][1].result,), state.params)
-            why = uncovered(live, [h for h, _ in finishing], names, constants) if step_no > 0 else None
+            why = None
+            if step_no > 0:
+                otherwise = _otherwise(ways, finishing[0][0], len(live))
+                why = uncovered(live, [h for h, _ in finishing], names, constants, otherwise)
             if why is not None:
                 reasons.append((MissReason.OBSERVATION_CHANGED, why))
                 continue
@@ -130,6 +138,11 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
             tool=blame,
             kind=kind,
         )
+
+
+def _otherwise(ways: list[list[History]], mine: History, seen: int) -> list[History]:
+    """What the runs that went on another way saw (up to ``seen`` observations): all ways but the one ``mine`` is in."""
+    return [h[:seen] for way in ways if not any(h is mine for h in way) for h in way]
 
 
 def _seen_when_decided(pairs: list[tuple[History, StepGroup]], step_no: int) -> int:

@@ -16,6 +16,7 @@ trajectory cut short because the environment differed must not stop a later run 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from muscle_mem.check import SNAPSHOT_DATA, MissingThreshold
@@ -33,6 +34,7 @@ from muscle_mem.replay._edge_choice import (
     Attempt,
     given_first,
     history_of,
+    literal_match,
     params_passed,
     passed,
     post_passing,
@@ -249,7 +251,13 @@ class Replayer(ReplayState):
                         observer = observed(self, history_of(taken) or (first.step.given,), step_no)
                     if fast and type(output) is int and not observer.bound_numbers and not observer.hidden:
                         assert seen is not None and edge is not None
-                        if observer.int_key(step_no, output, seen.identities) == seen.key:
+                        if observer.int_key(step_no, output, seen.identities) == seen.key and (
+                            not seen.identities
+                            or literal_match(
+                                attempt[-1], edge, partial(observer.int_key, step_no, output, frozenset())
+                            )
+                            is edge
+                        ):
                             token = passed(edge, token, output)
                             taken.append(
                                 edge
@@ -261,6 +269,12 @@ class Replayer(ReplayState):
                     if tool.secret_outputs:
                         observer.hide(run.hidden().values())
                     flat = observer.flatten(step_no, output)
+                    if edge is not None and seen is not None and seen.identities:
+                        literally = partial(
+                            key_of, flat, frozenset(), observer.bound_numbers
+                        )  # nothing masked
+                        edge = literal_match(attempt[-1], edge, literally)
+                        seen = edge.step.observed
                     if (
                         edge is None
                         or seen is None

@@ -53,6 +53,9 @@ class StepGroup(Protocol):
         """How to pass the call's arguments if none needs evaluating (constant scalars, whole outputs)."""
 
     def ordered(self, pre_key: str | None = None, *, keyed: bool = False) -> Iterator[StepEdge]: ...
+    def loaded_edges(self) -> Iterator[StepEdge]:
+        """The edges in memory, none read from a store for it (one may come twice)."""
+
     def latest_stamp(self) -> float: ...
 
 
@@ -127,6 +130,10 @@ class Group:
         Lazy, so a hit found among the newest edges does not walk the others.
         """
         return newest_first(self.by_pre.get(pre_key, {}) if keyed else self.edges)
+
+    def loaded_edges(self) -> Iterator[Edge]:
+        """Every edge: all of them are in memory."""
+        return iter(self.edges.values())
 
     def latest_stamp(self) -> int:
         """The stamp of the group's most recently successful edge."""
