@@ -100,6 +100,10 @@ class RunState:
     """The model turns and the tool calls the replay made."""
     result: AgentRunResult[Any] | None = None
     """The framework's result of a run the engine's agent made."""
+    calls_at_request: int = 0
+    """How many calls the engine's run had made when the model's latest request began."""
+    answer_merged: int = 0
+    """How many parts of the scripted answer were put in the last scripted turn of calls (0: none)."""
 
     async def context(self) -> str:
         """The fingerprint of what the model would read at a turn taken now (instructions, tools)."""
@@ -161,7 +165,11 @@ class RunState:
         if parts is None:
             logger.warning("the recorded answer is not a model turn; the model ends this run")
             return
-        self.script.append(parts)
+        if answer_with_calls(answer) and self.script:
+            self.script[-1].extend(parts)  # the model gave the answer with the calls of its last turn
+            self.answer_merged = len(parts)
+        else:
+            self.script.append(parts)
         self.answer_scripted = True
         self.answer_context = answer_context(answer)
 
@@ -172,7 +180,11 @@ class RunState:
         what the recorded answer's turn read (else the model answers, from the replayed history).
         """
         if len(self.script) == 1 and self.answer_scripted and context != self.answer_context:
-            self.script.clear()
+            if self.answer_merged:
+                del self.script[0][-self.answer_merged :]  # the calls stay: the replay made them
+                self.answer_merged = 0
+            else:
+                self.script.clear()
             self.answer_scripted = False
             logger.warning("the model reads another context than at the recorded answer: the model answers")
         if self.script:
@@ -197,7 +209,10 @@ class RunState:
         failed = failed_call(self.result.new_messages(), functions)
         if failed is not None and run is not None:
             run.refuse(failed)
-        return answer_of(self.result, set(self.tools), self.last_context)
+        answer = answer_of(self.result, set(self.tools), self.last_context)
+        if run is not None and len(run.steps) > self.calls_at_request and _last_turn_has_calls(self.result):
+            answer.insert(len(answer) - (answer_context(answer) is not None), dict(WITH_CALLS))
+        return answer
 
 
 RUN: ContextVar[RunState | None] = ContextVar("muscle_mem_pydantic_ai_run", default=None)
@@ -328,6 +343,21 @@ def answer_of(
     return [*parts, {"context": context}] if context is not None else parts
 
 
+WITH_CALLS = {"with_calls": True}
+"""The item of a stored answer given in the same model response as the calls of the run's last turn."""
+
+
+def _last_turn_has_calls(result: AgentRunResult[Any]) -> bool:
+    return any(isinstance(p, ToolCallPart) for p in result.response.parts)
+
+
+def answer_with_calls(answer: Any) -> bool:
+    """Whether a stored answer was given in one model response with the calls of the last turn."""
+    if answer_context(answer) is not None:
+        answer = answer[:-1]
+    return isinstance(answer, list) and bool(answer) and answer[-1] == WITH_CALLS
+
+
 def answer_context(answer: Any) -> str | None:
     """What a stored answer's turn read (its fingerprint), if the answer says."""
     last = answer[-1] if isinstance(answer, list) and answer else None
@@ -342,6 +372,8 @@ def answer_parts(answer: Any, function_tools: set[str]) -> list[ModelResponsePar
     A call of a function tool is not an answer: only the engine's replay, with its checks, runs those.
     """
     if answer_context(answer) is not None:
+        answer = answer[:-1]
+    if answer_with_calls(answer):
         answer = answer[:-1]
     if not isinstance(answer, list) or not answer:
         return None

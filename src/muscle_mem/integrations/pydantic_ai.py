@@ -202,6 +202,9 @@ class MuscleMem(AbstractCapability[Any]):
         if turn is not None:
             return turn
         begin_turn(self.engine)  # the calls of the response are decided together
+        run = current_run()
+        if run is not None and run.engine is self.engine:
+            self._state.calls_at_request = len(run.steps)
         return await handler(request_context)
 
     def _check_instructions(self, keyed: list[str], request_context: ModelRequestContext) -> None:

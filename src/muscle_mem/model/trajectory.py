@@ -33,6 +33,7 @@ from muscle_mem.model.provenance import (
     Struct,
     Template,
     Text,
+    all_args,
 )
 
 FORMAT_VERSION = 3
@@ -606,6 +607,7 @@ def from_record(data: Mapping[str, Any]) -> Trajectory:
             )
             for i, s in enumerate(data["steps"])
         )
+        _check_turns(steps)
         return Trajectory(
             id=str(data["id"]),
             task_key=str(data["task_key"]),
@@ -630,6 +632,20 @@ def _decided_at(value: Any, index: int) -> int | None:
     if type(value) is not int or not 0 <= value <= index:
         raise RecordError(f"step {index}: decided_at is {value!r}, not a count of the steps before it")
     return value
+
+
+def _check_turns(steps: tuple[Step, ...]) -> None:
+    """Refuse turn marks no front end makes: a call decided before the step before it, unless in that step's
+    turn, or a call built from the output of a call of its own turn (which its model had not seen)."""
+    for index, step in enumerate(steps):
+        decided = step.decided_at
+        if decided is None or decided == index:
+            continue
+        if steps[index - 1].decided_at != decided:
+            raise RecordError(f"step {index}: decided_at {decided} is not the turn of the step before it")
+        for arg in [*step.args, *(a for _, a in step.kwargs)]:
+            if any(isinstance(a, Output) and a.step >= decided for a in all_args(arg)):
+                raise RecordError(f"step {index}: an argument reads an output of its own turn")
 
 
 def _finite(value: Any) -> float:

@@ -313,7 +313,7 @@ def _run_graph(*_args: Any, **_kwargs: Any) -> Any:
     done = run.steps if run is not None else ()
     history = replayed_messages(done, CallIds(call.replayed)) if done else []
     graph_in = graph_input(call.task, history)
-    watch = _Watch(call.agent.engine, call.raised, TurnMarks(run))
+    watch = _Watch(call.agent.engine, call.raised, TurnMarks(run, _tool_node_names(call.agent.graph)))
     config = _resumed_limit(call.agent.graph, call.config, len(turns_of(done)))
     if call.is_async:
         return _finish_async(call, watch, graph_in, config)
@@ -387,6 +387,14 @@ def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dic
     for by_name, name, tool in wrapped:  # all or nothing: a tool that cannot be wrapped raised above
         by_name[name] = tool
     return {name: tool for _, name, tool in wrapped}
+
+
+def _tool_node_names(graph: Graph) -> frozenset[str]:
+    """The names of the graph's ToolNodes (subgraphs included): the nodes that run calls, deciding none."""
+    graphs = [graph, *(sub for _, sub in graph.get_subgraphs(recurse=True) if isinstance(sub, Pregel))]
+    return frozenset(
+        name for g in graphs for name, node in g.nodes.items() if isinstance(node.bound, ToolNode)
+    )
 
 
 _HOOKS = frozenset({"before_agent", "before_model", "after_model", "after_agent"})

@@ -56,11 +56,30 @@ def _message(response: LLMResult) -> AIMessage | None:
 
 
 class TurnMarks(BaseCallbackHandler):
-    """A LangChain callback that tells the engine's run when one of its chat models begins a turn."""
+    """A LangChain callback that tells the engine's run when one of its chat models begins a turn.
 
-    def __init__(self, run: RunView | None) -> None:
+    A graph node that is no tool node (``tool_nodes``: their names) begins one too: it reads the
+    outputs of the calls before it, so the calls it asks for (a rule that emits tool calls, say) were
+    decided on them, not at the chat model's turn before.
+    """
+
+    def __init__(self, run: RunView | None, tool_nodes: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.run = run
+        self.tool_nodes = tool_nodes
+
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A node that is no tool node begins: the calls made next were decided on every output so far."""
+        node = (metadata or {}).get("langgraph_node")
+        if self.run is not None and isinstance(node, str) and node not in self.tool_nodes:
+            self.run.begin_turn()
 
     def on_chat_model_start(self, serialized: dict[str, Any], messages: Any, **kwargs: Any) -> None:
         """The calls of the model's response are decided together."""
