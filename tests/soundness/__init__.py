@@ -13,6 +13,7 @@ from . import (
     context_mid_run,
     forms_and_places,
     fronts_branches,
+    fronts_fresh,
     fronts_more,
     harmless,
     harmless_more,
@@ -139,6 +140,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *computed_more.S,
     *computed_constants.S,
     *fronts_branches.S,
+    *fronts_fresh.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]

@@ -24,7 +24,7 @@ from muscle_mem.model._evidence_places import (
     place_text,
     shown_range,
 )
-from muscle_mem.model._leaf_kinds import Leaf, can_name
+from muscle_mem.model._leaf_kinds import Leaf, can_name, seconds_of
 from muscle_mem.model._observations import LABELLED_KINDS
 
 _ITEM_CATEGORIES = frozenset("wb")
@@ -98,9 +98,15 @@ def with_item_places(
     counted from a list's end too (for relations; a range there would cost needless misses).
     """
     ends = _lengths_that_differ(live, runs) if from_end else [frozenset()] * len(live)
-    now = [_item_places(leaves, ends[at]) for at, leaves in enumerate(live)]
+    now = [
+        _item_places(leaves, ends[at]) | _param_places(live[0], leaves, at) for at, leaves in enumerate(live)
+    ]
     theirs = [
-        [_item_places(leaves, ends[at] if at < len(ends) else frozenset()) for at, leaves in enumerate(run)]
+        [
+            _item_places(leaves, ends[at] if at < len(ends) else frozenset())
+            | _param_places(run[0], leaves, at)
+            for at, leaves in enumerate(run)
+        ]
         for run in runs
     ]
     if not any(now):
@@ -123,6 +129,59 @@ def with_item_places(
         for run, other in zip(runs, theirs, strict=True)
     ]
     return with_places, runs_with_places
+
+
+BY_PARAM = "[@"
+"""What a place named by a param starts with: ``['by_day'][@{day}]``, the entry keyed by the day asked for."""
+
+_KEY = re.compile(r"\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]")
+
+
+def _param_places(params: tuple[Leaf, ...], leaves: tuple[Leaf, ...], at: int) -> dict[str, tuple[Leaf, str]]:
+    """Each leaf under a mapping key or a list position a param names, placed also by that param.
+
+    An agent may read the entry a param names (the load on the day asked for, the line numbered in
+    the task): the runs saw that entry at other keys or positions, so what they showed of it is
+    judged where the param points now. A date param names a key that is that date; a category word
+    one that is that word; a whole number param a list position, counted from 0 or from 1.
+    """
+    if at == 0 or not params or not leaves:
+        return {}
+    dates: dict[float, list[str]] = {}
+    words: dict[str, list[str]] = {}
+    indices: dict[int, list[str]] = {}
+    for path, kind, value, _label in params:
+        if not path.startswith("{") or not path.endswith("}"):
+            continue
+        if kind == "d" and type(value) in (int, float):
+            dates.setdefault(float(value), []).append(path)
+        elif kind == "w" and type(value) is str:
+            words.setdefault(value, []).append(path)
+        elif kind == "n" and type(value) is int and 0 <= value <= 1000:
+            indices.setdefault(value, []).append(path)
+            indices.setdefault(value - 1, []).append(f"{path}-1")
+    if not (dates or words or indices):
+        return {}
+    found: dict[str, tuple[Leaf, str]] = {}
+    for leaf in leaves:
+        path, kind, value, label = leaf
+        if kind == "l" or "[" not in path:
+            continue
+        for segment in _KEY.finditer(path):
+            key, position = segment.group(1), segment.group(2)
+            names: list[str] = []
+            if position is not None:
+                names = indices.get(int(position), [])
+            elif key is not None:
+                names = words.get(key, [])
+                if dates and len(key) >= 8 and key[:1].isdigit():
+                    seconds = seconds_of(key)
+                    if seconds is not None:
+                        names = names + dates.get(seconds, [])
+            for name in names:
+                place = f"{path[: segment.start()]}{BY_PARAM}{name}]{path[segment.end() :]}"
+                found[place] = ((place, kind, value, label), path)
+    return found
 
 
 _ABSENT = ("-", None)

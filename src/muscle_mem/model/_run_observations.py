@@ -7,7 +7,7 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from muscle_mem.model import codec
@@ -57,6 +57,8 @@ class Copies:
     dates: bool = False
     """Whether a call's arguments or the answer hold a date or a time no origin explains (one the
     agent may have computed from a time it read: next Monday, in three days)."""
+    params_in_calls: dict[str, int] = field(default_factory=dict)
+    """How many times each param is copied into a call's arguments (not the answer)."""
 
 
 def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
@@ -91,6 +93,8 @@ def copies_in(args: Iterable[Arg], answer: Arg) -> Copies:
         elif kind is Param:
             name = arg.name  # type: ignore[union-attr]
             copies.params[name] = copies.params.get(name, 0) + 1
+            if in_call:
+                copies.params_in_calls[name] = copies.params_in_calls.get(name, 0) + 1
         elif kind is not Guarded:  # a guarded value's params must keep their values: not free
             stack += [(inner, in_call) for inner in nested(arg)]
     return copies
@@ -294,6 +298,8 @@ def _unproven_number(value: Any, copies: Copies, name: str) -> bool:
     """Whether a number param's binding is not proven by one run (copied twice, or beside numbers of the agent's)."""
     if type(value) not in (int, float):
         return False
+    if not copies.params_in_calls.get(name):  # only in the answer: a number the agent may have counted
+        return True
     return copies.params.get(name, 0) > 1 or copies.numbers
 
 
