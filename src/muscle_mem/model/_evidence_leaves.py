@@ -160,15 +160,16 @@ def _on_grid(value: float, seen: Sequence[float], places: int) -> bool:
 
 
 def _decimals(number: float) -> int:
-    """How many decimal places a number is written with at its shortest (``2.75``: 2; ``3.0``, ``3``: 0)."""
+    """How many decimal places a number is written with at its shortest, float noise left out (``2.75``: 2;
+    ``3.0``, ``3``: 0; ``30.000000000000004``: 0)."""
     if type(number) is not float or number.is_integer() or not math.isfinite(number):
         return 0
-    text = repr(number)
+    text = format(number, ".12g")  # twelve significant digits: what a sum of cents leaves past them is noise
     if "e" in text or "E" in text:
         mantissa, exponent = text.lower().split("e")
         places = len(mantissa.split(".")[1]) if "." in mantissa else 0
         return max(0, places - int(exponent))
-    return len(text.split(".")[1])
+    return len(text.split(".")[1]) if "." in text else 0
 
 
 def within(value: float, seen: Sequence[float]) -> bool:
