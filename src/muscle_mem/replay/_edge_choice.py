@@ -211,11 +211,7 @@ def literal_match(group: StepGroup, edge: StepEdge, literal: Callable[[], str]) 
 def _alike(group: StepGroup, edge: StepEdge) -> Iterator[StepEdge]:
     """The edges in memory of the call made in the state ``edge``'s pre snapshot holds (none is read for it)."""
     pre = edge.step.pre
-    key = pre.key if pre is not None else None
-    for other in group.loaded_edges():
-        other_pre = other.step.pre
-        if (other_pre.key if other_pre is not None else None) == key:
-            yield other
+    return group.known(pre.key if pre is not None else None)
 
 
 def same_calls(

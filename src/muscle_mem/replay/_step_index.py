@@ -53,8 +53,8 @@ class StepGroup(Protocol):
         """How to pass the call's arguments if none needs evaluating (constant scalars, whole outputs)."""
 
     def ordered(self, pre_key: str | None = None, *, keyed: bool = False) -> Iterator[StepEdge]: ...
-    def loaded_edges(self) -> Iterator[StepEdge]:
-        """The edges in memory, none read from a store for it (one may come twice)."""
+    def known(self, pre_key: str | None) -> Iterator[StepEdge]:
+        """The edges in memory of the call made in the state a pre snapshot key names (None: none), none read for it."""
 
     def latest_stamp(self) -> float: ...
 
@@ -131,9 +131,9 @@ class Group:
         """
         return newest_first(self.by_pre.get(pre_key, {}) if keyed else self.edges)
 
-    def loaded_edges(self) -> Iterator[Edge]:
-        """Every edge: all of them are in memory."""
-        return iter(self.edges.values())
+    def known(self, pre_key: str | None) -> Iterator[Edge]:
+        """The edges made in the state ``pre_key`` names, newest first (all of them are in memory)."""
+        return newest_first(self.by_pre.get(pre_key, {}))
 
     def latest_stamp(self) -> int:
         """The stamp of the group's most recently successful edge."""

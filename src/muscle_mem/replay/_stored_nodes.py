@@ -80,6 +80,14 @@ class LazyGroup:
             self.node.index.charge(self.node, len(edges))
         return iter(edges)
 
+    def known(self, pre_key: str | None) -> Iterator[LazyEdge]:
+        """The loaded edges made in the state ``pre_key`` names (None: no pre snapshot), none read for it."""
+        keyed = self._edges.get(NONE if pre_key is None else pre_key)
+        if keyed is not None:
+            return iter(keyed)
+        every = self._edges.get(None, [])
+        return (e for e in every if (e.step.pre.key if e.step.pre is not None else None) == pre_key)
+
     def loaded_edges(self) -> Iterator[LazyEdge]:
         """Every loaded edge (one may appear in several lists)."""
         for edges in list(self._edges.values()):
