@@ -80,3 +80,43 @@ def test_a_worker_reading_the_runs_from_a_durable_store_follows_the_run_that_saw
         assert (again.output, world["filed"], again.hit) == ("verdict ok", ["k"], True)
     finally:
         worker.close()
+
+
+def test_a_first_step_run_that_saw_other_params_is_not_followed() -> None:
+    """The run that saw ``ok`` as it is had another tier (a param it went on by): it is not followed."""
+    world: dict[str, Any] = {"verdict": "ok"}
+    engine = Engine()
+
+    @engine.tool()
+    def verdict(case: str) -> str:
+        return str(world["verdict"])
+
+    @engine.tool()
+    def file(case: str) -> str:
+        world.setdefault("filed", []).append(case)
+        return "filed"
+
+    def agent(task: str) -> str:
+        case, tier = task.split()[2], task.split()[4]
+        run = current_run()
+        done = {s.tool: s.output for s in run.steps} if run is not None else {}
+        got = done["verdict"] if "verdict" in done else verdict(case)
+        if got == "ok" and tier == "gold":
+            if "file" not in done:
+                file(case)
+            return "filed"
+        return f"verdict {got}"
+
+    engine.set_agent(agent)
+
+    def review(case: str, tier: str) -> Any:
+        return engine(f"review case {case} tier {tier}", params={"case": case, "tier": tier})
+
+    review("c1x", "gold")  # ok, gold: filed
+    world.update(verdict="ok2", filed=[])
+    review("c2x", "silver")  # ok2 passed on
+    world.update(verdict="zz", filed=[])
+    review("c3x", "silver")
+    world.update(verdict="ok", filed=[])
+    again = review("c4x", "silver")  # the agent alone files nothing
+    assert (again.output, world["filed"]) == ("verdict ok", [])

@@ -27,6 +27,7 @@ from . import (
     more,
     more_relations,
     names_that_steer,
+    newest_rules,
     numbers_beyond_ranges,
     objects,
     output_shapes,
@@ -106,6 +107,8 @@ LIMITS: dict[str, str] = {
     "rt7b_sku_truncated_core": "a part of an identity equal to all of it in every run (a code cut to 8 characters): identities are free",
     "rt7b_id_suffix_equals_field_core": "a number read out of an identity that another field equalled in every run is bound to that field",
     "rt10g_product_vs_budget_core": "a product of two numbers, each within its recorded range, against a threshold of the agent's own decides",
+    "rt13_literal_other_checked_state_core": "a value seen as it is only by a run in another checked state does not select its way: runs are weighed within the state the Check saw",
+    "rt13_literal_other_checked_state_two_core": "a value seen as it is only by a run in another checked state does not select its way: runs are weighed within the state the Check saw",
     "rt8d_proven_params_disagreed_template_replays": "proven mode: a task's form with declared params and its plain text's template count as two families",
 }
 """Scenarios an engine that generalises as the runs showed still replays wrong, and why (kept out of the judged set)."""
@@ -141,6 +144,7 @@ ATTACKS_ALL: tuple[Scenario, ...] = (
     *computed_constants.S,
     *fronts_branches.S,
     *fronts_fresh.S,
+    *newest_rules.S,
 )
 """An independent attacker's scenarios (most through the core engine, some through each front), the known limits among them included."""
 ATTACKS: list[Scenario] = [s for s in ATTACKS_ALL if s.name not in LIMITS]

@@ -190,17 +190,26 @@ def route(
     return masked, passing
 
 
-def literal_match(group: StepGroup, edge: StepEdge, literal: Callable[[], str]) -> StepEdge:
+def literal_match(
+    group: StepGroup,
+    edge: StepEdge,
+    literal: Callable[[], str],
+    saw_params: Callable[[StepEdge], bool] | None = None,
+) -> StepEdge:
     """The edge to follow where ``edge`` matched this output only with the identities its run masked.
 
     A run that made the call in the same checked state and saw the output as it is, nothing
     masked (``literal()``: its key so), went on by that value: its edge is followed. Else ``edge``
     (the identity is free). Only the edges of that state are read: no other node is loaded.
+    ``saw_params`` (at a first step): whether an edge's run saw these params; a run that saw others
+    went on by them too, so its edge is not followed (one run's params are not another's).
     """
     key: str | None = None
     for other in _alike(group, edge):
         seen = other.step.observed
         if other is edge or seen is None or seen.identities or other.node is edge.node:
+            continue
+        if saw_params is not None and not saw_params(other):
             continue
         key = key or literal()
         if key == seen.key:

@@ -254,7 +254,10 @@ class Replayer(ReplayState):
                         if observer.int_key(step_no, output, seen.identities) == seen.key and (
                             not seen.identities
                             or literal_match(
-                                attempt[-1], edge, partial(observer.int_key, step_no, output, frozenset())
+                                attempt[-1],
+                                edge,
+                                partial(observer.int_key, step_no, output, frozenset()),
+                                saw_these(given, params_flat) if given is not None and step_no == 0 else None,
                             )
                             is edge
                         ):
@@ -273,7 +276,12 @@ class Replayer(ReplayState):
                         literally = partial(
                             key_of, flat, frozenset(), observer.bound_numbers
                         )  # nothing masked
-                        edge = literal_match(attempt[-1], edge, literally)
+                        edge = literal_match(
+                            attempt[-1],
+                            edge,
+                            literally,
+                            saw_these(given, params_flat) if given is not None and step_no == 0 else None,
+                        )
                         seen = edge.step.observed
                     if (
                         edge is None
