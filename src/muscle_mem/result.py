@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -30,21 +30,20 @@ class StepView:
     apart (and, in a :class:`Result`, for the calls the agent made)."""
 
 
-def step_views(calls: Sequence[Any], decided: Mapping[int, int] | None = None) -> tuple[StepView, ...]:
+def _stored_turn(call: Any) -> int | None:
+    """The model turn of a replayed call, as its stored step says (None for a call the agent made)."""
+    return call.step.decided_at if call.step is not None else None
+
+
+def step_views(
+    calls: Sequence[Any], decided_at: Callable[[Any], int | None] = _stored_turn
+) -> tuple[StepView, ...]:
     """The views of a run's calls (:class:`muscle_mem.record._run.Call`), read-only.
 
-    ``decided``: the turn marks of the agent's own calls, by their order (a replayed call's are on
-    its stored step).
+    ``decided_at``: the model turn a call was made in (by default, a replayed call's stored step's).
     """
     return tuple(
-        StepView(
-            c.tool,
-            c.args,
-            MappingProxyType(c.kwargs),
-            c.returned,
-            c.replayed,
-            c.step.decided_at if c.step is not None else decided.get(c.order) if decided else None,
-        )
+        StepView(c.tool, c.args, MappingProxyType(c.kwargs), c.returned, c.replayed, decided_at(c))
         for c in calls
     )
 

@@ -317,7 +317,7 @@ class _Expr:
 
 def _all_args(t: Trajectory) -> Iterator[Arg]:
     for step in t.steps:
-        for arg in (*step.args, *(a for _, a in step.kwargs)):
+        for arg in step.arguments:
             yield from all_args(arg)
     yield from all_args(t.result)
 

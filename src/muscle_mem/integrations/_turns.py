@@ -11,18 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from muscle_mem import StepView, current_run
+from muscle_mem import RunView, StepView, current_run
 from muscle_mem.record._run import CURRENT_RUN
 
 if TYPE_CHECKING:
     from muscle_mem import Engine
 
 
-def begin_turn(engine: Engine) -> None:
-    """Say that the model of ``engine``'s run in progress begins a turn (nothing outside its run)."""
+def begin_turn(engine: Engine) -> RunView | None:
+    """Say that the model of ``engine``'s run in progress begins a turn: the run, or None outside it."""
     run = current_run()
-    if run is not None and run.engine is engine:
-        run.begin_turn()
+    if run is None or run.engine is not engine:
+        return None
+    run.begin_turn()
+    return run
 
 
 def replaying_a_turn() -> bool:

@@ -10,8 +10,9 @@ and ``tags=`` are values, or callables over the run's ``RunContext`` (``lambda c
   model's last turn (its text, its output tool call) is the recorded answer.
 - A full hit: the engine replays the tools, then the run goes on with the model's turns scripted
   from the replay (a turn per recorded model turn, its calls together, each with a fresh ``mm_``
-  call id and the output of this replay, then the recorded last turn): the model is not called, and the run ends with pydantic-ai's
-  own ``AgentRunResult``, its output validated by the run's own output type. A recorded answer that
+  call id and the output of this replay, then the recorded last turn): the model is not called,
+  and the run ends with pydantic-ai's own ``AgentRunResult``, its output validated by the run's
+  own output type. A recorded answer that
   type refuses goes back to the model, as pydantic-ai retries any answer.
 - A failed check: the steps replayed before it are scripted the same way, then the model takes over
   with them as its history, and the resumed run is recorded.
@@ -31,9 +32,9 @@ pydantic-ai counts every turn a capability answers; a replay makes no more steps
 ``request_limit`` and ``tool_calls_limit`` allow (a turn per recorded model turn, a call per step),
 so the run raises where the agent alone would. Each model request the run makes begins a turn for
 the engine (:meth:`muscle_mem.RunView.begin_turn`): the calls of one response are replayed
-together, and a replay that stops hands over between turns. On a miss, what the model's responses spent
-(tokens in and out, by model name) goes into the engine's run; the scripted turns spent nothing. Tools the provider runs (native tools) are not
-calls the engine sees.
+together, and a replay that stops hands over between turns. On a miss, what the model's responses
+spent (tokens in and out, by model name) goes into the engine's run; the scripted turns spent
+nothing. Tools the provider runs (native tools) are not calls the engine sees.
 """
 
 from __future__ import annotations
@@ -201,9 +202,8 @@ class MuscleMem(AbstractCapability[Any]):
         turn = self._state.next_turn(request_reads(request_context))
         if turn is not None:
             return turn
-        begin_turn(self.engine)  # the calls of the response are decided together
-        run = current_run()
-        if run is not None and run.engine is self.engine:
+        run = begin_turn(self.engine)  # the calls of the response are decided together
+        if run is not None:
             self._state.calls_at_request = len(run.steps)
         return await handler(request_context)
 

@@ -13,7 +13,8 @@ saw, that the leaf did not steer the agent there. So a live observation is cover
 * no path is new, and none that every run had is gone;
 
 and every relation that held in every run still holds: the order of any two numbers or dates,
-whether any two texts are equal, and how a constant of the next call was computed from them. A set of one run covers only what that run saw, up to identities.
+whether any two texts are equal, and how a constant of the next call was computed from them. A set
+of one run covers only what that run saw, up to identities.
 """
 
 from __future__ import annotations

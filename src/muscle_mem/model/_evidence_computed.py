@@ -218,8 +218,11 @@ def computed_broken(
     made: dict[bool, _Ways] = {}
     for constant in constants:
         if constant.date not in made:
-            make = _date_ways if constant.date else _number_ways
-            made[constant.date] = make(varied, numbers, days, then_all, now_all)
+            made[constant.date] = (
+                _date_ways(varied, numbers, days, then_all, now_all)
+                if constant.date
+                else _number_ways(varied, numbers, then_all, now_all)
+            )
         ways = made[constant.date]
         if not ways.names:
             continue
@@ -261,11 +264,9 @@ def computed_broken(
 def _number_ways(
     varied: list[Place],
     numbers: list[int],
-    days: list[int],
     then_all: numpy.ndarray[Any, Any],
     now_all: numpy.ndarray[Any, Any],
 ) -> _Ways:
-    del days
     names: list[tuple[str, tuple[Place, ...]]] = [("value", (varied[k],)) for k in numbers]
     then = [then_all[:, numbers].T]
     now = [now_all[numbers]]

@@ -93,6 +93,11 @@ class Step:
     not tell turns apart: every output before the call."""
 
     @property
+    def arguments(self) -> tuple[Arg, ...]:
+        """The recorded values of its arguments, positional then keyword."""
+        return (*self.args, *(arg for _, arg in self.kwargs))
+
+    @property
     def route(self) -> str:
         """The key the step index files the step under after it ran: its post snapshot and observations."""
         post = self.post.key if self.post else ""
@@ -643,7 +648,7 @@ def _check_turns(steps: tuple[Step, ...]) -> None:
             continue
         if steps[index - 1].decided_at != decided:
             raise RecordError(f"step {index}: decided_at {decided} is not the turn of the step before it")
-        for arg in [*step.args, *(a for _, a in step.kwargs)]:
+        for arg in step.arguments:
             if any(isinstance(a, Output) and a.step >= decided for a in all_args(arg)):
                 raise RecordError(f"step {index}: an argument reads an output of its own turn")
 

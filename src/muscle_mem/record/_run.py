@@ -189,17 +189,19 @@ class Run:
         """A call made in the run's context begins (None, the problem noted, if the agent returned)."""
         with self._lock:
             if not self.sealed:
-                flight = Flight(next(self._orders), tool, False)
-                self.in_flight.add(flight)
-                if self.turn_seen is not None:
-                    self._note_turn(flight)
-                return flight
+                return self._flight(tool, adopted=False)
             return self._take_off(tool, adopted=False)
 
-    def _note_turn(self, flight: Flight) -> None:
-        if self.decided is None:
-            self.decided = {}
-        self.decided[flight.order] = self.turn_seen  # type: ignore[assignment]
+    def _flight(self, tool: str, *, adopted: bool) -> Flight:
+        """A call that begins now, in flight, with the model turn it was decided in (under the lock)."""
+        flight = Flight(next(self._orders), tool, adopted)
+        self.in_flight.add(flight)
+        seen = self.turn_seen
+        if seen is not None:
+            if self.decided is None:
+                self.decided = {}
+            self.decided[flight.order] = seen
+        return flight
 
     def adopt(self, tool: str) -> Flight | None:
         """A call from a thread without the run in its context begins, if it can only be the agent's.
@@ -232,11 +234,7 @@ class Run:
             )
             self.late = self.late or tool
             return None
-        flight = Flight(next(self._orders), tool, adopted)
-        self.in_flight.add(flight)
-        if self.turn_seen is not None:
-            self._note_turn(flight)
-        return flight
+        return self._flight(tool, adopted=adopted)
 
     def seal(self) -> int:
         """The agent returned: later calls are not part of the run; the number of calls still running."""
@@ -329,7 +327,7 @@ class Run:
 
     def step_views(self) -> tuple[StepView, ...]:
         """The steps done so far as the agent and the caller see them, in order."""
-        return step_views(self.calls, self.decided)
+        return step_views(self.calls, self.decided_at)
 
     def replays_a_turn(self) -> bool:
         """Whether the call the replay is making now begins a model turn (or turns are not told apart)."""

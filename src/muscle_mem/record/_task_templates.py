@@ -454,7 +454,7 @@ def _params_used(trajectory: Trajectory) -> tuple[set[str], set[str]]:
             visit(inner)
 
     for step in trajectory.steps:
-        for arg in (*step.args, *(a for _, a in step.kwargs)):
+        for arg in step.arguments:
             visit(arg)
     visit(trajectory.result)
     return used, guarded

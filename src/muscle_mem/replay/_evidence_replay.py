@@ -11,8 +11,7 @@ from muscle_mem.model._evidence_places import History
 from muscle_mem.model._leaf_kinds import Leaf
 from muscle_mem.model._observations import Observer, kept_leaves, params_leaves
 from muscle_mem.model._run_observations import bound_names, bound_numbers
-from muscle_mem.model.provenance import Arg
-from muscle_mem.model.trajectory import Step, Trajectory, arg_record
+from muscle_mem.model.trajectory import Trajectory, arg_record
 from muscle_mem.reasons import MissReason
 from muscle_mem.record._run import NOT_CAPTURED
 from muscle_mem.replay._drivers import Ending, Raised, Replay
@@ -48,7 +47,7 @@ def replay_on_evidence(state: ReplayState, members: list[tuple[StepNode, History
             [h for h, _ in finishing] for finishing in ends.values()
         ]
         for pairs in sorted(options.values(), key=lambda p: -max(g.latest_stamp() for _, g in p)):
-            constants = constants_of(_arguments(pairs[0][1].step), state.params)
+            constants = constants_of(pairs[0][1].step.arguments, state.params)
             if step_no > 0:
                 seen = _seen_when_decided(pairs, step_no) + 1  # the params, then the outputs seen
                 mine = [h[:seen] for h, _ in pairs]
@@ -159,10 +158,6 @@ def _seen_when_decided(pairs: list[tuple[History, StepGroup]], step_no: int) -> 
                 return step_no
             seen = max(seen, decided)
     return seen
-
-
-def _arguments(step: Step) -> list[Arg]:
-    return [*step.args, *(arg for _, arg in step.kwargs)]
 
 
 def observed(

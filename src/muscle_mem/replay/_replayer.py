@@ -249,6 +249,7 @@ class Replayer(ReplayState):
                             continue
                     if observer is None:
                         observer = observed(self, history_of(taken) or (first.step.given,), step_no)
+                    saw = saw_these(given, params_flat) if given is not None and step_no == 0 else None
                     if fast and type(output) is int and not observer.bound_numbers and not observer.hidden:
                         assert seen is not None and edge is not None
                         if observer.int_key(step_no, output, seen.identities) == seen.key and (
@@ -257,7 +258,7 @@ class Replayer(ReplayState):
                                 attempt[-1],
                                 edge,
                                 partial(observer.int_key, step_no, output, frozenset()),
-                                saw_these(given, params_flat) if given is not None and step_no == 0 else None,
+                                saw,
                             )
                             is edge
                         ):
@@ -276,12 +277,7 @@ class Replayer(ReplayState):
                         literally = partial(
                             key_of, flat, frozenset(), observer.bound_numbers
                         )  # nothing masked
-                        edge = literal_match(
-                            attempt[-1],
-                            edge,
-                            literally,
-                            saw_these(given, params_flat) if given is not None and step_no == 0 else None,
-                        )
+                        edge = literal_match(attempt[-1], edge, literally, saw)
                         seen = edge.step.observed
                     if (
                         edge is None
@@ -289,7 +285,6 @@ class Replayer(ReplayState):
                         or seen.key != key_of(flat, seen.identities, observer.bound_numbers)
                     ):
                         token = None  # a verdict that weighed other runs' evidence is not remembered
-                        saw = saw_these(given, params_flat) if given is not None and step_no == 0 else None
                         edge, passing = route(attempt, tool.post_check, post, flat, observer, saw)
                         if edge is None:
                             head = history_of(taken)

@@ -128,6 +128,8 @@ class CachedAgent:
         """The engine's Result of the last call (None when the call ran uncached)."""
         self.tools = _wrap_tool_nodes(engine, graph, checks)
         """The graph's tools found in its ToolNodes, by name, as wrapped."""
+        self._tool_nodes = frozenset(name for name, _ in _tool_nodes(graph))
+        """The names of the graph's ToolNodes: every other node that starts begins a model turn."""
         self._prompts = _built_in_prompts(graph)
         self._offered = tools_offered(_schema_of(tool) for tool in self.tools.values())
         """The fingerprint of the tools the graph offers its model (the tools do not change once wrapped)."""
@@ -313,8 +315,9 @@ def _run_graph(*_args: Any, **_kwargs: Any) -> Any:
     done = run.steps if run is not None else ()
     history = replayed_messages(done, CallIds(call.replayed)) if done else []
     graph_in = graph_input(call.task, history)
-    watch = _Watch(call.agent.engine, call.raised, TurnMarks(run, _tool_node_names(call.agent.graph)))
-    config = _resumed_limit(call.agent.graph, call.config, len(turns_of(done)))
+    agent = call.agent
+    watch = _Watch(agent.engine, call.raised, TurnMarks(run, agent._tool_nodes))
+    config = _resumed_limit(agent.graph, call.config, len(turns_of(done)), agent._tool_nodes)
     if call.is_async:
         return _finish_async(call, watch, graph_in, config)
     try:
@@ -363,8 +366,7 @@ class _Watch:
 
 def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dict[str, BaseTool]:
     """Wrap the tools of the graph's ToolNodes (subgraphs included) in place; the tools by name."""
-    graphs = [graph, *(sub for _, sub in graph.get_subgraphs(recurse=True) if isinstance(sub, Pregel))]
-    tool_nodes = [n.bound for g in graphs for n in g.nodes.values() if isinstance(n.bound, ToolNode)]
+    tool_nodes = [node for _, node in _tool_nodes(graph)]
     names = {name for tool_node in tool_nodes for name in tool_node.tools_by_name}
     if checks and not tool_nodes:
         raise ValueError(
@@ -389,12 +391,15 @@ def _wrap_tool_nodes(engine: Engine, graph: Graph, checks: Checks | None) -> dic
     return {name: tool for _, name, tool in wrapped}
 
 
-def _tool_node_names(graph: Graph) -> frozenset[str]:
-    """The names of the graph's ToolNodes (subgraphs included): the nodes that run calls, deciding none."""
+def _tool_nodes(graph: Graph) -> list[tuple[str, ToolNode]]:
+    """The graph's ToolNodes (subgraphs included), each with its name: the nodes that run calls, deciding none."""
     graphs = [graph, *(sub for _, sub in graph.get_subgraphs(recurse=True) if isinstance(sub, Pregel))]
-    return frozenset(
-        name for g in graphs for name, node in g.nodes.items() if isinstance(node.bound, ToolNode)
-    )
+    return [
+        (name, node.bound)
+        for g in graphs
+        for name, node in g.nodes.items()
+        if isinstance(node.bound, ToolNode)
+    ]
 
 
 _HOOKS = frozenset({"before_agent", "before_model", "after_model", "after_agent"})
@@ -458,7 +463,7 @@ def _schema_of(tool: BaseTool) -> tuple[str, str, Any]:
     return tool.name, tool.description, shown.get("parameters")
 
 
-def _resumed_limit(graph: Graph, config: Any, turns: int) -> Any:
+def _resumed_limit(graph: Graph, config: Any, turns: int, tool_nodes: frozenset[str]) -> Any:
     """The config a graph resumes with after ``turns`` replayed model turns: its step limit less the steps they took.
 
     The graph alone spent the steps of each turn's loop (the model node, the tool node, the nodes
@@ -468,14 +473,13 @@ def _resumed_limit(graph: Graph, config: Any, turns: int) -> Any:
     limit = _recursion_limit(graph, config)
     if not turns or not isinstance(limit, int):
         return config
-    spent = turns * _steps_per_turn(graph)
+    spent = turns * _steps_per_turn(graph, tool_nodes)
     return merge_configs(config, {"recursion_limit": max(limit - spent, 1)})
 
 
-def _steps_per_turn(graph: Graph) -> int:
+def _steps_per_turn(graph: Graph, tool_nodes: frozenset[str]) -> int:
     """The steps one model turn takes in the graph: the nodes on the shortest loop through a tool node (2 if none)."""
     drawn = graph.get_graph()
-    tool_nodes = {name for name, node in graph.nodes.items() if isinstance(node.bound, ToolNode)}
     following: dict[str, list[str]] = {}
     for edge in drawn.edges:
         following.setdefault(edge.source, []).append(edge.target)
